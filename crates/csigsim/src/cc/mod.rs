@@ -1,0 +1,156 @@
+//! Congestion control: a small trait with default no-op hooks, one file per
+//! algorithm, dispatched through the [`Cc`] enum (no trait objects on the
+//! per-packet path). Each algorithm splits its `Config` (from the scenario,
+//! shared) from its per-flow state, built by `new(&config, &FlowParams)`.
+//!
+//! The sender asks two things of its controller before every packet: the
+//! window (bytes that may be unacknowledged) and the pacing rate. A window of
+//! `u64::MAX` means "no window"; a rate equal to the line rate means "no pacing".
+
+pub mod dctcp;
+pub mod none;
+
+use crate::scenario::config::{CcKind, TransportConfig};
+
+/// What a controller knows about its flow when it is created.
+#[derive(Clone, Copy, Debug)]
+pub struct FlowParams {
+    /// NIC line rate.
+    pub line_rate_bps: u64,
+    /// Round-trip time of an unloaded path: data out, ACK back.
+    pub base_rtt_ps: u64,
+    /// Payload bytes per full data packet.
+    pub mss: u32,
+}
+
+impl FlowParams {
+    /// Bandwidth-delay product in bytes.
+    pub fn bdp(&self) -> u64 {
+        crate::units::bytes_in(self.base_rtt_ps, self.line_rate_bps)
+    }
+}
+
+/// An acknowledgement as the controller sees it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AckSample {
+    pub now_ps: u64,
+    /// Payload bytes newly acknowledged (cumulative or selective).
+    pub acked_bytes: u64,
+    /// Data packets this ACK covers and how many of them carried CE.
+    pub acked_pkts: u32,
+    pub ce_pkts: u32,
+    /// Round-trip sample: now minus the echoed send time.
+    pub rtt_ps: u64,
+    /// Sender sequence state after the ACK was applied (packet numbers).
+    pub snd_una: u32,
+    pub snd_nxt: u32,
+    pub inflight_bytes: u64,
+}
+
+/// A snapshot of a controller for telemetry.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CcMetrics {
+    pub cwnd_bytes: u64,
+    pub rate_bps: u64,
+    /// Algorithm-specific congestion estimate (DCTCP alpha), if any.
+    pub alpha: f64,
+}
+
+/// Hooks a congestion controller implements; every hook has a no-op default.
+pub trait CongestionControl {
+    /// An ACK arrived (possibly coalesced, possibly echoing CE marks).
+    fn on_ack(&mut self, _ack: &AckSample) {}
+    /// The receiver reported a gap or a trimmed packet.
+    fn on_nack(&mut self, _now_ps: u64, _snd_nxt: u32) {}
+    /// The retransmission timer fired.
+    fn on_timeout(&mut self, _now_ps: u64) {}
+    /// A data packet of `bytes` wire bytes left the NIC.
+    fn on_send(&mut self, _now_ps: u64, _bytes: u32) {}
+    /// Bytes that may be in flight.
+    fn cwnd(&self) -> u64;
+    /// Pacing rate in bits per second.
+    fn rate(&self) -> u64;
+    fn metrics(&self) -> CcMetrics {
+        CcMetrics { cwnd_bytes: self.cwnd(), rate_bps: self.rate(), alpha: 0.0 }
+    }
+}
+
+/// The controllers this build knows, by enum dispatch.
+#[derive(Clone, Debug)]
+pub enum Cc {
+    None(none::NoCc),
+    Dctcp(dctcp::Dctcp),
+}
+
+/// Every algorithm this build knows, for `csigsim list`.
+pub const KINDS: &[(&str, &str)] = &[
+    ("none", "line rate, no window"),
+    ("dctcp", "DCTCP window control from the fraction of CE-marked bytes (RFC 8257)"),
+];
+
+impl Cc {
+    pub fn new(t: &TransportConfig, p: &FlowParams) -> Self {
+        match t.cc {
+            CcKind::None => Cc::None(none::NoCc::new(p)),
+            CcKind::Dctcp => Cc::Dctcp(dctcp::Dctcp::new(&t.dctcp, p)),
+        }
+    }
+
+    #[inline]
+    fn inner(&self) -> &dyn CongestionControl {
+        match self {
+            Cc::None(c) => c,
+            Cc::Dctcp(c) => c,
+        }
+    }
+
+    #[inline]
+    fn inner_mut(&mut self) -> &mut dyn CongestionControl {
+        match self {
+            Cc::None(c) => c,
+            Cc::Dctcp(c) => c,
+        }
+    }
+}
+
+// Static dispatch: `inner` is a match on a local enum, which the compiler
+// resolves per variant, so no vtable call survives in the hot path.
+impl CongestionControl for Cc {
+    #[inline]
+    fn on_ack(&mut self, a: &AckSample) {
+        match self {
+            Cc::None(c) => c.on_ack(a),
+            Cc::Dctcp(c) => c.on_ack(a),
+        }
+    }
+    fn on_nack(&mut self, now: u64, snd_nxt: u32) {
+        self.inner_mut().on_nack(now, snd_nxt)
+    }
+    fn on_timeout(&mut self, now: u64) {
+        self.inner_mut().on_timeout(now)
+    }
+    #[inline]
+    fn on_send(&mut self, now: u64, bytes: u32) {
+        match self {
+            Cc::None(c) => c.on_send(now, bytes),
+            Cc::Dctcp(c) => c.on_send(now, bytes),
+        }
+    }
+    #[inline]
+    fn cwnd(&self) -> u64 {
+        match self {
+            Cc::None(c) => c.cwnd(),
+            Cc::Dctcp(c) => c.cwnd(),
+        }
+    }
+    #[inline]
+    fn rate(&self) -> u64 {
+        match self {
+            Cc::None(c) => c.rate(),
+            Cc::Dctcp(c) => c.rate(),
+        }
+    }
+    fn metrics(&self) -> CcMetrics {
+        self.inner().metrics()
+    }
+}

@@ -1,0 +1,135 @@
+//! Packets and their arena. A packet is a small plain struct of parsed header
+//! fields; it lives in a slot of [`PacketArena`] from injection to delivery or
+//! drop and is referred to by its slot index. Nothing on the per-packet path
+//! allocates: freed slots are reused.
+
+/// What a packet is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum PacketKind {
+    #[default]
+    Data,
+    Ack,
+    Nack,
+    /// PFC PAUSE (XOFF) or RESUME (XON) for the data class, hop by hop.
+    Pause,
+}
+
+impl PacketKind {
+    /// Control packets travel in the strict-priority class and are never
+    /// dropped or paused.
+    #[inline]
+    pub fn is_control(self) -> bool {
+        !matches!(self, PacketKind::Data)
+    }
+}
+
+/// ECN-capable transport (sender set ECT).
+pub const F_ECT: u8 = 1;
+/// Congestion experienced (a switch marked the packet).
+pub const F_CE: u8 = 2;
+/// The payload was cut off by a trimming switch.
+pub const F_TRIMMED: u8 = 4;
+/// On an ACK: the receiver has every byte of the flow.
+pub const F_DONE: u8 = 8;
+/// On a PAUSE packet: pause (set) or resume (clear).
+pub const F_XOFF: u8 = 16;
+/// On data: a retransmission.
+pub const F_RTX: u8 = 32;
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Packet {
+    pub kind: PacketKind,
+    pub flags: u8,
+    /// Link hops taken so far.
+    pub hops: u8,
+    pub flow: u32,
+    /// Source and destination host indices.
+    pub src: u32,
+    pub dst: u32,
+    /// Data: packet sequence number. ACK: next expected PSN (cumulative).
+    /// NACK: the PSN the receiver asks for.
+    pub psn: u32,
+    /// ACK: the PSN of the data packet that triggered it (selective ack).
+    pub sack: u32,
+    /// Bytes on the wire now (headers + payload; a trimmed packet keeps only headers).
+    pub wire: u32,
+    /// Payload bytes the packet carries (or carried, before trimming).
+    pub payload: u32,
+    /// Load-balancing entropy (the flow's, or per packet when the sender sprays).
+    pub entropy: u32,
+    /// ACK: data packets this ACK covers, and how many of them were CE-marked.
+    pub acked: u16,
+    pub ce: u16,
+    /// Data: when the sender put it on the wire. ACK/NACK: echo of that time.
+    pub sent_ps: u64,
+    /// When the packet entered its current egress queue.
+    pub enq_ps: u64,
+    /// Ingress port at the current switch, for buffer accounting.
+    pub in_port: u32,
+}
+
+#[derive(Debug, Default)]
+pub struct PacketArena {
+    slots: Vec<Packet>,
+    free: Vec<u32>,
+    live: u64,
+    live_bytes: u64,
+}
+
+impl PacketArena {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    #[inline]
+    pub fn alloc(&mut self, p: Packet) -> u32 {
+        self.live += 1;
+        self.live_bytes += p.wire as u64;
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = p;
+                i
+            }
+            None => {
+                self.slots.push(p);
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+
+    #[inline]
+    pub fn free(&mut self, id: u32) {
+        self.live -= 1;
+        self.live_bytes -= self.slots[id as usize].wire as u64;
+        self.free.push(id);
+    }
+
+    /// Shrinks a packet in place (trimming), keeping the live-byte count right.
+    #[inline]
+    pub fn set_wire(&mut self, id: u32, wire: u32) {
+        let p = &mut self.slots[id as usize];
+        self.live_bytes = self.live_bytes - p.wire as u64 + wire as u64;
+        p.wire = wire;
+    }
+
+    #[inline]
+    pub fn get(&self, id: u32) -> &Packet {
+        &self.slots[id as usize]
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, id: u32) -> &mut Packet {
+        &mut self.slots[id as usize]
+    }
+
+    /// Packets and wire bytes currently alive (in queues or on links).
+    pub fn live(&self) -> (u64, u64) {
+        (self.live, self.live_bytes)
+    }
+
+    /// Slots ever allocated: the arena's high-water mark.
+    pub fn capacity_used(&self) -> usize {
+        self.slots.len()
+    }
+}

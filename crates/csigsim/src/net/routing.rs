@@ -1,0 +1,103 @@
+//! Equal-cost next hops, precomputed. Hosts attach to exactly one switch port;
+//! switches route by the destination's attachment switch ("edge"), so the
+//! table is switches x edges, not switches x hosts. Hosts never forward.
+
+/// The next-hop table.
+#[derive(Debug, Default)]
+pub struct Routes {
+    /// Per destination host: its attachment switch and the switch's port to it.
+    pub attach_switch: Vec<u32>,
+    pub attach_port: Vec<u32>,
+    /// Per switch: its edge index if hosts attach to it.
+    edge_index: Vec<u32>,
+    num_edges: usize,
+    /// Per (switch, edge): start and length of the candidate list in `ports`.
+    start: Vec<u32>,
+    len: Vec<u16>,
+    ports: Vec<u32>,
+}
+
+pub const NO_EDGE: u32 = u32::MAX;
+
+/// The switch graph the table is computed from: for every switch, its ports
+/// as (port id, peer switch or None when the peer is a host), in port order.
+pub struct SwitchGraph<'a> {
+    pub switch_ports: &'a [Vec<(u32, Option<u32>)>],
+}
+
+impl Routes {
+    pub fn build(g: &SwitchGraph, attach_switch: Vec<u32>, attach_port: Vec<u32>) -> Routes {
+        let ns = g.switch_ports.len();
+        let mut edge_index = vec![NO_EDGE; ns];
+        let mut edges = Vec::new();
+        for &s in &attach_switch {
+            if edge_index[s as usize] == NO_EDGE {
+                edge_index[s as usize] = edges.len() as u32;
+                edges.push(s);
+            }
+        }
+        let ne = edges.len();
+        let mut start = vec![0u32; ns * ne];
+        let mut len = vec![0u16; ns * ne];
+        let mut ports = Vec::new();
+        let mut dist = vec![u32::MAX; ns];
+        let mut frontier = Vec::with_capacity(ns);
+        let mut next = Vec::with_capacity(ns);
+        for (e, &edge) in edges.iter().enumerate() {
+            dist.iter_mut().for_each(|d| *d = u32::MAX);
+            dist[edge as usize] = 0;
+            frontier.clear();
+            frontier.push(edge);
+            let mut d = 0;
+            while !frontier.is_empty() {
+                d += 1;
+                next.clear();
+                for &u in &frontier {
+                    for &(_, peer) in &g.switch_ports[u as usize] {
+                        if let Some(v) = peer {
+                            if dist[v as usize] == u32::MAX {
+                                dist[v as usize] = d;
+                                next.push(v);
+                            }
+                        }
+                    }
+                }
+                std::mem::swap(&mut frontier, &mut next);
+            }
+            for s in 0..ns {
+                if s as u32 == edge || dist[s] == u32::MAX {
+                    continue;
+                }
+                let begin = ports.len();
+                for &(port, peer) in &g.switch_ports[s] {
+                    if let Some(v) = peer {
+                        if dist[v as usize] + 1 == dist[s] {
+                            ports.push(port);
+                        }
+                    }
+                }
+                start[s * ne + e] = begin as u32;
+                len[s * ne + e] = (ports.len() - begin) as u16;
+            }
+        }
+        Routes { attach_switch, attach_port, edge_index, num_edges: ne, start, len, ports }
+    }
+
+    /// Candidate egress ports at `switch` towards host `dst`: either the one
+    /// port to the host, or the equal-cost ports towards its edge switch.
+    #[inline]
+    pub fn candidates(&self, switch: u32, dst: u32) -> &[u32] {
+        let a = self.attach_switch[dst as usize];
+        if a == switch {
+            return std::slice::from_ref(&self.attach_port[dst as usize]);
+        }
+        let i = switch as usize * self.num_edges + self.edge_index[a as usize] as usize;
+        let s = self.start[i] as usize;
+        &self.ports[s..s + self.len[i] as usize]
+    }
+
+    /// Bytes the table occupies, for the benchmark's memory report.
+    pub fn heap_bytes(&self) -> usize {
+        self.start.len() * 4 + self.len.len() * 2 + self.ports.len() * 4 + self.edge_index.len() * 4
+    }
+}

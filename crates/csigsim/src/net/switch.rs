@@ -1,0 +1,289 @@
+//! The switch: output-queued, store-and-forward, one shared buffer.
+//!
+//! - Control packets (ACK, NACK, PAUSE, trimmed headers) use a strict-priority
+//!   queue per egress port and are never dropped or paused.
+//! - Data admission depends on the mode. `lossy` and `trim`: per-egress-port
+//!   reservation plus the dynamic threshold alpha * (free shared buffer).
+//!   `pfc`: per-ingress-port reservation, shared pool up to the XOFF threshold
+//!   alpha * (free shared buffer), then headroom; crossing XOFF sends a PAUSE
+//!   upstream, draining below XOFF - xon_delta (headroom empty) sends a RESUME.
+//! - ECN (RED on the egress data queue, sampled on enqueue) marks ECT packets.
+//! - Buffer is released when a packet starts transmission.
+
+use crate::net::packet::{Packet, PacketKind, F_CE, F_ECT, F_TRIMMED, F_XOFF};
+use crate::scenario::config::{RoutingPolicy, SwitchMode};
+use crate::sim::rng::mix;
+use crate::sim::World;
+
+impl World {
+    pub(crate) fn switch_receive(&mut self, sw: u32, pkt: u32, in_port: u32) {
+        let p = *self.pkts.get(pkt);
+        if p.kind == PacketKind::Pause {
+            self.pkts.free(pkt);
+            self.stats.packets_delivered += 1;
+            self.stats.bytes_delivered += p.wire as u64;
+            self.set_paused(in_port, p.flags & F_XOFF != 0);
+            return;
+        }
+        let out = self.choose_egress(sw, &p);
+        self.enqueue(sw, out, pkt, in_port);
+    }
+
+    /// PFC: the peer asked this port to stop (or resume) sending data.
+    pub(crate) fn set_paused(&mut self, port: u32, paused: bool) {
+        let now = self.now;
+        let p = &mut self.ports[port as usize];
+        if p.paused == paused {
+            return;
+        }
+        p.paused = paused;
+        p.mon.on_pause(now, paused, self.window_ps);
+        if !paused {
+            self.kick(port);
+        }
+    }
+
+    fn choose_egress(&mut self, sw: u32, p: &Packet) -> u32 {
+        let cands = self.routes.candidates(sw, p.dst);
+        if cands.len() == 1 {
+            return cands[0];
+        }
+        let n = cands.len() as u64;
+        let s = &mut self.switches[sw as usize];
+        let i = match self.sc.switch.routing {
+            RoutingPolicy::Ecmp => mix(p.entropy as u64, s.hash_salt) % n,
+            RoutingPolicy::Spray => s.spray_rng.below(n),
+            RoutingPolicy::Deterministic => (p.dst / s.dmodk_divisor) as u64 % n,
+            RoutingPolicy::Adaptive => {
+                // Least-loaded egress; the scan starts at the flow's hash so ties spread.
+                let start = mix(p.entropy as u64, s.hash_salt) % n;
+                let mut best = start;
+                let mut best_load = u64::MAX;
+                for k in 0..n {
+                    let c = (start + k) % n;
+                    let port = &self.ports[cands[c as usize] as usize];
+                    let load = port.queue_bytes() + port.busy_until.saturating_sub(self.now).min(1);
+                    if load < best_load {
+                        best_load = load;
+                        best = c;
+                    }
+                }
+                best
+            }
+        };
+        cands[i as usize]
+    }
+
+    fn enqueue(&mut self, sw: u32, out: u32, pkt: u32, in_port: u32) {
+        let now = self.now;
+        let kind = self.pkts.get(pkt).kind;
+        if kind.is_control() {
+            self.push_ctrl(out, pkt);
+            return;
+        }
+        let wire = self.pkts.get(pkt).wire as u64;
+        let admitted = match self.sc.switch.mode {
+            SwitchMode::Pfc => self.admit_ingress(sw, in_port, wire),
+            SwitchMode::Lossy | SwitchMode::Trim => self.admit_egress(sw, out, wire),
+        };
+        if !admitted {
+            let port = &mut self.ports[out as usize];
+            port.mon.advance(now, self.window_ps);
+            if self.sc.switch.mode == SwitchMode::Trim {
+                port.mon.cur.trims += 1;
+                self.trim(out, pkt);
+            } else {
+                port.mon.cur.drops += 1;
+                self.drop_packet(pkt);
+            }
+            return;
+        }
+        // ECN: RED on the data queue this packet joins.
+        if let Some(ecn) = self.sc.switch.ecn {
+            if self.pkts.get(pkt).flags & F_ECT != 0 {
+                let q = self.ports[out as usize].data_bytes;
+                let mark = if q <= ecn.kmin.0 {
+                    false
+                } else if q >= ecn.kmax.0 {
+                    true
+                } else {
+                    let prob = ecn.pmax * (q - ecn.kmin.0) as f64 / (ecn.kmax.0 - ecn.kmin.0) as f64;
+                    self.switches[sw as usize].ecn_rng.unit() < prob
+                };
+                if mark {
+                    self.pkts.get_mut(pkt).flags |= F_CE;
+                    self.stats.ecn_marks += 1;
+                    let port = &mut self.ports[out as usize];
+                    port.mon.advance(now, self.window_ps);
+                    port.mon.cur.ecn_marks += 1;
+                }
+            }
+        }
+        let s = &mut self.switches[sw as usize];
+        s.used += wire;
+        s.max_used = s.max_used.max(s.used);
+        let p = self.pkts.get_mut(pkt);
+        p.in_port = in_port;
+        p.enq_ps = now;
+        let port = &mut self.ports[out as usize];
+        port.data.push_back(pkt);
+        port.data_bytes += wire;
+        let qb = port.queue_bytes();
+        port.mon.on_queue(now, qb, self.window_ps);
+        if !port.paused {
+            self.kick(out);
+        }
+    }
+
+    /// Queues a control packet on `port` and starts or schedules transmission.
+    pub(crate) fn push_ctrl(&mut self, port: u32, pkt: u32) {
+        let now = self.now;
+        let wire = self.pkts.get(pkt).wire as u64;
+        self.pkts.get_mut(pkt).enq_ps = now;
+        let p = &mut self.ports[port as usize];
+        p.ctrl.push_back(pkt);
+        p.ctrl_bytes += wire;
+        let qb = p.queue_bytes();
+        p.mon.on_queue(now, qb, self.window_ps);
+        self.kick(port);
+    }
+
+    /// Cuts a data packet to its headers and forwards it as control.
+    fn trim(&mut self, out: u32, pkt: u32) {
+        let keep = self.sc.switch.trim_size;
+        let old = self.pkts.get(pkt).wire;
+        if old > keep {
+            self.stats.bytes_trimmed += (old - keep) as u64;
+            self.pkts.set_wire(pkt, keep);
+        }
+        self.stats.packets_trimmed += 1;
+        self.pkts.get_mut(pkt).flags |= F_TRIMMED;
+        self.push_ctrl(out, pkt);
+    }
+
+    /// Shared bytes a queue of `q` bytes holds beyond its reservation.
+    #[inline]
+    fn over(q: u64, reserved: u64) -> u64 {
+        q.saturating_sub(reserved)
+    }
+
+    /// Egress dynamic threshold (lossy and trim).
+    fn admit_egress(&mut self, sw: u32, out: u32, wire: u64) -> bool {
+        let reserved = self.sc.switch.reserved.0;
+        let s = &mut self.switches[sw as usize];
+        let q = self.ports[out as usize].data_bytes;
+        let extra = Self::over(q + wire, reserved) - Self::over(q, reserved);
+        if extra == 0 {
+            return true;
+        }
+        let free = s.shared_size - s.shared_used;
+        let limit = (self.sc.switch.dt_alpha * free as f64) as u64;
+        if extra <= free && Self::over(q + wire, reserved) <= limit {
+            s.shared_used += extra;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Ingress accounting with PFC (pfc mode). Returns false only when the
+    /// headroom itself overflows, which a correctly sized headroom prevents.
+    fn admit_ingress(&mut self, sw: u32, in_port: u32, wire: u64) -> bool {
+        let reserved = self.sc.switch.reserved.0;
+        let alpha = self.sc.switch.pfc.alpha;
+        let s = &mut self.switches[sw as usize];
+        let ip = &mut self.ports[in_port as usize];
+        let q = ip.in_bytes;
+        let extra = Self::over(q + wire, reserved) - Self::over(q, reserved);
+        let free = s.shared_size - s.shared_used;
+        let xoff = (alpha * free as f64) as u64;
+        let fits_shared = extra == 0 || (extra <= free && Self::over(q + wire, reserved) <= xoff && ip.in_headroom == 0);
+        if fits_shared {
+            ip.in_bytes += wire;
+            s.shared_used += extra;
+        } else if ip.in_headroom + wire <= s.headroom {
+            ip.in_headroom += wire;
+        } else {
+            return false;
+        }
+        // XOFF: the port's shared use reached the threshold, or headroom is in use.
+        let free = s.shared_size - s.shared_used;
+        let xoff = (alpha * free as f64) as u64;
+        let send_xoff = !ip.xoff_sent && (ip.in_headroom > 0 || Self::over(ip.in_bytes, reserved) >= xoff);
+        if send_xoff {
+            ip.xoff_sent = true;
+            self.send_pause(in_port, true);
+        }
+        true
+    }
+
+    fn send_pause(&mut self, port: u32, xoff: bool) {
+        let p = Packet { kind: PacketKind::Pause, flags: if xoff { F_XOFF } else { 0 }, wire: 64, ..Default::default() };
+        if xoff {
+            self.stats.pauses_sent += 1;
+        } else {
+            self.stats.resumes_sent += 1;
+        }
+        let id = self.inject(p);
+        self.push_ctrl(port, id);
+    }
+
+    /// Releases a data packet's buffer as it starts transmission.
+    fn release(&mut self, sw: u32, out: u32, pkt: u32) {
+        let wire = self.pkts.get(pkt).wire as u64;
+        let reserved = self.sc.switch.reserved.0;
+        let s = &mut self.switches[sw as usize];
+        s.used -= wire;
+        let port = &mut self.ports[out as usize];
+        match self.sc.switch.mode {
+            SwitchMode::Lossy | SwitchMode::Trim => {
+                let q = port.data_bytes;
+                s.shared_used -= Self::over(q, reserved) - Self::over(q - wire, reserved);
+                port.data_bytes -= wire;
+            }
+            SwitchMode::Pfc => {
+                port.data_bytes -= wire;
+                let in_port = self.pkts.get(pkt).in_port;
+                let ip = &mut self.ports[in_port as usize];
+                let from_headroom = ip.in_headroom.min(wire);
+                ip.in_headroom -= from_headroom;
+                let rest = wire - from_headroom;
+                let q = ip.in_bytes;
+                s.shared_used -= Self::over(q, reserved) - Self::over(q - rest, reserved);
+                ip.in_bytes -= rest;
+                if ip.xoff_sent && ip.in_headroom == 0 {
+                    let free = s.shared_size - s.shared_used;
+                    let xoff = (self.sc.switch.pfc.alpha * free as f64) as u64;
+                    let shared = Self::over(ip.in_bytes, reserved);
+                    if shared == 0 || shared + self.sc.switch.pfc.xon_delta.0 <= xoff {
+                        ip.xoff_sent = false;
+                        self.send_pause(in_port, false);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The next packet a switch port sends: control first, then data unless paused.
+    pub(crate) fn switch_next(&mut self, port: u32) -> Option<u32> {
+        let now = self.now;
+        let p = &mut self.ports[port as usize];
+        if let Some(pkt) = p.ctrl.pop_front() {
+            p.ctrl_bytes -= self.pkts.get(pkt).wire as u64;
+            let qb = p.queue_bytes();
+            p.mon.on_queue(now, qb, self.window_ps);
+            return Some(pkt);
+        }
+        if p.paused {
+            return None;
+        }
+        let pkt = p.data.pop_front()?;
+        let sw = p.node - self.num_hosts;
+        self.release(sw, port, pkt);
+        let p = &mut self.ports[port as usize];
+        let qb = p.queue_bytes();
+        p.mon.on_queue(now, qb, self.window_ps);
+        Some(pkt)
+    }
+}
+

@@ -1,0 +1,157 @@
+//! Topologies: a [`TopologySpec`] is the plain description of a fabric (named
+//! hosts and switches, links with rate and delay) that the engine builds its
+//! ports and routes from. Each generator lives in its own file and turns its
+//! `[topology]` keys into a spec.
+//!
+//! Contracts every generator keeps:
+//! - hosts are named `h0..hN-1` (custom topologies name their own);
+//! - switch names say their tier (`tor3`, `agg1`, `spine0`, `core2`, `s0`);
+//! - a switch's links are listed in port order, and for the `deterministic`
+//!   routing policy the equal-cost up-ports of a switch at stage `s` of a
+//!   k-ary tree are listed in the order of the digit `(dst / k^s) % k` that
+//!   selects them, with `SwitchSpec::dmodk_divisor = k^s`.
+
+pub mod chain;
+pub mod clos;
+pub mod custom;
+pub mod fat_tree;
+pub mod leaf_spine;
+
+use crate::units::{Rate, Time};
+use serde::Deserialize;
+
+/// One end of a link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NodeRef {
+    Host(u32),
+    Switch(u32),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SwitchSpec {
+    pub name: String,
+    /// 0 for switches that hosts attach to, counting up towards the core.
+    pub tier: u8,
+    /// Divisor of the destination host index for D-mod-K routing: the
+    /// `deterministic` policy takes candidate `(dst / dmodk_divisor) % n`.
+    pub dmodk_divisor: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkSpec {
+    pub a: NodeRef,
+    pub b: NodeRef,
+    pub rate: Rate,
+    pub delay: Time,
+}
+
+/// A fabric: hosts, switches and full-duplex links.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TopologySpec {
+    pub hosts: Vec<String>,
+    pub switches: Vec<SwitchSpec>,
+    pub links: Vec<LinkSpec>,
+}
+
+/// A problem with topology keys: the key (relative to `[topology]`) and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TopologyError {
+    pub key: String,
+    pub msg: String,
+}
+
+impl TopologyError {
+    pub fn new(key: impl Into<String>, msg: impl Into<String>) -> Self {
+        TopologyError { key: key.into(), msg: msg.into() }
+    }
+}
+
+/// The `[topology]` table, tagged by `kind`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TopologyConfig {
+    Custom(custom::CustomConfig),
+    FatTree(fat_tree::FatTreeConfig),
+    LeafSpine(leaf_spine::LeafSpineConfig),
+    Clos(clos::ClosConfig),
+    Chain(chain::ChainConfig),
+}
+
+impl TopologyConfig {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TopologyConfig::Custom(_) => "custom",
+            TopologyConfig::FatTree(_) => "fat_tree",
+            TopologyConfig::LeafSpine(_) => "leaf_spine",
+            TopologyConfig::Clos(_) => "clos",
+            TopologyConfig::Chain(_) => "chain",
+        }
+    }
+
+    pub fn build(&self) -> Result<TopologySpec, TopologyError> {
+        let spec = match self {
+            TopologyConfig::Custom(c) => custom::build(c)?,
+            TopologyConfig::FatTree(c) => fat_tree::build(c)?,
+            TopologyConfig::LeafSpine(c) => leaf_spine::build(c)?,
+            TopologyConfig::Clos(c) => clos::build(c)?,
+            TopologyConfig::Chain(c) => chain::build(c)?,
+        };
+        spec.check_connected()?;
+        Ok(spec)
+    }
+}
+
+/// Every kind this build knows, for `csigsim list`.
+pub const KINDS: &[(&str, &str)] = &[
+    ("custom", "named hosts, switches and links"),
+    ("fat_tree", "3-tier k-ary fat tree with optional ToR oversubscription"),
+    ("leaf_spine", "2-tier leaf-spine with hosts per leaf and oversubscription"),
+    ("clos", "k-ary n-tree (default 4-ary 3-tree: 64 hosts, 48 switches of 8 ports) with D-mod-K routing"),
+    ("chain", "a line of switches with cross-traffic hosts at every switch"),
+];
+
+impl TopologySpec {
+    pub fn node_name(&self, n: NodeRef) -> &str {
+        match n {
+            NodeRef::Host(i) => &self.hosts[i as usize],
+            NodeRef::Switch(i) => &self.switches[i as usize].name,
+        }
+    }
+
+    /// Every node must reach every other, and each host needs a link.
+    pub fn check_connected(&self) -> Result<(), TopologyError> {
+        let nh = self.hosts.len();
+        let n = nh + self.switches.len();
+        if nh == 0 {
+            return Err(TopologyError::new("hosts", "the topology has no hosts"));
+        }
+        let idx = |r: NodeRef| match r {
+            NodeRef::Host(i) => i as usize,
+            NodeRef::Switch(i) => nh + i as usize,
+        };
+        let mut adj: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for l in &self.links {
+            adj[idx(l.a)].push(idx(l.b));
+            adj[idx(l.b)].push(idx(l.a));
+        }
+        let mut seen = vec![false; n];
+        let mut stack = vec![0usize];
+        seen[0] = true;
+        while let Some(u) = stack.pop() {
+            for &v in &adj[u] {
+                if !seen[v] {
+                    seen[v] = true;
+                    stack.push(v);
+                }
+            }
+        }
+        if let Some(i) = seen.iter().position(|s| !s) {
+            let name = if i < nh { &self.hosts[i] } else { &self.switches[i - nh].name };
+            return Err(TopologyError::new(
+                "links",
+                format!("the topology is disconnected: \"{name}\" cannot reach \"{}\"", self.hosts[0]),
+            ));
+        }
+        Ok(())
+    }
+}

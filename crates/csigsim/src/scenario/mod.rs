@@ -1,0 +1,237 @@
+//! Scenarios: TOML text -> validated [`Scenario`] -> a [`World`](crate::sim::World).
+//!
+//! Loading applies `--set` overrides to the document, deserializes it with
+//! unknown keys refused, builds the topology and resolves every host reference
+//! and workload into a flat list of flows. Any problem is an [`InputError`]
+//! naming the file, the key and the line.
+
+pub mod config;
+pub mod error;
+mod locate;
+
+use crate::net::topology::TopologySpec;
+use crate::units::Time;
+use config::*;
+pub use error::InputError;
+use std::path::{Path, PathBuf};
+
+/// A flow to simulate, with hosts resolved to indices.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlowSpec {
+    pub src: u32,
+    pub dst: u32,
+    pub size: u64,
+    pub start: Time,
+    pub name: String,
+}
+
+/// A validated scenario, ready to build.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub name: String,
+    pub seed: u64,
+    pub stop: Option<Time>,
+    pub topology_kind: &'static str,
+    pub topology: TopologySpec,
+    pub switch: SwitchConfig,
+    pub transport: TransportConfig,
+    pub monitor: MonitorConfig,
+    pub flows: Vec<FlowSpec>,
+    /// The scenario text after overrides, as run (for the run directory).
+    pub resolved_toml: String,
+}
+
+/// An override `KEY=VALUE` from `--set` or the Python API.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Override {
+    pub key: String,
+    pub value: String,
+}
+
+impl Override {
+    pub fn parse(s: &str) -> Result<Override, InputError> {
+        match s.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => Ok(Override { key: k.trim().into(), value: v.trim().into() }),
+            _ => Err(InputError::new("--set", None, None, format!("expected KEY=VALUE, got \"{s}\""))),
+        }
+    }
+}
+
+/// Loads a scenario file.
+pub fn load_file(path: &Path, overrides: &[Override], seed: Option<u64>) -> Result<Scenario, InputError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| InputError::new(path.display().to_string(), None, None, format!("cannot read the file: {e}")))?;
+    let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    load_str(&text, &path.display().to_string(), &base, overrides, seed)
+}
+
+/// Loads a scenario from text; `file` names it in errors, `base_dir` anchors relative paths.
+pub fn load_str(text: &str, file: &str, base_dir: &Path, overrides: &[Override], seed: Option<u64>) -> Result<Scenario, InputError> {
+    let text = locate::apply_overrides(text, file, overrides)?;
+    let at = |key: &str| locate::locate(&text, key);
+    let err = |key: &str, msg: String| {
+        let key = key.to_string();
+        let overridden = overrides.iter().any(|o| key == o.key || key.starts_with(&format!("{}.", o.key)));
+        let f = if overridden { format!("{file} (with --set {key})") } else { file.to_string() };
+        InputError::new(f, Some(key.clone()), at(&key), msg)
+    };
+    let de = toml::de::Deserializer::parse(&text).map_err(|e| syntax_error(&text, file, e))?;
+    let sf: ScenarioFile = serde_path_to_error::deserialize(de).map_err(|e| {
+        let key = locate::path_string(e.path());
+        let inner = e.into_inner();
+        let pos = inner.span().map(|s| error::line_col(&text, s.start)).or_else(|| at(&key));
+        InputError::new(file, (!key.is_empty() && key != ".").then_some(key), pos, inner.message().trim_end().to_string())
+    })?;
+    validate(sf, &text, base_dir, seed, &err)
+}
+
+fn syntax_error(text: &str, file: &str, e: toml::de::Error) -> InputError {
+    let pos = e.span().map(|s| error::line_col(text, s.start));
+    InputError::new(file, None, pos, format!("TOML syntax error: {}", e.message().trim_end()))
+}
+
+type ErrFn<'a> = dyn Fn(&str, String) -> InputError + 'a;
+
+fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, err: &ErrFn) -> Result<Scenario, InputError> {
+    let topology = sf.topology.build().map_err(|e| err(&format!("topology.{}", e.key), e.msg))?;
+    let t = &sf.transport;
+    if t.mtu == 0 {
+        return Err(err("transport.mtu", "mtu must be above zero".into()));
+    }
+    if t.ack_every == 0 {
+        return Err(err("transport.ack_every", "ack_every must be at least 1".into()));
+    }
+    if t.ack_size == 0 {
+        return Err(err("transport.ack_size", "ack_size must be above zero".into()));
+    }
+    if t.rto.0 == 0 {
+        return Err(err("transport.rto", "rto must be above zero".into()));
+    }
+    if !(t.dctcp.g > 0.0 && t.dctcp.g <= 1.0) {
+        return Err(err("transport.dctcp.g", format!("g must be in (0, 1], got {}", t.dctcp.g)));
+    }
+    if !(0.0..=1.0).contains(&t.dctcp.alpha_init) {
+        return Err(err("transport.dctcp.alpha_init", format!("alpha_init must be in [0, 1], got {}", t.dctcp.alpha_init)));
+    }
+    let s = &sf.switch;
+    if let Some(e) = s.ecn {
+        if e.kmin > e.kmax {
+            return Err(err("switch.ecn.kmin", format!("kmin ({}) is above kmax ({})", e.kmin, e.kmax)));
+        }
+        if !(0.0..=1.0).contains(&e.pmax) {
+            return Err(err("switch.ecn.pmax", format!("pmax must be in [0, 1], got {}", e.pmax)));
+        }
+    }
+    if !(s.dt_alpha > 0.0 && s.dt_alpha.is_finite()) {
+        return Err(err("switch.dt_alpha", format!("dt_alpha must be above zero, got {}", s.dt_alpha)));
+    }
+    if !(s.pfc.alpha > 0.0 && s.pfc.alpha.is_finite()) {
+        return Err(err("switch.pfc.alpha", format!("alpha must be above zero, got {}", s.pfc.alpha)));
+    }
+    if s.trim_size == 0 || s.trim_size > t.header + t.mtu {
+        return Err(err("switch.trim_size", format!("trim_size must be between 1 and one packet ({} bytes)", t.header + t.mtu)));
+    }
+    if sf.monitor.window.0 == 0 {
+        return Err(err("monitor.window", "window must be above zero".into()));
+    }
+    check_buffer(&topology, s, t, err)?;
+    if s.routing == RoutingPolicy::Deterministic && !matches!(sf.topology.kind(), "clos" | "fat_tree" | "leaf_spine") {
+        // D-mod-K is defined for any topology, but balanced only on trees.
+    }
+    let mut flows = Vec::new();
+    let resolve = |h: &HostRef, key: &str| resolve_host(&topology, h).map_err(|m| err(key, m));
+    for (i, f) in sf.flow.iter().enumerate() {
+        let src = resolve(&f.src, &format!("flow[{i}].src"))?;
+        let dst = resolve(&f.dst, &format!("flow[{i}].dst"))?;
+        if src == dst {
+            return Err(err(&format!("flow[{i}].dst"), "a flow's source and destination must differ".into()));
+        }
+        if f.size.0 == 0 {
+            return Err(err(&format!("flow[{i}].size"), "size must be above zero".into()));
+        }
+        flows.push(FlowSpec { src, dst, size: f.size.0, start: f.start, name: f.name.clone().unwrap_or_default() });
+    }
+    let seed = seed.unwrap_or(sf.seed);
+    for (i, w) in sf.workload.iter().enumerate() {
+        crate::workload::expand(i, w, &topology, seed, base_dir, &mut flows, &|key, m| err(&format!("workload[{i}].{key}"), m))?;
+    }
+    let _ = text;
+    Ok(Scenario {
+        name: sf.name,
+        seed,
+        stop: sf.stop,
+        topology_kind: sf.topology.kind(),
+        topology,
+        switch: sf.switch,
+        transport: sf.transport,
+        monitor: sf.monitor,
+        flows,
+        resolved_toml: text.to_string(),
+    })
+}
+
+/// Every switch must have shared buffer left after reservations and headroom.
+fn check_buffer(topo: &TopologySpec, s: &SwitchConfig, t: &TransportConfig, err: &ErrFn) -> Result<(), InputError> {
+    let mut ports = vec![Vec::new(); topo.switches.len()];
+    for l in &topo.links {
+        for e in [l.a, l.b] {
+            if let crate::net::topology::NodeRef::Switch(i) = e {
+                ports[i as usize].push(l);
+            }
+        }
+    }
+    let max_packet = (t.mtu + t.header) as u64;
+    for (i, pl) in ports.iter().enumerate() {
+        let headroom: u64 = if s.mode == SwitchMode::Pfc {
+            pl.iter()
+                .map(|l| {
+                    s.pfc.headroom.map(|h| h.0).unwrap_or(2 * crate::units::bytes_in(l.delay.0, l.rate.0) + 2 * max_packet + 64)
+                })
+                .max()
+                .unwrap_or(0)
+        } else {
+            0
+        };
+        let need = (s.reserved.0 + headroom) * pl.len() as u64;
+        if need >= s.buffer.0 {
+            return Err(err(
+                "switch.buffer",
+                format!(
+                    "switch \"{}\" has {} ports: {} bytes of buffer leave nothing to share after {} bytes of reservation{}",
+                    topo.switches[i].name,
+                    pl.len(),
+                    s.buffer.0,
+                    need,
+                    if headroom > 0 { " and PFC headroom" } else { "" }
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn resolve_host(topo: &TopologySpec, h: &HostRef) -> Result<u32, String> {
+    match h {
+        HostRef::Index(i) => {
+            if *i >= 0 && (*i as usize) < topo.hosts.len() {
+                Ok(*i as u32)
+            } else {
+                Err(format!("host index {i} is out of range: the topology has {} hosts (0..{})", topo.hosts.len(), topo.hosts.len() - 1))
+            }
+        }
+        HostRef::Name(n) => topo.hosts.iter().position(|x| x == n).map(|i| i as u32).ok_or_else(|| {
+            let hint = if topo.hosts.len() <= 8 { format!(" (hosts: {})", topo.hosts.join(", ")) } else { String::new() };
+            format!("unknown host \"{n}\"{hint}")
+        }),
+    }
+}
+
+/// Where a trace file given relative to a scenario lives.
+pub(crate) fn relative_to(base: &Path, file: &str) -> PathBuf {
+    let p = Path::new(file);
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        base.join(p)
+    }
+}

@@ -1,0 +1,557 @@
+//! Transport: flows (queue pairs) between host NICs.
+//!
+//! Sender: sends packet by packet when the congestion window allows and the
+//! pacing time has come; NIC ports serve ACKs first, then active flows round
+//! robin, one packet each. Receiver: in-order delivery with go-back-N (RoCE)
+//! or selective retransmission, ACK every `ack_every` packets (immediately on
+//! CE, loss or the last packet), NACK on a gap (rate-limited) or a trimmed
+//! packet. A retransmission timer backs both up.
+//!
+//! Timers are fields, not queue entries: a flow keeps its deadline in
+//! `rto_at` and has at most one `FlowTimer` event outstanding, which re-arms
+//! itself if the deadline moved later.
+
+use crate::cc::{AckSample, Cc, CongestionControl};
+use crate::net::packet::{Packet, PacketKind, F_CE, F_DONE, F_ECT, F_RTX, F_TRIMMED};
+use crate::scenario::config::{Retransmit, TransportConfig};
+use crate::scenario::FlowSpec;
+use crate::sim::{Event, World};
+use crate::units::tx_time_ps;
+use std::collections::VecDeque;
+
+/// A host's NIC: its port and the flows with something to send.
+#[derive(Debug)]
+pub struct Host {
+    pub port: u32,
+    pub ring: VecDeque<u32>,
+    /// Time of the pending `NicWake`, or `u64::MAX`.
+    pub wake_at: u64,
+}
+
+/// One flow: sender and receiver state.
+#[derive(Debug)]
+pub struct Flow {
+    pub id: u32,
+    pub src: u32,
+    pub dst: u32,
+    pub size: u64,
+    pub start_ps: u64,
+    pub npkts: u32,
+    pub mss: u32,
+    pub entropy: u32,
+    pub base_rtt_ps: u64,
+    pub cc: Cc,
+    // sender
+    pub started: bool,
+    pub snd_una: u32,
+    pub snd_nxt: u32,
+    /// One past the highest packet ever sent: anything below it is a resend.
+    pub high_sent: u32,
+    /// Selective mode: per-packet acked bits and the resend queue.
+    acked: Vec<u64>,
+    rtx_queue: VecDeque<u32>,
+    pub next_send_ps: u64,
+    pub in_ring: bool,
+    pub rto_at: u64,
+    pub timer_pending: bool,
+    pub rto_backoff: u32,
+    pub sender_done_ps: Option<u64>,
+    // receiver
+    pub rcv_nxt: u32,
+    received: Vec<u64>,
+    pub pending_acks: u32,
+    pub pending_ce: u32,
+    pub last_nack_psn: u32,
+    pub last_nack_ps: u64,
+    pub finish_ps: Option<u64>,
+    // stats
+    pub bytes_sent: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub nacks: u64,
+    pub trims: u64,
+    pub ce_marks: u64,
+}
+
+fn bit(v: &[u64], i: u32) -> bool {
+    v[(i / 64) as usize] >> (i % 64) & 1 == 1
+}
+fn set_bit(v: &mut [u64], i: u32) {
+    v[(i / 64) as usize] |= 1 << (i % 64);
+}
+
+impl Flow {
+    pub fn new(id: u32, f: &FlowSpec, t: &TransportConfig, cc: Cc, entropy: u32, base_rtt_ps: u64) -> Flow {
+        let npkts = f.size.div_ceil(t.mtu as u64) as u32;
+        let selective = t.retransmit == Retransmit::Selective;
+        let words = if selective { (npkts as usize).div_ceil(64) } else { 0 };
+        Flow {
+            id,
+            src: f.src,
+            dst: f.dst,
+            size: f.size,
+            start_ps: f.start.0,
+            npkts,
+            mss: t.mtu,
+            entropy,
+            base_rtt_ps,
+            cc,
+            started: false,
+            snd_una: 0,
+            snd_nxt: 0,
+            high_sent: 0,
+            acked: vec![0; words],
+            rtx_queue: VecDeque::new(),
+            next_send_ps: 0,
+            in_ring: false,
+            rto_at: u64::MAX,
+            timer_pending: false,
+            rto_backoff: 1,
+            sender_done_ps: None,
+            rcv_nxt: 0,
+            received: vec![0; words],
+            pending_acks: 0,
+            pending_ce: 0,
+            last_nack_psn: u32::MAX,
+            last_nack_ps: 0,
+            finish_ps: None,
+            bytes_sent: 0,
+            retransmits: 0,
+            timeouts: 0,
+            nacks: 0,
+            trims: 0,
+            ce_marks: 0,
+        }
+    }
+
+    /// Payload bytes of packet `psn`.
+    #[inline]
+    pub fn payload(&self, psn: u32) -> u32 {
+        let start = psn as u64 * self.mss as u64;
+        (self.size - start).min(self.mss as u64) as u32
+    }
+
+    /// Payload bytes in packets [a, b).
+    #[inline]
+    fn bytes_between(&self, a: u32, b: u32) -> u64 {
+        if b <= a {
+            return 0;
+        }
+        (b as u64 * self.mss as u64).min(self.size) - a as u64 * self.mss as u64
+    }
+
+    fn inflight_bytes(&self) -> u64 {
+        self.bytes_between(self.snd_una, self.snd_nxt)
+    }
+
+    fn selective(&self) -> bool {
+        !self.acked.is_empty()
+    }
+
+    /// Next packet to (re)send, if any, without consuming it.
+    fn next_psn(&mut self) -> Option<(u32, bool)> {
+        if self.selective() {
+            while let Some(&p) = self.rtx_queue.front() {
+                if p < self.snd_una || bit(&self.acked, p) {
+                    self.rtx_queue.pop_front();
+                } else {
+                    return Some((p, true));
+                }
+            }
+        }
+        (self.snd_nxt < self.npkts).then_some((self.snd_nxt, false))
+    }
+}
+
+/// Why a flow could not send.
+enum SendCheck {
+    Send(u32, bool),
+    /// Waiting for ACKs (window full, or everything sent).
+    Blocked,
+    /// Paced until this time.
+    Paced(u64),
+}
+
+impl World {
+    pub(crate) fn on_flow_start(&mut self, flow: u32) {
+        let f = &mut self.flows[flow as usize];
+        f.started = true;
+        if f.npkts == 0 {
+            f.finish_ps = Some(self.now);
+            f.sender_done_ps = Some(self.now);
+            self.stats.flows_completed += 1;
+            return;
+        }
+        self.activate(flow);
+    }
+
+    /// Puts a flow on its NIC's ring (if not there) and kicks the NIC.
+    fn activate(&mut self, flow: u32) {
+        let f = &mut self.flows[flow as usize];
+        if f.sender_done_ps.is_some() {
+            return;
+        }
+        if !f.in_ring {
+            f.in_ring = true;
+            self.hosts[f.src as usize].ring.push_back(flow);
+        }
+        let port = self.hosts[f.src as usize].port;
+        self.kick(port);
+    }
+
+    fn check_send(&mut self, flow: u32) -> SendCheck {
+        let now = self.now;
+        let f = &mut self.flows[flow as usize];
+        let Some((psn, rtx)) = f.next_psn() else { return SendCheck::Blocked };
+        if !rtx {
+            let inflight = f.inflight_bytes();
+            if inflight > 0 && inflight + f.payload(psn) as u64 > f.cc.cwnd() {
+                return SendCheck::Blocked;
+            }
+        }
+        if f.next_send_ps > now {
+            return SendCheck::Paced(f.next_send_ps);
+        }
+        SendCheck::Send(psn, rtx)
+    }
+
+    /// The next packet a host NIC sends: ACKs first, then flows round robin.
+    pub(crate) fn nic_next(&mut self, host: u32) -> Option<u32> {
+        let port = self.hosts[host as usize].port;
+        let p = &mut self.ports[port as usize];
+        if let Some(pkt) = p.ctrl.pop_front() {
+            p.ctrl_bytes -= self.pkts.get(pkt).wire as u64;
+            return Some(pkt);
+        }
+        if p.paused {
+            return None;
+        }
+        let mut wake = u64::MAX;
+        let n = self.hosts[host as usize].ring.len();
+        for _ in 0..n {
+            let flow = self.hosts[host as usize].ring.pop_front().expect("ring length");
+            match self.check_send(flow) {
+                SendCheck::Send(psn, rtx) => {
+                    let pkt = self.make_data(flow, psn, rtx);
+                    self.hosts[host as usize].ring.push_back(flow);
+                    return Some(pkt);
+                }
+                SendCheck::Blocked => self.flows[flow as usize].in_ring = false,
+                SendCheck::Paced(t) => {
+                    wake = wake.min(t);
+                    self.hosts[host as usize].ring.push_back(flow);
+                }
+            }
+        }
+        if wake != u64::MAX && wake < self.hosts[host as usize].wake_at {
+            self.hosts[host as usize].wake_at = wake;
+            self.q.push(wake, Event::NicWake { host });
+        }
+        None
+    }
+
+    fn make_data(&mut self, flow: u32, psn: u32, rtx: bool) -> u32 {
+        let now = self.now;
+        let t = &self.sc.transport;
+        let (header, ecn, rto) = (t.header, t.ecn, t.rto.0);
+        let line = self.ports[self.hosts[self.flows[flow as usize].src as usize].port as usize].rate_bps;
+        let f = &mut self.flows[flow as usize];
+        let payload = f.payload(psn);
+        let wire = payload + header;
+        if rtx {
+            f.rtx_queue.pop_front();
+        } else {
+            f.snd_nxt = psn + 1;
+        }
+        let resend = psn < f.high_sent;
+        f.high_sent = f.high_sent.max(psn + 1);
+        if resend {
+            f.retransmits += 1;
+        }
+        f.bytes_sent += wire as u64;
+        f.cc.on_send(now, wire);
+        let rate = f.cc.rate();
+        if rate < line {
+            f.next_send_ps = now + tx_time_ps(wire as u64, rate);
+        }
+        if f.rto_at == u64::MAX {
+            f.rto_at = now + rto * f.rto_backoff as u64;
+        }
+        let arm = !f.timer_pending;
+        if arm {
+            f.timer_pending = true;
+        }
+        let rto_at = f.rto_at;
+        let p = Packet {
+            kind: PacketKind::Data,
+            flags: if ecn { F_ECT } else { 0 } | if resend { F_RTX } else { 0 },
+            flow,
+            src: f.src,
+            dst: f.dst,
+            psn,
+            wire,
+            payload,
+            entropy: f.entropy,
+            sent_ps: now,
+            ..Default::default()
+        };
+        if arm {
+            self.q.push(rto_at, Event::FlowTimer { flow });
+        }
+        if resend {
+            self.stats.retransmits += 1;
+        }
+        self.inject(p)
+    }
+
+    pub(crate) fn host_receive(&mut self, host: u32, pkt: u32, port: u32) {
+        let p = *self.pkts.get(pkt);
+        match p.kind {
+            PacketKind::Pause => {
+                self.consume(pkt);
+                self.set_paused(port, p.flags & crate::net::packet::F_XOFF != 0);
+            }
+            PacketKind::Data => {
+                self.consume(pkt);
+                debug_assert_eq!(p.dst, host);
+                self.receive_data(&p);
+            }
+            PacketKind::Ack => {
+                self.consume(pkt);
+                self.receive_ack(&p);
+            }
+            PacketKind::Nack => {
+                self.consume(pkt);
+                self.receive_nack(&p);
+            }
+        }
+    }
+
+    fn send_ctrl(&mut self, flow: u32, kind: PacketKind, psn: u32, data: &Packet, acked: u32, ce: u32, done: bool) {
+        let f = &self.flows[flow as usize];
+        let p = Packet {
+            kind,
+            flags: if done { F_DONE } else { 0 },
+            flow,
+            src: f.dst,
+            dst: f.src,
+            psn,
+            sack: data.psn,
+            wire: self.sc.transport.ack_size,
+            entropy: f.entropy,
+            acked: acked.min(u16::MAX as u32) as u16,
+            ce: ce.min(u16::MAX as u32) as u16,
+            sent_ps: data.sent_ps,
+            ..Default::default()
+        };
+        if kind == PacketKind::Ack {
+            self.stats.acks_sent += 1;
+        } else {
+            self.stats.nacks_sent += 1;
+        }
+        let port = self.hosts[f.dst as usize].port;
+        let id = self.inject(p);
+        self.push_ctrl(port, id);
+    }
+
+    fn receive_data(&mut self, p: &Packet) {
+        let now = self.now;
+        let flow = p.flow;
+        let (ack_every, ack_on_ce, nack_interval) =
+            (self.sc.transport.ack_every, self.sc.transport.ack_on_ce, self.sc.transport.nack_interval.0);
+        let f = &mut self.flows[flow as usize];
+        if f.finish_ps.is_some() {
+            // Late duplicate after completion: re-ACK so the sender can finish.
+            let n = f.npkts;
+            self.send_ctrl(flow, PacketKind::Ack, n, p, 0, 0, true);
+            return;
+        }
+        if p.flags & F_TRIMMED != 0 {
+            f.trims += 1;
+            let ask = if f.selective() { p.psn } else { f.rcv_nxt };
+            f.last_nack_psn = ask;
+            f.last_nack_ps = now;
+            f.nacks += 1;
+            self.send_ctrl(flow, PacketKind::Nack, ask, p, 0, 0, false);
+            return;
+        }
+        self.stats.data_packets_delivered += 1;
+        let ce = (p.flags & F_CE != 0) as u32;
+        f.ce_marks += ce as u64;
+        let mut gap = false;
+        if f.selective() {
+            if p.psn >= f.rcv_nxt && !bit(&f.received, p.psn) {
+                set_bit(&mut f.received, p.psn);
+                while f.rcv_nxt < f.npkts && bit(&f.received, f.rcv_nxt) {
+                    f.rcv_nxt += 1;
+                }
+            }
+            gap = p.psn > f.rcv_nxt;
+        } else if p.psn == f.rcv_nxt {
+            f.rcv_nxt += 1;
+        } else if p.psn > f.rcv_nxt {
+            // Go-back-N: out-of-order data is discarded and the hole NACKed.
+            self.stats.out_of_order_discards += 1;
+            let f = &mut self.flows[flow as usize];
+            let ask = f.rcv_nxt;
+            if f.last_nack_psn != ask || now >= f.last_nack_ps + nack_interval {
+                f.last_nack_psn = ask;
+                f.last_nack_ps = now;
+                f.nacks += 1;
+                self.send_ctrl(flow, PacketKind::Nack, ask, p, 0, 0, false);
+            }
+            return;
+        } else {
+            // Duplicate of delivered data: ACK at once so a sender that went back moves on.
+            let n = f.rcv_nxt;
+            self.send_ctrl(flow, PacketKind::Ack, n, p, 0, 0, false);
+            return;
+        }
+        let f = &mut self.flows[flow as usize];
+        f.pending_acks += 1;
+        f.pending_ce += ce;
+        let done = f.rcv_nxt == f.npkts;
+        if done {
+            f.finish_ps = Some(now);
+            self.stats.flows_completed += 1;
+        }
+        let f = &mut self.flows[flow as usize];
+        if done || gap || f.pending_acks >= ack_every || (ce == 1 && ack_on_ce) {
+            let (acked, ces, n) = (f.pending_acks, f.pending_ce, f.rcv_nxt);
+            f.pending_acks = 0;
+            f.pending_ce = 0;
+            self.send_ctrl(flow, PacketKind::Ack, n, p, acked, ces, done);
+        }
+        if gap {
+            let f = &mut self.flows[flow as usize];
+            let ask = f.rcv_nxt;
+            if f.last_nack_psn != ask || now >= f.last_nack_ps + nack_interval {
+                f.last_nack_psn = ask;
+                f.last_nack_ps = now;
+                f.nacks += 1;
+                self.send_ctrl(flow, PacketKind::Nack, ask, p, 0, 0, false);
+            }
+        }
+    }
+
+    fn receive_ack(&mut self, p: &Packet) {
+        let now = self.now;
+        let rto = self.sc.transport.rto.0;
+        let flow = p.flow;
+        let f = &mut self.flows[flow as usize];
+        if f.sender_done_ps.is_some() {
+            return;
+        }
+        let before = f.snd_una;
+        let mut newly = 0u64;
+        if f.selective() {
+            // The selectively acked packet, when beyond the cumulative point.
+            if p.sack < f.npkts && p.sack >= p.psn && !bit(&f.acked, p.sack) && p.acked > 0 {
+                set_bit(&mut f.acked, p.sack);
+                newly += f.payload(p.sack) as u64;
+            }
+            while f.snd_una < p.psn.min(f.npkts) {
+                if !bit(&f.acked, f.snd_una) {
+                    set_bit(&mut f.acked, f.snd_una);
+                    newly += f.payload(f.snd_una) as u64;
+                }
+                f.snd_una += 1;
+            }
+            while f.snd_una < f.npkts && bit(&f.acked, f.snd_una) {
+                f.snd_una += 1;
+            }
+        } else if p.psn > f.snd_una {
+            newly = f.bytes_between(f.snd_una, p.psn);
+            f.snd_una = p.psn;
+        }
+        if f.snd_nxt < f.snd_una {
+            f.snd_nxt = f.snd_una;
+        }
+        let progress = f.snd_una > before;
+        let sample = AckSample {
+            now_ps: now,
+            acked_bytes: newly,
+            acked_pkts: p.acked as u32,
+            ce_pkts: p.ce as u32,
+            rtt_ps: now.saturating_sub(p.sent_ps),
+            snd_una: f.snd_una,
+            snd_nxt: f.snd_nxt,
+            inflight_bytes: f.inflight_bytes(),
+        };
+        f.cc.on_ack(&sample);
+        if f.snd_una >= f.npkts || p.flags & F_DONE != 0 {
+            f.snd_una = f.npkts;
+            f.sender_done_ps = Some(now);
+            f.rto_at = u64::MAX;
+            return;
+        }
+        if progress {
+            f.rto_backoff = 1;
+            f.rto_at = if f.snd_nxt > f.snd_una { now + rto } else { u64::MAX };
+        }
+        self.activate(flow);
+    }
+
+    fn receive_nack(&mut self, p: &Packet) {
+        let now = self.now;
+        let flow = p.flow;
+        let f = &mut self.flows[flow as usize];
+        if f.sender_done_ps.is_some() {
+            return;
+        }
+        if f.selective() {
+            while f.snd_una < p.psn.min(f.npkts) {
+                set_bit(&mut f.acked, f.snd_una);
+                f.snd_una += 1;
+            }
+            if p.psn < f.npkts && !bit(&f.acked, p.psn) && !f.rtx_queue.contains(&p.psn) {
+                f.rtx_queue.push_back(p.psn);
+            }
+        } else {
+            if p.psn > f.snd_una {
+                f.snd_una = p.psn;
+            }
+            // Go back: resend from the requested packet.
+            if f.snd_nxt > p.psn {
+                f.snd_nxt = p.psn.max(f.snd_una);
+            }
+        }
+        let nxt = f.snd_nxt;
+        f.cc.on_nack(now, nxt);
+        self.activate(flow);
+    }
+
+    pub(crate) fn on_flow_timer(&mut self, flow: u32) {
+        let now = self.now;
+        let rto = self.sc.transport.rto.0;
+        let f = &mut self.flows[flow as usize];
+        f.timer_pending = false;
+        if f.sender_done_ps.is_some() || f.rto_at == u64::MAX {
+            return;
+        }
+        if now < f.rto_at {
+            f.timer_pending = true;
+            let at = f.rto_at;
+            self.q.push(at, Event::FlowTimer { flow });
+            return;
+        }
+        // Timeout: nothing acknowledged for a whole RTO.
+        f.timeouts += 1;
+        self.stats.timeouts += 1;
+        f.rto_backoff = (f.rto_backoff * 2).min(64);
+        f.cc.on_timeout(now);
+        if f.selective() {
+            let una = f.snd_una;
+            if !f.rtx_queue.contains(&una) {
+                f.rtx_queue.push_front(una);
+            }
+        } else {
+            f.snd_nxt = f.snd_una;
+        }
+        f.rto_at = now + rto * f.rto_backoff as u64;
+        f.timer_pending = true;
+        let at = f.rto_at;
+        self.q.push(at, Event::FlowTimer { flow });
+        self.activate(flow);
+    }
+}

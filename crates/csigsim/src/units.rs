@@ -1,0 +1,261 @@
+//! Units: integer picoseconds, bytes and bits per second, and their parsing.
+//!
+//! Time is an integer number of picoseconds everywhere in the engine; rates are
+//! integer bits per second. Scenario files write them with units ("1us",
+//! "100Gbps", "2MB"); decimal fractions are accepted when the result is a whole
+//! number of the base unit ("1.5us" is 1_500_000 ps; "0.5ps" is refused).
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+use std::fmt;
+
+/// Picoseconds per nanosecond, microsecond, millisecond and second.
+pub const PS_PER_NS: u64 = 1_000;
+pub const PS_PER_US: u64 = 1_000_000;
+pub const PS_PER_MS: u64 = 1_000_000_000;
+pub const PS_PER_S: u64 = 1_000_000_000_000;
+
+/// A time or duration in picoseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Time(pub u64);
+
+/// A size in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Size(pub u64);
+
+/// A rate in bits per second.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Rate(pub u64);
+
+impl Time {
+    pub const fn ps(v: u64) -> Self {
+        Time(v)
+    }
+    pub const fn ns(v: u64) -> Self {
+        Time(v * PS_PER_NS)
+    }
+    pub const fn us(v: u64) -> Self {
+        Time(v * PS_PER_US)
+    }
+    pub const fn ms(v: u64) -> Self {
+        Time(v * PS_PER_MS)
+    }
+}
+
+impl Rate {
+    pub const fn gbps(v: u64) -> Self {
+        Rate(v * 1_000_000_000)
+    }
+}
+
+/// Serialization time of `bytes` at `rate_bps`, rounded up to a whole picosecond.
+#[inline]
+pub fn tx_time_ps(bytes: u64, rate_bps: u64) -> u64 {
+    let bits = bytes as u128 * 8 * PS_PER_S as u128;
+    bits.div_ceil(rate_bps as u128) as u64
+}
+
+/// Bytes a link of `rate_bps` carries in `ps` picoseconds (rounded down).
+#[inline]
+pub fn bytes_in(ps: u64, rate_bps: u64) -> u64 {
+    (ps as u128 * rate_bps as u128 / (8 * PS_PER_S as u128)) as u64
+}
+
+const TIME_UNITS: &[(&str, u64)] = &[
+    ("ps", 1),
+    ("ns", PS_PER_NS),
+    ("us", PS_PER_US),
+    ("µs", PS_PER_US),
+    ("ms", PS_PER_MS),
+    ("s", PS_PER_S),
+];
+const SIZE_UNITS: &[(&str, u64)] = &[
+    ("B", 1),
+    ("KB", 1_000),
+    ("MB", 1_000_000),
+    ("GB", 1_000_000_000),
+    ("KiB", 1 << 10),
+    ("MiB", 1 << 20),
+    ("GiB", 1 << 30),
+];
+const RATE_UNITS: &[(&str, u64)] = &[
+    ("bps", 1),
+    ("Kbps", 1_000),
+    ("Mbps", 1_000_000),
+    ("Gbps", 1_000_000_000),
+    ("Tbps", 1_000_000_000_000),
+];
+
+/// Parses "<decimal><unit>" against a unit table; the result must be a whole
+/// number of the base unit and fit in u64.
+fn parse_with_units(s: &str, units: &[(&str, u64)], what: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
+        .unwrap_or(t.len());
+    let (num, unit) = (t[..split].trim(), t[split..].trim());
+    let names: Vec<&str> = units.iter().map(|u| u.0).collect();
+    if num.is_empty() {
+        if t.starts_with('-') {
+            return Err(format!("{what} must not be negative: \"{s}\""));
+        }
+        return Err(format!("{what} needs a number and a unit ({}), got \"{s}\"", names.join(", ")));
+    }
+    let factor = units
+        .iter()
+        .find(|(n, _)| *n == unit)
+        .map(|(_, f)| *f)
+        .ok_or_else(|| {
+            if unit.is_empty() {
+                format!("{what} \"{s}\" has no unit; use one of {}", names.join(", "))
+            } else {
+                format!("unknown unit \"{unit}\" in {what} \"{s}\"; use one of {}", names.join(", "))
+            }
+        })?;
+    let num = num.replace('_', "");
+    let (int_part, frac_part) = match num.split_once('.') {
+        Some((i, f)) => (i, f),
+        None => (num.as_str(), ""),
+    };
+    if frac_part.contains('.') || (int_part.is_empty() && frac_part.is_empty()) {
+        return Err(format!("malformed number in {what} \"{s}\""));
+    }
+    let bad = || format!("{what} \"{s}\" is too large");
+    let mut mant: u128 = 0;
+    for c in int_part.chars().chain(frac_part.chars()) {
+        mant = mant.checked_mul(10).and_then(|m| m.checked_add(c as u128 - '0' as u128)).ok_or_else(bad)?;
+    }
+    let scale = 10u128.checked_pow(frac_part.len() as u32).ok_or_else(bad)?;
+    let total = mant.checked_mul(factor as u128).ok_or_else(bad)?;
+    if total % scale != 0 {
+        return Err(format!("{what} \"{s}\" is not a whole number of {}", units[0].0));
+    }
+    u64::try_from(total / scale).map_err(|_| bad())
+}
+
+pub fn parse_time(s: &str) -> Result<Time, String> {
+    parse_with_units(s, TIME_UNITS, "time").map(Time)
+}
+pub fn parse_size(s: &str) -> Result<Size, String> {
+    parse_with_units(s, SIZE_UNITS, "size").map(Size)
+}
+pub fn parse_rate(s: &str) -> Result<Rate, String> {
+    let r = parse_with_units(s, RATE_UNITS, "rate")?;
+    if r == 0 {
+        return Err(format!("rate \"{s}\" must be above zero"));
+    }
+    Ok(Rate(r))
+}
+
+struct UnitVisitor {
+    what: &'static str,
+    parse: fn(&str) -> Result<u64, String>,
+    accept_int: bool,
+}
+
+impl<'de> Visitor<'de> for UnitVisitor {
+    type Value = u64;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self.what {
+            "time" => write!(f, "a time with a unit, such as \"1us\""),
+            "rate" => write!(f, "a rate with a unit, such as \"100Gbps\""),
+            _ => write!(f, "a size such as \"2MB\" or a whole number of bytes"),
+        }
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<u64, E> {
+        (self.parse)(v).map_err(E::custom)
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<u64, E> {
+        if !self.accept_int {
+            return Err(E::custom(format!(
+                "a plain number is not a {}: write it with a unit, such as {}",
+                self.what,
+                if self.what == "time" { "\"1us\"" } else { "\"100Gbps\"" }
+            )));
+        }
+        u64::try_from(v).map_err(|_| E::custom(format!("{} must not be negative: {v}", self.what)))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<u64, E> {
+        self.visit_i64(v.min(i64::MAX as u64) as i64)
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<u64, E> {
+        Err(E::custom(format!("{v} is not a {}: write it as a string with a unit", self.what)))
+    }
+}
+
+impl<'de> Deserialize<'de> for Time {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(UnitVisitor { what: "time", parse: |s| parse_time(s).map(|t| t.0), accept_int: false }).map(Time)
+    }
+}
+impl<'de> Deserialize<'de> for Size {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(UnitVisitor { what: "size", parse: |s| parse_size(s).map(|t| t.0), accept_int: true }).map(Size)
+    }
+}
+impl<'de> Deserialize<'de> for Rate {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(UnitVisitor { what: "rate", parse: |s| parse_rate(s).map(|t| t.0), accept_int: false }).map(Rate)
+    }
+}
+
+impl fmt::Display for Time {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let v = self.0;
+        for (name, factor) in [("s", PS_PER_S), ("ms", PS_PER_MS), ("us", PS_PER_US), ("ns", PS_PER_NS)] {
+            if v >= factor && v % factor == 0 {
+                return write!(f, "{}{name}", v / factor);
+            }
+        }
+        write!(f, "{v}ps")
+    }
+}
+impl fmt::Display for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let v = self.0;
+        for (name, factor) in [("Tbps", 1_000_000_000_000u64), ("Gbps", 1_000_000_000), ("Mbps", 1_000_000), ("Kbps", 1_000)] {
+            if v >= factor && v % factor == 0 {
+                return write!(f, "{}{name}", v / factor);
+            }
+        }
+        write!(f, "{v}bps")
+    }
+}
+impl fmt::Display for Size {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "{}B", self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_units() {
+        assert_eq!(parse_time("1us").unwrap(), Time(1_000_000));
+        assert_eq!(parse_time("2.5ns").unwrap(), Time(2_500));
+        assert_eq!(parse_time("10ms").unwrap(), Time(10_000_000_000));
+        assert_eq!(parse_size("2MB").unwrap(), Size(2_000_000));
+        assert_eq!(parse_size("4KiB").unwrap(), Size(4096));
+        assert_eq!(parse_rate("100Gbps").unwrap(), Rate(100_000_000_000));
+        assert_eq!(parse_rate("1.6Tbps").unwrap(), Rate(1_600_000_000_000));
+    }
+
+    #[test]
+    fn refuses_bad_units() {
+        assert!(parse_time("1 parsec").unwrap_err().contains("unknown unit"));
+        assert!(parse_time("0.5ps").unwrap_err().contains("whole number"));
+        assert!(parse_time("5").unwrap_err().contains("no unit"));
+        assert!(parse_size("-3MB").unwrap_err().contains("negative"));
+        assert!(parse_rate("0Gbps").is_err());
+        assert!(parse_rate("1.2.3Gbps").is_err());
+    }
+
+    #[test]
+    fn tx_time_is_exact_or_rounded_up() {
+        assert_eq!(tx_time_ps(4160, 100_000_000_000), 332_800);
+        assert_eq!(tx_time_ps(1, 3), 2_666_666_666_667);
+        assert_eq!(bytes_in(332_800, 100_000_000_000), 4160);
+    }
+}
