@@ -1,1 +1,300 @@
-fn main(){}
+//! `csigsim`: run, validate and benchmark scenarios from the command line.
+//!
+//! Exit status: 0 success, 2 bad input (the message names the file, the key
+//! and line:column), 1 internal error.
+
+use clap::{Parser, Subcommand};
+use csigsim::{InputError, Override, RunOutput};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Parser)]
+#[command(name = "csigsim", version, about = "Packet-level simulator of datacenter and AI fabrics with in-band congestion signals")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run a scenario and write its run directory.
+    Run {
+        scenario: PathBuf,
+        /// Run directory (default: runs/<scenario file name>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Seed, replacing the scenario's.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Override a scenario key: --set transport.cc=dctcp (value parsed as TOML).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Print nothing but errors.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Parse and check a scenario without running it.
+    Validate {
+        scenario: PathBuf,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+    },
+    /// List the topologies, congestion controls, routing policies, workloads and shipped scenarios.
+    List,
+    /// Run the fixed benchmark set and print its figures.
+    Bench {
+        /// Print JSON lines instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Run only these cases (comma-separated names).
+        #[arg(long, value_delimiter = ',')]
+        cases: Vec<String>,
+        /// Internal: run one case in this process and print its JSON.
+        #[arg(long, hide = true)]
+        child: Option<String>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = std::panic::catch_unwind(|| match cli.cmd {
+        Cmd::Run { scenario, out, seed, set, quiet } => cmd_run(&scenario, out, seed, &set, quiet),
+        Cmd::Validate { scenario, set } => cmd_validate(&scenario, &set),
+        Cmd::List => {
+            cmd_list();
+            Ok(())
+        }
+        Cmd::Bench { json, cases, child } => cmd_bench(json, &cases, child),
+    });
+    match result {
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(Failure::Input(e))) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+        Ok(Err(Failure::Internal(m))) => {
+            eprintln!("internal error: {m}");
+            ExitCode::from(1)
+        }
+        Err(_) => {
+            eprintln!("internal error: the simulator panicked (please report it with the scenario)");
+            ExitCode::from(1)
+        }
+    }
+}
+
+enum Failure {
+    Input(InputError),
+    Internal(String),
+}
+
+impl From<InputError> for Failure {
+    fn from(e: InputError) -> Self {
+        Failure::Input(e)
+    }
+}
+
+fn parse_overrides(set: &[String]) -> Result<Vec<Override>, InputError> {
+    set.iter().map(|s| Override::parse(s)).collect()
+}
+
+fn load(path: &Path, set: &[String], seed: Option<u64>) -> Result<csigsim::Scenario, InputError> {
+    let ov = parse_overrides(set)?;
+    csigsim::scenario::load_file(path, &ov, seed)
+}
+
+fn cmd_validate(path: &Path, set: &[String]) -> Result<(), Failure> {
+    let sc = load(path, set, None)?;
+    println!(
+        "{}: ok ({} hosts, {} switches, {} links, {} flows)",
+        path.display(),
+        sc.topology.hosts.len(),
+        sc.topology.switches.len(),
+        sc.topology.links.len(),
+        sc.flows.len()
+    );
+    Ok(())
+}
+
+fn cmd_run(path: &Path, out: Option<PathBuf>, seed: Option<u64>, set: &[String], quiet: bool) -> Result<(), Failure> {
+    let sc = load(path, set, seed)?;
+    let out = out.unwrap_or_else(|| {
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "run".into());
+        PathBuf::from("runs").join(stem)
+    });
+    let bar = progress_bar(quiet);
+    let started = Instant::now();
+    let res = csigsim::run(sc, |p| {
+        if let Some(b) = &bar {
+            let sim_us = p.sim_time_ps / 1_000_000;
+            b.set_position(p.flows_completed);
+            b.set_message(format!("sim {sim_us} us, wall {:.1} s, {} M events", started.elapsed().as_secs_f64(), p.events / 1_000_000));
+        }
+        true
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    res.write_dir(&out).map_err(|e| Failure::Internal(format!("cannot write {}: {e}", out.display())))?;
+    if !quiet {
+        print_summary(&res, &out);
+    }
+    if !res.summary.invariants_ok {
+        return Err(Failure::Internal(format!("invariants violated: {}", res.summary.invariant_violations.join("; "))));
+    }
+    Ok(())
+}
+
+fn progress_bar(quiet: bool) -> Option<ProgressBar> {
+    if quiet || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    b.set_style(ProgressStyle::with_template("{spinner} flows done {pos} | {msg}").expect("template"));
+    Some(b)
+}
+
+fn print_summary(r: &RunOutput, out: &Path) {
+    let s = &r.summary;
+    let opt = |v: Option<f64>| v.map(|x| format!("{:.3}", x / 1000.0)).unwrap_or_else(|| "-".into());
+    let rows: Vec<(&str, String)> = vec![
+        ("scenario", s.name.clone()),
+        ("topology", format!("{} ({} hosts, {} switches, {} links)", s.topology, s.hosts, s.switches, s.links)),
+        ("cc / switch / routing", format!("{} / {} / {}", s.cc, s.switch_mode, s.routing)),
+        ("seed", s.seed.to_string()),
+        ("end", s.end_reason.clone()),
+        ("simulated time", format!("{:.3} us", s.sim_time_ns / 1000.0)),
+        ("wall time", format!("{:.3} s", s.wall_s)),
+        ("events", format!("{} ({:.2} per link hop)", s.events, s.events_per_link_hop)),
+        ("link hops", format!("{} ({:.2} M/s)", s.link_hops, s.link_hops_per_s / 1e6)),
+        ("flows completed", format!("{} of {}", s.flows_completed, s.flows_total)),
+        ("FCT p50 / p99 / max", format!("{} / {} / {} us", opt(s.fct_p50_ns), opt(s.fct_p99_ns), opt(s.fct_max_ns))),
+        (
+            "slowdown p50 / p99",
+            format!(
+                "{} / {}",
+                s.slowdown_p50.map(|v| format!("{v:.2}")).unwrap_or("-".into()),
+                s.slowdown_p99.map(|v| format!("{v:.2}")).unwrap_or("-".into())
+            ),
+        ),
+        ("data packets delivered", s.packets_delivered.to_string()),
+        ("drops / trims / ECN marks", format!("{} / {} / {}", s.packets_dropped, s.packets_trimmed, s.ecn_marks)),
+        ("PFC pauses / resumes", format!("{} / {}", s.pauses_sent, s.resumes_sent)),
+        ("retransmits / timeouts / NACKs", format!("{} / {} / {}", s.retransmits, s.timeouts, s.nacks_sent)),
+        ("invariants", if s.invariants_ok { "ok".into() } else { format!("VIOLATED: {}", s.invariant_violations.join("; ")) }),
+        ("results", out.display().to_string()),
+    ];
+    let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    for (k, v) in rows {
+        println!("{k:<w$}  {v}");
+    }
+}
+
+fn cmd_list() {
+    let section = |title: &str, items: &[(&str, &str)]| {
+        println!("{title}:");
+        for (n, d) in items {
+            println!("  {n:<14} {d}");
+        }
+    };
+    section("topologies", csigsim::net::topology::KINDS);
+    section("congestion control (transport.cc)", csigsim::cc::KINDS);
+    section("switch routing (switch.routing)", csigsim::lb::ROUTING);
+    section(
+        "switch modes (switch.mode)",
+        &[("lossy", "drop-tail shared buffer"), ("pfc", "lossless with PAUSE/RESUME"), ("trim", "cut to header, NACK")],
+    );
+    section("workloads ([[workload]] kind)", csigsim::workload::KINDS);
+    section("signals", &[("ecn", "RED marking at egress (switch.ecn)")]);
+    let cases: Vec<(&str, &str)> = csigsim::bench::cases().iter().map(|c| (c.name, c.description)).collect();
+    section("benchmark cases", &cases);
+    if let Ok(rd) = std::fs::read_dir("scenarios") {
+        let mut names: Vec<String> =
+            rd.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "toml")).map(|p| p.display().to_string()).collect();
+        names.sort();
+        println!("scenarios (./scenarios):");
+        for n in names {
+            println!("  {n}");
+        }
+    }
+}
+
+/// Peak resident memory of this process in bytes (Linux), if known.
+fn peak_rss() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+fn cmd_bench(json: bool, only: &[String], child: Option<String>) -> Result<(), Failure> {
+    let all = csigsim::bench::cases();
+    if let Some(name) = child {
+        let case = all.iter().find(|c| c.name == name).ok_or_else(|| Failure::Internal(format!("no bench case {name}")))?;
+        let sc = csigsim::scenario::load_str(&case.toml, case.name, Path::new("."), &[], None)?;
+        let r = csigsim::run(sc, |_| true);
+        let s = &r.summary;
+        let v = serde_json::json!({
+            "case": case.name,
+            "hosts": s.hosts,
+            "flows": s.flows_total,
+            "flows_completed": s.flows_completed,
+            "wall_s": s.wall_s,
+            "sim_time_ns": s.sim_time_ns,
+            "events": s.events,
+            "link_hops": s.link_hops,
+            "link_hops_per_s": s.link_hops_per_s,
+            "events_per_link_hop": s.events_per_link_hop,
+            "peak_rss_bytes": peak_rss(),
+            "invariants_ok": s.invariants_ok,
+        });
+        println!("{v}");
+        return Ok(());
+    }
+    for n in only {
+        if !all.iter().any(|c| c.name == n) {
+            let names: Vec<&str> = all.iter().map(|c| c.name).collect();
+            return Err(Failure::Input(InputError::new("--cases", None, None, format!("unknown case \"{n}\"; cases: {}", names.join(", ")))));
+        }
+    }
+    let exe = std::env::current_exe().map_err(|e| Failure::Internal(e.to_string()))?;
+    if !json {
+        println!(
+            "{:<15} {:>6} {:>9} {:>12} {:>12} {:>12} {:>10} {:>9} {:>9}",
+            "case", "hosts", "wall s", "sim us", "events", "link hops", "M hops/s", "ev/hop", "peak MB"
+        );
+    }
+    for c in all.iter().filter(|c| only.is_empty() || only.iter().any(|n| n == c.name)) {
+        // Each case runs in its own process so that peak memory is its own.
+        let out = std::process::Command::new(&exe)
+            .args(["bench", "--child", c.name])
+            .output()
+            .map_err(|e| Failure::Internal(format!("cannot start the benchmark process: {e}")))?;
+        if !out.status.success() {
+            return Err(Failure::Internal(format!("case {} failed: {}", c.name, String::from_utf8_lossy(&out.stderr))));
+        }
+        let line = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        if json {
+            println!("{line}");
+            continue;
+        }
+        let v: serde_json::Value = serde_json::from_str(&line).map_err(|e| Failure::Internal(e.to_string()))?;
+        let f = |k: &str| v[k].as_f64().unwrap_or(0.0);
+        println!(
+            "{:<15} {:>6} {:>9.2} {:>12.1} {:>12} {:>12} {:>10.2} {:>9.3} {:>9.0}",
+            c.name,
+            f("hosts"),
+            f("wall_s"),
+            f("sim_time_ns") / 1000.0,
+            f("events"),
+            f("link_hops"),
+            f("link_hops_per_s") / 1e6,
+            f("events_per_link_hop"),
+            f("peak_rss_bytes") / 1e6
+        );
+    }
+    Ok(())
+}

@@ -30,6 +30,7 @@
 //! assert!(out.summary.invariants_ok);
 //! ```
 
+pub mod bench;
 pub mod cc;
 pub mod lb;
 pub mod monitor;

@@ -274,6 +274,15 @@ impl World {
             }
             budget -= 1;
             let (t, ev) = self.q.pop().expect("peeked");
+            // A stale retransmission timer of a finished flow is not activity:
+            // it must not stretch the simulated time of the run.
+            if let Event::FlowTimer { flow } = ev {
+                let f = &self.flows[flow as usize];
+                if f.sender_done_ps.is_some() || f.rto_at == u64::MAX {
+                    self.flows[flow as usize].timer_pending = false;
+                    continue;
+                }
+            }
             self.now = t;
             match ev {
                 Event::Arrive { pkt, port } => self.on_arrive(pkt, port),

@@ -1,0 +1,46 @@
+//! The fixed benchmark set of `csigsim bench`: fat-tree permutations of 2 MB
+//! flows at 100 Gbps, 1 us links, MTU 4096, DCTCP with ECN, drop-tail. The
+//! figures are recorded in docs/performance.md.
+
+/// One benchmark case: a name and its scenario text.
+#[derive(Clone, Debug)]
+pub struct BenchCase {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub toml: String,
+}
+
+fn fat_tree_permutation(k: u32, cc: &str) -> String {
+    format!(
+        r#"name = "bench fat_tree k={k} permutation"
+seed = 1
+[topology]
+kind = "fat_tree"
+k = {k}
+rate = "100Gbps"
+delay = "1us"
+[switch]
+buffer = "32MB"
+mode = "lossy"
+ecn = {{ kmin = "100KB", kmax = "400KB", pmax = 0.2 }}
+[transport]
+cc = "{cc}"
+mtu = 4096
+header = 64
+[monitor]
+links = false
+[[workload]]
+kind = "permutation"
+size = "2MB"
+"#
+    )
+}
+
+/// The benchmark cases, smallest first.
+pub fn cases() -> Vec<BenchCase> {
+    vec![
+        BenchCase { name: "fat_tree_128", description: "128-host fat tree (k=8), permutation of 2 MB flows, DCTCP", toml: fat_tree_permutation(8, "dctcp") },
+        BenchCase { name: "fat_tree_1024", description: "1024-host fat tree (k=16), permutation of 2 MB flows, DCTCP", toml: fat_tree_permutation(16, "dctcp") },
+        BenchCase { name: "fat_tree_8192", description: "8192-host fat tree (k=32), permutation of 2 MB flows, DCTCP", toml: fat_tree_permutation(32, "dctcp") },
+    ]
+}
