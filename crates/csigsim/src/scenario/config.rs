@@ -2,7 +2,6 @@
 //! is an error, not a silently ignored setting. Defaults are documented in
 //! docs/scenario.md, next to each key.
 
-use crate::net::topology::TopologyConfig;
 use crate::units::{Size, Time};
 use serde::Deserialize;
 
@@ -16,7 +15,8 @@ pub struct ScenarioFile {
     /// Stop the simulation at this time even if work remains.
     #[serde(default)]
     pub stop: Option<Time>,
-    pub topology: TopologyConfig,
+    /// Kept raw and deserialized by kind, so errors inside it keep their key path.
+    pub topology: toml::Table,
     #[serde(default)]
     pub switch: SwitchConfig,
     #[serde(default)]

@@ -9,7 +9,7 @@ pub mod config;
 pub mod error;
 mod locate;
 
-use crate::net::topology::TopologySpec;
+use crate::net::topology::{TopologyConfig, TopologySpec};
 use crate::units::Time;
 use config::*;
 pub use error::InputError;
@@ -92,8 +92,36 @@ fn syntax_error(text: &str, file: &str, e: toml::de::Error) -> InputError {
 
 type ErrFn<'a> = dyn Fn(&str, String) -> InputError + 'a;
 
+fn topology_config(raw: &toml::Table, err: &ErrFn) -> Result<TopologyConfig, InputError> {
+    use crate::net::topology::{chain, clos, custom, fat_tree, leaf_spine, KINDS};
+    let kinds = KINDS.iter().map(|k| k.0).collect::<Vec<_>>().join(", ");
+    let kind = match raw.get("kind") {
+        Some(toml::Value::String(k)) => k.clone(),
+        Some(_) => return Err(err("topology.kind", format!("kind must be a string, one of {kinds}"))),
+        None => return Err(err("topology", format!("missing key `kind` (one of {kinds})"))),
+    };
+    let mut table = raw.clone();
+    table.remove("kind");
+    fn de<T: serde::de::DeserializeOwned>(t: toml::Table, err: &ErrFn) -> Result<T, InputError> {
+        serde_path_to_error::deserialize(toml::Value::Table(t)).map_err(|e| {
+            let key = locate::path_string(e.path());
+            let full = if key.is_empty() { "topology".to_string() } else { format!("topology.{key}") };
+            err(&full, e.into_inner().to_string().trim_end().to_string())
+        })
+    }
+    Ok(match kind.as_str() {
+        "custom" => TopologyConfig::Custom(de::<custom::CustomConfig>(table, err)?),
+        "fat_tree" => TopologyConfig::FatTree(de::<fat_tree::FatTreeConfig>(table, err)?),
+        "leaf_spine" => TopologyConfig::LeafSpine(de::<leaf_spine::LeafSpineConfig>(table, err)?),
+        "clos" => TopologyConfig::Clos(de::<clos::ClosConfig>(table, err)?),
+        "chain" => TopologyConfig::Chain(de::<chain::ChainConfig>(table, err)?),
+        other => return Err(err("topology.kind", format!("unknown topology kind \"{other}\"; kinds: {kinds}"))),
+    })
+}
+
 fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, err: &ErrFn) -> Result<Scenario, InputError> {
-    let topology = sf.topology.build().map_err(|e| err(&format!("topology.{}", e.key), e.msg))?;
+    let topo_cfg = topology_config(&sf.topology, err)?;
+    let topology = topo_cfg.build().map_err(|e| err(&format!("topology.{}", e.key), e.msg))?;
     let t = &sf.transport;
     if t.mtu == 0 {
         return Err(err("transport.mtu", "mtu must be above zero".into()));
@@ -135,7 +163,7 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
         return Err(err("monitor.window", "window must be above zero".into()));
     }
     check_buffer(&topology, s, t, err)?;
-    if s.routing == RoutingPolicy::Deterministic && !matches!(sf.topology.kind(), "clos" | "fat_tree" | "leaf_spine") {
+    if s.routing == RoutingPolicy::Deterministic && !matches!(topo_cfg.kind(), "clos" | "fat_tree" | "leaf_spine") {
         // D-mod-K is defined for any topology, but balanced only on trees.
     }
     let mut flows = Vec::new();
@@ -160,7 +188,7 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
         name: sf.name,
         seed,
         stop: sf.stop,
-        topology_kind: sf.topology.kind(),
+        topology_kind: topo_cfg.kind(),
         topology,
         switch: sf.switch,
         transport: sf.transport,

@@ -259,6 +259,16 @@ impl World {
         }
     }
 
+    /// Runs every event up to and including time `t` (or until the queue
+    /// empties or the scenario's stop time); returns whether events remain.
+    pub fn run_until(&mut self, t: u64) -> bool {
+        let stop = self.stop_ps;
+        self.stop_ps = Some(stop.map_or(t, |s| s.min(t)));
+        let state = self.run(u64::MAX);
+        self.stop_ps = stop;
+        state != RunState::Idle
+    }
+
     /// Runs until the queue is empty, the stop time, or `max_events` events.
     pub fn run(&mut self, max_events: u64) -> RunState {
         let mut budget = max_events;

@@ -500,10 +500,7 @@ impl World {
             return;
         }
         if f.selective() {
-            while f.snd_una < p.psn.min(f.npkts) {
-                set_bit(&mut f.acked, f.snd_una);
-                f.snd_una += 1;
-            }
+            // A selective NACK names one missing packet; it says nothing of the others.
             if p.psn < f.npkts && !bit(&f.acked, p.psn) && !f.rtx_queue.contains(&p.psn) {
                 f.rtx_queue.push_back(p.psn);
             }

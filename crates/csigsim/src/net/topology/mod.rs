@@ -18,7 +18,6 @@ pub mod fat_tree;
 pub mod leaf_spine;
 
 use crate::units::{Rate, Time};
-use serde::Deserialize;
 
 /// One end of a link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -66,9 +65,8 @@ impl TopologyError {
     }
 }
 
-/// The `[topology]` table, tagged by `kind`.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+/// The `[topology]` table, by `kind`.
+#[derive(Clone, Debug)]
 pub enum TopologyConfig {
     Custom(custom::CustomConfig),
     FatTree(fat_tree::FatTreeConfig),

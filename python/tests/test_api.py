@@ -1,0 +1,206 @@
+"""Tests of the Python API (python/csigsim) on tiny two-host scenarios."""
+
+import copy
+import json
+import sys
+
+import pandas as pd
+import pytest
+
+import csigsim
+
+SCENARIO = {
+    "name": "two hosts",
+    "seed": 7,
+    "topology": {
+        "kind": "custom",
+        "hosts": ["h0", "h1"],
+        "switches": ["s0"],
+        "links": [
+            {"a": "h0", "b": "s0", "rate": "100Gbps", "delay": "1us"},
+            {"a": "s0", "b": "h1", "rate": "100Gbps", "delay": "1us"},
+        ],
+    },
+    "switch": {"buffer": "1MB", "mode": "lossy"},
+    "transport": {"cc": "none", "mtu": 4096, "header": 64},
+    "monitor": {"window": "5us"},
+    "flow": [{"src": "h0", "dst": "h1", "size": "100KB", "name": "victim"}],
+}
+
+SUMMARY_KEYS = {
+    "name", "seed", "version", "sim_time_ns", "wall_s", "events", "link_hops", "packets_delivered",
+    "packets_dropped", "flows_total", "flows_completed", "invariants_ok",
+}
+FLOW_COLUMNS = ["flow_id", "name", "src", "dst", "size_bytes", "start_ns", "finish_ns", "fct_ns"]
+LINK_COLUMNS = ["time_ns", "from", "to", "tx_bytes", "utilization", "max_queue_bytes", "drops", "ecn_marks", "pause_ns"]
+# Wall-clock figures differ between two runs of the same scenario.
+WALL_KEYS = {"wall_s", "link_hops_per_s"}
+
+
+@pytest.fixture
+def scenario_file(tmp_path):
+    p = tmp_path / "two_hosts.toml"
+    p.write_text(csigsim.to_toml(SCENARIO))
+    return p
+
+
+def check_results(res):
+    assert SUMMARY_KEYS <= set(res.summary)
+    assert res.summary["flows_completed"] == 1
+    assert res.summary["flows_total"] == 1
+    assert res.summary["invariants_ok"] is True
+    assert res.summary["end_reason"] == "completed"
+    assert res.summary["version"] == csigsim.__version__
+    assert isinstance(res.flows, pd.DataFrame)
+    assert list(res.flows.columns[: len(FLOW_COLUMNS)]) == FLOW_COLUMNS
+    assert len(res.flows) == 1
+    row = res.flows.iloc[0]
+    assert row["fct_ns"] > 0
+    assert (row["name"], row["src"], row["dst"]) == ("victim", "h0", "h1")
+    assert set(LINK_COLUMNS) <= set(res.links.columns)
+    assert len(res.links) > 0
+
+
+def test_run_dict():
+    res = csigsim.run(SCENARIO)
+    check_results(res)
+    assert res.out is None
+    assert "two hosts" in repr(res)
+
+
+def test_run_file(scenario_file):
+    check_results(csigsim.run(scenario_file))
+    check_results(csigsim.run(str(scenario_file)))
+
+
+def test_run_toml_string(scenario_file):
+    check_results(csigsim.run(scenario_file.read_text()))
+
+
+def test_dict_and_file_agree(scenario_file):
+    a, b = csigsim.run(SCENARIO), csigsim.run(scenario_file)
+    assert a.flows_csv == b.flows_csv
+    assert a.links_csv == b.links_csv
+
+
+def test_deterministic():
+    a, b = csigsim.run(SCENARIO, seed=3), csigsim.run(SCENARIO, seed=3)
+    strip = lambda s: {k: v for k, v in s.items() if k not in WALL_KEYS}
+    assert strip(a.summary) == strip(b.summary)
+    assert a.summary["seed"] == 3
+    assert a.flows_csv == b.flows_csv
+    assert a.links_csv == b.links_csv
+    assert a.scenario_toml == b.scenario_toml
+
+
+def test_out_dir(tmp_path):
+    out = tmp_path / "run"
+    res = csigsim.run(SCENARIO, out=out)
+    assert res.out == out
+    for f in ("summary.json", "flows.csv", "links.csv", "scenario.toml"):
+        assert (out / f).is_file(), f
+    assert json.loads((out / "summary.json").read_text()) == res.summary
+    assert (out / "flows.csv").read_text() == res.flows_csv
+    # Results.write gives the same bytes as the engine's own writer.
+    again = res.write(tmp_path / "again")
+    for f in ("summary.json", "flows.csv", "links.csv", "scenario.toml"):
+        assert (again / f).read_bytes() == (out / f).read_bytes(), f
+
+
+def test_overrides():
+    base = csigsim.run(SCENARIO).summary["packets_delivered"]
+    assert base == 25  # 100 KB in 4096-byte packets
+    small = csigsim.run(SCENARIO, overrides={"transport.mtu": 1000}).summary["packets_delivered"]
+    assert small == 100
+    as_list = csigsim.run(SCENARIO, overrides=["transport.mtu=1000"]).summary["packets_delivered"]
+    assert as_list == small
+    res = csigsim.run(SCENARIO, overrides={"name": "renamed"})
+    assert res.summary["name"] == "renamed"
+    assert 'name = "renamed"' in res.scenario_toml
+
+
+def test_links_off_gives_empty_frame(tmp_path):
+    sc = copy.deepcopy(SCENARIO)
+    sc["monitor"]["links"] = False
+    res = csigsim.run(sc, out=tmp_path / "run")
+    assert res.links.empty
+    assert not (tmp_path / "run" / "links.csv").exists()
+
+
+def test_unknown_host(scenario_file):
+    sc = copy.deepcopy(SCENARIO)
+    sc["flow"][0]["dst"] = "h9"
+    with pytest.raises(csigsim.ScenarioError) as ei:
+        csigsim.run(sc)
+    e = ei.value
+    assert isinstance(e, ValueError)
+    assert e.key == "flow[0].dst"
+    assert e.line is not None and e.column is not None
+    assert e.file == "<dict>"
+    assert "h9" in str(e)
+    # The same problem in a file names the file and the line of the key.
+    text = scenario_file.read_text().replace('dst = "h1"', 'dst = "h9"')
+    scenario_file.write_text(text)
+    with pytest.raises(csigsim.ScenarioError) as ei:
+        csigsim.validate(scenario_file)
+    e = ei.value
+    assert e.key == "flow[0].dst"
+    assert e.file == str(scenario_file)
+    assert text.splitlines()[e.line - 1].startswith("dst = ")
+
+
+def test_syntax_error():
+    with pytest.raises(csigsim.ScenarioError) as ei:
+        csigsim.run('name = "x"\n[topology\n')
+    assert "syntax" in str(ei.value)
+    assert ei.value.line == 2
+    assert ei.value.key is None
+
+
+def test_bad_override():
+    with pytest.raises(csigsim.ScenarioError):
+        csigsim.run(SCENARIO, overrides=["no-equals-sign"])
+    with pytest.raises(csigsim.ScenarioError) as ei:
+        csigsim.run(SCENARIO, overrides={"transport.mtu": 0})
+    assert ei.value.key == "transport.mtu"
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(csigsim.ScenarioError):
+        csigsim.run(tmp_path / "nope.toml")
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError):
+        csigsim.run(SCENARIO, seed=-1)
+    with pytest.raises(TypeError):
+        csigsim.run(42)
+    with pytest.raises(TypeError):
+        csigsim.to_toml({"a": object()})
+
+
+def test_validate_ok(scenario_file):
+    assert csigsim.validate(SCENARIO) is None
+    assert csigsim.validate(scenario_file, overrides={"transport.cc": "none"}) is None
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib is new in 3.11")
+def test_to_toml_round_trip():
+    import tomllib
+
+    doc = {
+        "s": 'quote " backslash \\ newline \n tab \t bell \x07 é',
+        "i": -3,
+        "f": 0.1,
+        "big": 1e300,
+        "b": False,
+        "skip": None,
+        "empty": [],
+        "nums": [1, 2, 3],
+        "odd key": 1,
+        "t": {"inline": [{"a": 1, "b": {"c": "d"}}], "sub": {"x": 1.5}},
+        "arr": [{"k": 1, "nested": {"z": True}}, {"k": 2}],
+    }
+    back = tomllib.loads(csigsim.to_toml(doc))
+    expected = {k: v for k, v in doc.items() if v is not None}
+    assert back == expected
