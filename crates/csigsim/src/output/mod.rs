@@ -289,10 +289,14 @@ impl RunOutput {
         sj.push('\n');
         std::fs::write(dir.join("summary.json"), sj)?;
         std::fs::write(dir.join("flows.csv"), &self.flows_csv)?;
+        let links = dir.join("links.csv");
         if !self.links_csv.is_empty() {
-            let mut f = io::BufWriter::new(std::fs::File::create(dir.join("links.csv"))?);
+            let mut f = io::BufWriter::new(std::fs::File::create(&links)?);
             f.write_all(self.links_csv.as_bytes())?;
             f.flush()?;
+        } else if links.exists() {
+            // A reused run directory must not keep another run's links.
+            std::fs::remove_file(&links)?;
         }
         std::fs::write(dir.join("scenario.toml"), &self.scenario_toml)?;
         Ok(())

@@ -1,0 +1,29 @@
+# The two commands of the README:
+#   make run    build the CLI and run the default scenario (summary printed, results in runs/)
+#   make test   every test: Rust (engine and CLI) and Python (API)
+CARGO ?= cargo
+PYTHON ?= python3
+SCENARIO ?= scenarios/incast_fat_tree.toml
+
+.PHONY: run test build python rust-test python-test bench
+
+run: build
+	./target/release/csigsim run $(SCENARIO) --out runs/$(basename $(notdir $(SCENARIO)))
+
+build:
+	$(CARGO) build --release -p csigsim-cli
+
+# Builds the native module through maturin (PEP 517) and installs the package with its test extra.
+python:
+	$(PYTHON) -m pip install --quiet --disable-pip-version-check "./python[test]"
+
+rust-test:
+	$(CARGO) test --workspace --exclude csigsim-python
+
+python-test: python
+	$(PYTHON) -m pytest python/tests -q
+
+test: rust-test python-test
+
+bench: build
+	./target/release/csigsim bench

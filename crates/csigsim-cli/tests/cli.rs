@@ -1,0 +1,129 @@
+//! The command line as a user runs it: exit status, messages, run directory.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_csigsim"))
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("csigsim-cli-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+#[test]
+fn run_writes_the_run_directory_and_prints_a_summary() {
+    let out = tmp("run");
+    let r = bin().arg("run").arg(repo().join("scenarios/two_hosts.toml")).arg("--out").arg(&out).output().unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let stdout = String::from_utf8_lossy(&r.stdout);
+    assert!(stdout.contains("flows completed") && stdout.contains("1 of 1"), "{stdout}");
+    for f in ["summary.json", "flows.csv", "links.csv", "scenario.toml"] {
+        assert!(out.join(f).exists(), "{f} missing");
+    }
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    for k in [
+        "name", "seed", "version", "sim_time_ns", "wall_s", "events", "link_hops", "packets_delivered", "packets_dropped", "flows_total",
+        "flows_completed", "invariants_ok",
+    ] {
+        assert!(summary.get(k).is_some(), "summary lacks {k}");
+    }
+    assert_eq!(summary["invariants_ok"], true);
+    let flows = std::fs::read_to_string(out.join("flows.csv")).unwrap();
+    assert!(flows.starts_with("flow_id,name,src,dst,size_bytes,start_ns,finish_ns,fct_ns"));
+    let links = std::fs::read_to_string(out.join("links.csv")).unwrap();
+    assert!(links.starts_with("time_ns,from,to,"));
+    assert!(links.lines().next().unwrap().contains("tx_bytes,utilization,max_queue_bytes,drops,ecn_marks"));
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn set_and_seed_override_the_scenario() {
+    let out = tmp("set");
+    let r = bin()
+        .arg("run")
+        .arg(repo().join("scenarios/two_hosts.toml"))
+        .args(["--quiet", "--seed", "9", "--set", "transport.mtu=1000", "--set", "name=\"renamed\"", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(r.stdout.is_empty(), "--quiet prints nothing");
+    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(s["seed"], 9);
+    assert_eq!(s["name"], "renamed");
+    assert_eq!(s["packets_delivered"], 10_000);
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn same_seed_twice_gives_identical_files() {
+    let (a, b) = (tmp("det-a"), tmp("det-b"));
+    for d in [&a, &b] {
+        let r = bin().arg("run").arg(repo().join("scenarios/incast_fat_tree.toml")).arg("--quiet").arg("--out").arg(d).output().unwrap();
+        assert!(r.status.success());
+    }
+    for f in ["flows.csv", "links.csv", "scenario.toml"] {
+        assert_eq!(std::fs::read(a.join(f)).unwrap(), std::fs::read(b.join(f)).unwrap(), "{f} differs");
+    }
+    let _ = std::fs::remove_dir_all(&a);
+    let _ = std::fs::remove_dir_all(&b);
+}
+
+fn bad(name: &str, text: &str, needles: &[&str]) {
+    let dir = tmp(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bad.toml");
+    std::fs::write(&path, text).unwrap();
+    let out = dir.join("out");
+    let r = bin().arg("run").arg(&path).arg("--out").arg(&out).output().unwrap();
+    assert_eq!(r.status.code(), Some(2), "{name}");
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(err.contains("bad.toml:"), "{name}: {err}");
+    for n in needles {
+        assert!(err.contains(n), "{name}: {err} lacks {n}");
+    }
+    assert!(!out.exists(), "{name}: bad input must not create the run directory");
+    let v = bin().arg("validate").arg(&path).output().unwrap();
+    assert_eq!(v.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+const GOOD: &str = "[topology]\nkind = \"custom\"\nhosts = [\"h0\", \"h1\"]\nswitches = [\"s0\"]\nlinks = [\n  { a = \"h0\", b = \"s0\", rate = \"100Gbps\", delay = \"1us\" },\n  { a = \"s0\", b = \"h1\", rate = \"100Gbps\", delay = \"1us\" },\n]\n[[flow]]\nsrc = \"h0\"\ndst = \"h1\"\nsize = \"1MB\"\n";
+
+#[test]
+fn malformed_input_exits_2_and_names_key_and_line() {
+    bad("unit", &GOOD.replace("size = \"1MB\"", "size = \"1 MBB\""), &["flow[0].size", ":12:", "unit"]);
+    bad("key", &GOOD.replace("[[flow]]\n", "[[flow]]\nfoo = 1\n"), &["flow[0].foo", ":10:", "unknown field"]);
+    bad("host", &GOOD.replace("dst = \"h1\"", "dst = \"hx\""), &["flow[0].dst", ":11:", "unknown host"]);
+    bad("nowhere", &GOOD.replace("b = \"h1\"", "b = \"sX\""), &["topology.links[1].b", ":7:"]);
+    bad("negative", &GOOD.replace("size = \"1MB\"", "size = -1"), &["flow[0].size", ":12:", "negative"]);
+    bad("disconnected", &GOOD.replace("{ a = \"s0\", b = \"h1\"", "{ a = \"h1\", b = \"s1\"").replace("[\"s0\"]", "[\"s0\", \"s1\"]"), &["disconnected"]);
+    bad("syntax", &GOOD.replace("kind = \"custom\"", "kind = \"custom"), &[":2:", "syntax"]);
+}
+
+#[test]
+fn missing_file_and_bad_set_exit_2() {
+    let r = bin().args(["run", "does-not-exist.toml"]).output().unwrap();
+    assert_eq!(r.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("does-not-exist.toml"));
+    let r = bin().arg("validate").arg(repo().join("scenarios/two_hosts.toml")).args(["--set", "transport.cc=\"warp\""]).output().unwrap();
+    assert_eq!(r.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("transport.cc"), "{}", String::from_utf8_lossy(&r.stderr));
+}
+
+#[test]
+fn list_names_every_kind() {
+    let r = bin().arg("list").current_dir(repo()).output().unwrap();
+    assert!(r.status.success());
+    let s = String::from_utf8_lossy(&r.stdout);
+    for n in ["fat_tree", "leaf_spine", "clos", "chain", "custom", "dctcp", "ecmp", "spray", "adaptive", "deterministic", "permutation", "incast", "all_to_all", "two_hosts.toml"] {
+        assert!(s.contains(n), "list lacks {n}");
+    }
+}
