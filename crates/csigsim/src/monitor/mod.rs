@@ -73,13 +73,17 @@ impl PortMon {
         }
     }
 
-    /// A transmission of `bytes` over [now, end).
+    /// A transmission of `bytes` over [start, end), decided at `now`. A start
+    /// after `now` is a control packet committed behind the packet on the wire,
+    /// so the busy time from `now` to `end` is contiguous.
     #[inline]
-    pub fn on_tx(&mut self, now: u64, end: u64, bytes: u64, window_ps: u64) {
+    pub fn on_tx(&mut self, now: u64, start: u64, end: u64, bytes: u64, window_ps: u64) {
         self.advance(now, window_ps);
         let wend = (self.cur.window as u64 + 1) * window_ps;
         self.cur.tx_bytes += bytes;
-        self.cur.busy_ps += end.min(wend) - now;
+        if start < wend {
+            self.cur.busy_ps += end.min(wend) - start;
+        }
         self.busy_end = end;
     }
 
@@ -127,8 +131,8 @@ mod tests {
     fn busy_time_splits_at_window_boundaries() {
         let mut m = PortMon::default();
         // window 100: tx over [90, 130) and [130, 250).
-        m.on_tx(90, 130, 10, 100);
-        m.on_tx(130, 250, 30, 100);
+        m.on_tx(90, 90, 130, 10, 100);
+        m.on_tx(130, 130, 250, 30, 100);
         m.finish(250, 100);
         let busy: Vec<(u32, u64, u64)> = m.rows.iter().map(|r| (r.window, r.busy_ps, r.tx_bytes)).collect();
         assert_eq!(busy, vec![(0, 10, 10), (1, 100, 30), (2, 50, 0)]);
@@ -139,7 +143,7 @@ mod tests {
         let mut m = PortMon::default();
         m.on_pause(50, true, 100);
         m.on_pause(320, false, 100);
-        m.on_tx(1000, 1010, 5, 100);
+        m.on_tx(1000, 1000, 1010, 5, 100);
         m.finish(1010, 100);
         let p: Vec<(u32, u64)> = m.rows.iter().map(|r| (r.window, r.pause_ps)).collect();
         assert_eq!(p, vec![(0, 50), (1, 100), (2, 100), (3, 20), (10, 0)]);

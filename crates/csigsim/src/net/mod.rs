@@ -10,7 +10,7 @@ use crate::monitor::PortMon;
 use crate::sim::rng::Stream;
 use std::collections::VecDeque;
 
-/// One end of a full-duplex link. As an egress port it owns the queue towards
+/// One end of a full-duplex link. As an egress port it owns the data queue towards
 /// its peer; as an ingress port it owns the PFC accounting of the bytes that
 /// arrived through it and still sit in its switch's buffer.
 #[derive(Debug)]
@@ -27,10 +27,9 @@ pub struct Port {
     pub txdone_pending: bool,
     /// The data class is paused by the peer's PFC.
     pub paused: bool,
-    /// Strict-priority control queue and the data queue.
-    pub ctrl: VecDeque<u32>,
+    /// The data queue. Control packets never wait here: they are committed
+    /// to the wire as soon as they arrive (see `push_ctrl`).
     pub data: VecDeque<u32>,
-    pub ctrl_bytes: u64,
     pub data_bytes: u64,
     /// Ingress accounting (switch ports, pfc mode): bytes admitted through this
     /// port outside headroom, and in headroom.
@@ -44,7 +43,7 @@ pub struct Port {
 impl Port {
     #[inline]
     pub fn queue_bytes(&self) -> u64 {
-        self.ctrl_bytes + self.data_bytes
+        self.data_bytes
     }
 }
 

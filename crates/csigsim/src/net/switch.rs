@@ -135,17 +135,15 @@ impl World {
         }
     }
 
-    /// Queues a control packet on `port` and starts or schedules transmission.
+    /// Sends a control packet on `port`. Control has strict priority and is
+    /// never paused, so its start time is known now: right after whatever is
+    /// on the wire or already committed. It is committed at once, which saves
+    /// the `TxDone` event a queued packet would need.
     pub(crate) fn push_ctrl(&mut self, port: u32, pkt: u32) {
         let now = self.now;
-        let wire = self.pkts.get(pkt).wire as u64;
         self.pkts.get_mut(pkt).enq_ps = now;
-        let p = &mut self.ports[port as usize];
-        p.ctrl.push_back(pkt);
-        p.ctrl_bytes += wire;
-        let qb = p.queue_bytes();
-        p.mon.on_queue(now, qb, self.window_ps);
-        self.kick(port);
+        let start = self.ports[port as usize].busy_until.max(now);
+        self.start_tx(port, pkt, start);
     }
 
     /// Cuts a data packet to its headers and forwards it as control.
@@ -264,16 +262,10 @@ impl World {
         }
     }
 
-    /// The next packet a switch port sends: control first, then data unless paused.
+    /// The next data packet a switch port sends, unless paused.
     pub(crate) fn switch_next(&mut self, port: u32) -> Option<u32> {
         let now = self.now;
         let p = &mut self.ports[port as usize];
-        if let Some(pkt) = p.ctrl.pop_front() {
-            p.ctrl_bytes -= self.pkts.get(pkt).wire as u64;
-            let qb = p.queue_bytes();
-            p.mon.on_queue(now, qb, self.window_ps);
-            return Some(pkt);
-        }
         if p.paused {
             return None;
         }
@@ -286,4 +278,3 @@ impl World {
         Some(pkt)
     }
 }
-

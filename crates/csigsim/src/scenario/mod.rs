@@ -8,6 +8,7 @@
 pub mod config;
 pub mod error;
 mod locate;
+pub(crate) use locate::path_string;
 
 use crate::net::topology::{TopologyConfig, TopologySpec};
 use crate::units::Time;
@@ -93,29 +94,9 @@ fn syntax_error(text: &str, file: &str, e: toml::de::Error) -> InputError {
 type ErrFn<'a> = dyn Fn(&str, String) -> InputError + 'a;
 
 fn topology_config(raw: &toml::Table, err: &ErrFn) -> Result<TopologyConfig, InputError> {
-    use crate::net::topology::{chain, clos, custom, fat_tree, leaf_spine, KINDS};
-    let kinds = KINDS.iter().map(|k| k.0).collect::<Vec<_>>().join(", ");
-    let kind = match raw.get("kind") {
-        Some(toml::Value::String(k)) => k.clone(),
-        Some(_) => return Err(err("topology.kind", format!("kind must be a string, one of {kinds}"))),
-        None => return Err(err("topology", format!("missing key `kind` (one of {kinds})"))),
-    };
-    let mut table = raw.clone();
-    table.remove("kind");
-    fn de<T: serde::de::DeserializeOwned>(t: toml::Table, err: &ErrFn) -> Result<T, InputError> {
-        serde_path_to_error::deserialize(toml::Value::Table(t)).map_err(|e| {
-            let key = locate::path_string(e.path());
-            let full = if key.is_empty() { "topology".to_string() } else { format!("topology.{key}") };
-            err(&full, e.into_inner().to_string().trim_end().to_string())
-        })
-    }
-    Ok(match kind.as_str() {
-        "custom" => TopologyConfig::Custom(de::<custom::CustomConfig>(table, err)?),
-        "fat_tree" => TopologyConfig::FatTree(de::<fat_tree::FatTreeConfig>(table, err)?),
-        "leaf_spine" => TopologyConfig::LeafSpine(de::<leaf_spine::LeafSpineConfig>(table, err)?),
-        "clos" => TopologyConfig::Clos(de::<clos::ClosConfig>(table, err)?),
-        "chain" => TopologyConfig::Chain(de::<chain::ChainConfig>(table, err)?),
-        other => return Err(err("topology.kind", format!("unknown topology kind \"{other}\"; kinds: {kinds}"))),
+    TopologyConfig::from_table(raw).map_err(|e| {
+        let full = if e.key.is_empty() { "topology".to_string() } else { format!("topology.{}", e.key) };
+        err(&full, e.msg)
     })
 }
 

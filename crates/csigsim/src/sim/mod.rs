@@ -119,9 +119,7 @@ impl World {
                     busy_until: 0,
                     txdone_pending: false,
                     paused: false,
-                    ctrl: VecDeque::new(),
                     data: VecDeque::new(),
-                    ctrl_bytes: 0,
                     data_bytes: 0,
                     in_bytes: 0,
                     in_headroom: 0,
@@ -297,8 +295,16 @@ impl World {
             match ev {
                 Event::Arrive { pkt, port } => self.on_arrive(pkt, port),
                 Event::TxDone { port } => {
-                    self.ports[port as usize].txdone_pending = false;
-                    self.try_transmit(port);
+                    let p = &mut self.ports[port as usize];
+                    if p.busy_until > t {
+                        // Control packets were committed behind the packet that
+                        // just finished: serve the backlog after them.
+                        let at = p.busy_until;
+                        self.q.push(at, Event::TxDone { port });
+                    } else {
+                        p.txdone_pending = false;
+                        self.try_transmit(port);
+                    }
                 }
                 Event::NicWake { host } => {
                     if self.hosts[host as usize].wake_at == t {
@@ -345,22 +351,32 @@ impl World {
         let node = self.ports[port as usize].node;
         let next = if node < self.num_hosts { self.nic_next(node) } else { self.switch_next(port) };
         let Some(pkt) = next else { return };
+        let end = self.start_tx(port, pkt, self.now);
+        let p = &self.ports[port as usize];
+        let backlog = !p.data.is_empty() || (node < self.num_hosts && !self.hosts[node as usize].ring.is_empty());
+        if backlog {
+            self.ports[port as usize].txdone_pending = true;
+            self.q.push(end, Event::TxDone { port });
+        }
+    }
+
+    /// Puts `pkt` on the wire of `port` at `start` (now, or later for a control
+    /// packet committed behind the packet on the wire) and schedules its
+    /// arrival at the far end. Returns the end of its serialization.
+    #[inline]
+    pub(crate) fn start_tx(&mut self, port: u32, pkt: u32, start: u64) -> u64 {
         let now = self.now;
         let p = &mut self.ports[port as usize];
         let wire = self.pkts.get(pkt).wire as u64;
-        let end = now + tx_time_ps(wire, p.rate_bps);
+        let end = start + tx_time_ps(wire, p.rate_bps);
         p.busy_until = end;
-        p.mon.on_tx(now, end, wire, self.window_ps);
+        p.mon.on_tx(now, start, end, wire, self.window_ps);
         let arrive_at = end + p.delay_ps;
         let peer = p.peer;
-        let backlog = !p.ctrl.is_empty() || !p.data.is_empty() || (node < self.num_hosts && !self.hosts[node as usize].ring.is_empty());
-        if backlog {
-            p.txdone_pending = true;
-            self.q.push(end, Event::TxDone { port });
-        }
         self.pkts.get_mut(pkt).hops += 1;
         self.stats.link_hops += 1;
         self.q.push(arrive_at, Event::Arrive { pkt, port: peer });
+        end
     }
 
     /// Allocates a packet and counts it as injected.

@@ -3,39 +3,25 @@
 //! scheduled, on every machine and every run.
 
 use super::Event;
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use radix_heap::RadixHeapMap;
+use std::cmp::Reverse;
 
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    /// time in the high 64 bits, sequence in the low 64: one comparison orders both.
-    key: u128,
-    event: Event,
-}
-
-impl PartialEq for Entry {
-    fn eq(&self, o: &Self) -> bool {
-        self.key == o.key
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Entry {
-    // Reversed: BinaryHeap is a max-heap and we want the earliest first.
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.key.cmp(&self.key)
-    }
-}
-
-#[derive(Debug, Default)]
+/// A radix heap over the key (time << 64 | sequence). Keys popped never
+/// decrease (the simulation never schedules into the past), which is all a
+/// radix heap needs; it is markedly cheaper per event than a binary heap.
+/// One popped entry may be held back by [`EventQueue::peek_time`].
+#[derive(Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Entry>,
+    heap: RadixHeapMap<Reverse<u128>, Event>,
+    peeked: Option<(u128, Event)>,
     seq: u64,
     popped: u64,
+}
+
+impl std::fmt::Debug for EventQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "EventQueue {{ len: {}, popped: {} }}", self.len(), self.popped)
+    }
 }
 
 impl EventQueue {
@@ -47,27 +33,38 @@ impl EventQueue {
     pub fn push(&mut self, time_ps: u64, event: Event) {
         let key = ((time_ps as u128) << 64) | self.seq as u128;
         self.seq += 1;
-        self.heap.push(Entry { key, event });
+        debug_assert!(self.peeked.is_none_or(|(k, _)| key > k), "event scheduled before a peeked one");
+        self.heap.push(Reverse(key), event);
     }
 
     #[inline]
     pub fn pop(&mut self) -> Option<(u64, Event)> {
-        let e = self.heap.pop()?;
+        let (key, event) = match self.peeked.take() {
+            Some(e) => e,
+            None => {
+                let (Reverse(k), e) = self.heap.pop()?;
+                (k, e)
+            }
+        };
         self.popped += 1;
-        Some(((e.key >> 64) as u64, e.event))
+        Some(((key >> 64) as u64, event))
     }
 
     #[inline]
-    pub fn peek_time(&self) -> Option<u64> {
-        self.heap.peek().map(|e| (e.key >> 64) as u64)
+    pub fn peek_time(&mut self) -> Option<u64> {
+        if self.peeked.is_none() {
+            let (Reverse(k), e) = self.heap.pop()?;
+            self.peeked = Some((k, e));
+        }
+        self.peeked.map(|(k, _)| (k >> 64) as u64)
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + self.peeked.is_some() as usize
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 
     /// Events popped so far.

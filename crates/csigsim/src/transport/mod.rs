@@ -215,15 +215,11 @@ impl World {
         SendCheck::Send(psn, rtx)
     }
 
-    /// The next packet a host NIC sends: ACKs first, then flows round robin.
+    /// The next data packet a host NIC sends: flows round robin, one packet each.
+    /// (ACKs and NACKs never wait for this: they are committed on arrival.)
     pub(crate) fn nic_next(&mut self, host: u32) -> Option<u32> {
         let port = self.hosts[host as usize].port;
-        let p = &mut self.ports[port as usize];
-        if let Some(pkt) = p.ctrl.pop_front() {
-            p.ctrl_bytes -= self.pkts.get(pkt).wire as u64;
-            return Some(pkt);
-        }
-        if p.paused {
+        if self.ports[port as usize].paused {
             return None;
         }
         let mut wake = u64::MAX;

@@ -76,6 +76,33 @@ pub enum TopologyConfig {
 }
 
 impl TopologyConfig {
+    /// Reads the `[topology]` table by its `kind`. Errors name the key inside
+    /// the table (empty for the table itself).
+    pub fn from_table(raw: &toml::Table) -> Result<Self, TopologyError> {
+        let kinds = KINDS.iter().map(|k| k.0).collect::<Vec<_>>().join(", ");
+        let kind = match raw.get("kind") {
+            Some(toml::Value::String(k)) => k.clone(),
+            Some(_) => return Err(TopologyError::new("kind", format!("kind must be a string, one of {kinds}"))),
+            None => return Err(TopologyError::new("", format!("missing key `kind` (one of {kinds})"))),
+        };
+        let mut table = raw.clone();
+        table.remove("kind");
+        fn de<T: serde::de::DeserializeOwned>(t: toml::Table) -> Result<T, TopologyError> {
+            serde_path_to_error::deserialize(toml::Value::Table(t)).map_err(|e| {
+                let key = crate::scenario::path_string(e.path());
+                TopologyError::new(key, e.into_inner().to_string().trim_end().to_string())
+            })
+        }
+        Ok(match kind.as_str() {
+            "custom" => TopologyConfig::Custom(de(table)?),
+            "fat_tree" => TopologyConfig::FatTree(de(table)?),
+            "leaf_spine" => TopologyConfig::LeafSpine(de(table)?),
+            "clos" => TopologyConfig::Clos(de(table)?),
+            "chain" => TopologyConfig::Chain(de(table)?),
+            other => return Err(TopologyError::new("kind", format!("unknown topology kind \"{other}\"; kinds: {kinds}"))),
+        })
+    }
+
     pub fn kind(&self) -> &'static str {
         match self {
             TopologyConfig::Custom(_) => "custom",
@@ -96,6 +123,13 @@ impl TopologyConfig {
         };
         spec.check_connected()?;
         Ok(spec)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for TopologyConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let t = toml::Table::deserialize(d)?;
+        Self::from_table(&t).map_err(|e| serde::de::Error::custom(format!("{}: {}", e.key, e.msg)))
     }
 }
 
