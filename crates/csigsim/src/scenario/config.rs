@@ -227,6 +227,11 @@ pub struct TransportConfig {
     /// Retransmission timeout; doubles on each consecutive timeout up to 64x.
     #[serde(default = "default_rto")]
     pub rto: Time,
+    /// Selective mode: the receiver NACKs a hole once a packet this many
+    /// positions past it arrives (tolerates reordering from spraying). Go-back-N
+    /// NACKs every hole at once.
+    #[serde(default = "default_nack_threshold")]
+    pub nack_threshold: u32,
     /// Least time between two NACKs for the same expected PSN.
     #[serde(default = "default_nack_interval")]
     pub nack_interval: Time,
@@ -254,6 +259,9 @@ fn default_true() -> bool {
 fn default_rto() -> Time {
     Time::us(500)
 }
+fn default_nack_threshold() -> u32 {
+    3
+}
 fn default_nack_interval() -> Time {
     Time::us(50)
 }
@@ -268,6 +276,7 @@ impl Default for TransportConfig {
             ack_on_ce: true,
             retransmit: Retransmit::GoBackN,
             rto: default_rto(),
+            nack_threshold: default_nack_threshold(),
             nack_interval: default_nack_interval(),
             ecn: true,
             dctcp: DctcpConfig::default(),

@@ -353,8 +353,8 @@ impl World {
     fn receive_data(&mut self, p: &Packet) {
         let now = self.now;
         let flow = p.flow;
-        let (ack_every, ack_on_ce, nack_interval) =
-            (self.sc.transport.ack_every, self.sc.transport.ack_on_ce, self.sc.transport.nack_interval.0);
+        let t = &self.sc.transport;
+        let (ack_every, ack_on_ce, nack_interval, nack_threshold) = (t.ack_every, t.ack_on_ce, t.nack_interval.0, t.nack_threshold);
         let f = &mut self.flows[flow as usize];
         if f.finish_ps.is_some() {
             // Late duplicate after completion: re-ACK so the sender can finish.
@@ -375,6 +375,7 @@ impl World {
         let ce = (p.flags & F_CE != 0) as u32;
         f.ce_marks += ce as u64;
         let mut gap = false;
+        let mut nack_gap = false;
         if f.selective() {
             if p.psn >= f.rcv_nxt && !bit(&f.received, p.psn) {
                 set_bit(&mut f.received, p.psn);
@@ -383,6 +384,7 @@ impl World {
                 }
             }
             gap = p.psn > f.rcv_nxt;
+            nack_gap = p.psn >= f.rcv_nxt.saturating_add(nack_threshold.max(1));
         } else if p.psn == f.rcv_nxt {
             f.rcv_nxt += 1;
         } else if p.psn > f.rcv_nxt {
@@ -418,7 +420,7 @@ impl World {
             f.pending_ce = 0;
             self.send_ctrl(flow, PacketKind::Ack, n, p, acked, ces, done);
         }
-        if gap {
+        if nack_gap {
             let f = &mut self.flows[flow as usize];
             let ask = f.rcv_nxt;
             if f.last_nack_psn != ask || now >= f.last_nack_ps + nack_interval {

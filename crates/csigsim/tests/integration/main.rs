@@ -6,4 +6,6 @@ mod fairness;
 mod fct;
 mod incast;
 mod input_errors;
+mod routing;
 mod scenarios;
+mod workloads;
