@@ -128,8 +128,10 @@ impl World {
         let port = &mut self.ports[out as usize];
         port.data.push_back(pkt);
         port.data_bytes += wire;
-        let qb = port.queue_bytes();
-        port.mon.on_queue(now, qb, self.window_ps);
+        if self.record_links {
+            let qb = port.queue_bytes();
+            port.mon.on_queue(now, qb, self.window_ps);
+        }
         if !port.paused {
             self.kick(out);
         }
@@ -141,8 +143,22 @@ impl World {
     /// the `TxDone` event a queued packet would need.
     pub(crate) fn push_ctrl(&mut self, port: u32, pkt: u32) {
         let now = self.now;
+        let p = &self.ports[port as usize];
+        let start = p.busy_until.max(now);
+        // A switch's control class has a finite queue too: headers trimmed
+        // faster than the port drains them (and ACKs behind them) are dropped.
+        // PAUSE frames always go.
+        if p.node >= self.num_hosts && self.pkts.get(pkt).kind != PacketKind::Pause {
+            let backlog = crate::units::bytes_in(start - now, p.rate_bps);
+            if backlog + self.pkts.get(pkt).wire as u64 > self.sc.switch.ctrl_buffer.0 {
+                let port = &mut self.ports[port as usize];
+                port.mon.advance(now, self.window_ps);
+                port.mon.cur.drops += 1;
+                self.drop_packet(pkt);
+                return;
+            }
+        }
         self.pkts.get_mut(pkt).enq_ps = now;
-        let start = self.ports[port as usize].busy_until.max(now);
         self.start_tx(port, pkt, start);
     }
 
@@ -272,9 +288,11 @@ impl World {
         let pkt = p.data.pop_front()?;
         let sw = p.node - self.num_hosts;
         self.release(sw, port, pkt);
-        let p = &mut self.ports[port as usize];
-        let qb = p.queue_bytes();
-        p.mon.on_queue(now, qb, self.window_ps);
+        if self.record_links {
+            let p = &mut self.ports[port as usize];
+            let qb = p.queue_bytes();
+            p.mon.on_queue(now, qb, self.window_ps);
+        }
         Some(pkt)
     }
 }

@@ -123,6 +123,13 @@ pub struct SwitchConfig {
     /// Bytes a trimmed packet keeps (its headers).
     #[serde(default = "default_trim_size")]
     pub trim_size: u32,
+    /// Control-class queue per egress port (ACKs, NACKs, trimmed headers);
+    /// beyond it control packets are dropped. PAUSE frames are never dropped.
+    #[serde(default = "default_ctrl_buffer")]
+    pub ctrl_buffer: Size,
+}
+fn default_ctrl_buffer() -> Size {
+    Size(1_000_000)
 }
 fn default_buffer() -> Size {
     Size(32_000_000)
@@ -147,6 +154,7 @@ impl Default for SwitchConfig {
             ecn: None,
             pfc: PfcConfig::default(),
             trim_size: default_trim_size(),
+            ctrl_buffer: default_ctrl_buffer(),
         }
     }
 }

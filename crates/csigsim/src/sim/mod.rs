@@ -83,6 +83,8 @@ pub struct World {
     pub routes: Routes,
     pub sc: Scenario,
     pub window_ps: u64,
+    /// Per-packet link counters are kept only when links.csv is wanted.
+    pub record_links: bool,
     pub stats: Stats,
     /// Largest data packet on the wire.
     pub max_packet: u64,
@@ -202,6 +204,7 @@ impl World {
             flows: Vec::with_capacity(sc.flows.len()),
             routes,
             window_ps: sc.monitor.window.0.max(1),
+            record_links: sc.monitor.links,
             stats: Stats::default(),
             max_packet,
             sc,
@@ -370,7 +373,9 @@ impl World {
         let wire = self.pkts.get(pkt).wire as u64;
         let end = start + tx_time_ps(wire, p.rate_bps);
         p.busy_until = end;
-        p.mon.on_tx(now, start, end, wire, self.window_ps);
+        if self.record_links {
+            p.mon.on_tx(now, start, end, wire, self.window_ps);
+        }
         let arrive_at = end + p.delay_ps;
         let peer = p.peer;
         self.pkts.get_mut(pkt).hops += 1;
