@@ -37,6 +37,7 @@ pub mod monitor;
 pub mod net;
 pub mod output;
 pub mod scenario;
+pub mod signal;
 pub mod sim;
 pub mod transport;
 pub mod units;

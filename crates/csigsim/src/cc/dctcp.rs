@@ -125,7 +125,7 @@ mod tests {
         FlowParams { line_rate_bps: 100_000_000_000, base_rtt_ps: 8_000_000, mss: 1000 }
     }
 
-    fn ack(una: u32, nxt: u32, bytes: u64, pkts: u32, ce: u32) -> AckSample {
+    fn ack(una: u32, nxt: u32, bytes: u64, pkts: u32, ce: u32) -> AckSample<'static> {
         AckSample { acked_bytes: bytes, acked_pkts: pkts, ce_pkts: ce, snd_una: una, snd_nxt: nxt, ..Default::default() }
     }
 

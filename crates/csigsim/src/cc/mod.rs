@@ -32,7 +32,7 @@ impl FlowParams {
 
 /// An acknowledgement as the controller sees it.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct AckSample {
+pub struct AckSample<'a> {
     pub now_ps: u64,
     /// Payload bytes newly acknowledged (cumulative or selective).
     pub acked_bytes: u64,
@@ -45,6 +45,12 @@ pub struct AckSample {
     pub snd_una: u32,
     pub snd_nxt: u32,
     pub inflight_bytes: u64,
+    /// The CSIG signal the receiver reflected, if the packet carried a tag.
+    pub csig: Option<crate::signal::CsigSample>,
+    /// The reflected queue stamps, if stamping is on.
+    pub stamps: Option<crate::signal::StampSample>,
+    /// The reflected INT stack, if INT is on.
+    pub int: Option<&'a crate::signal::int::IntStack>,
 }
 
 /// A snapshot of a controller for telemetry.

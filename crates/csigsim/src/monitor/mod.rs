@@ -4,6 +4,8 @@
 //! Only windows in which something happened are stored; the writers fill the
 //! idle windows with zeros.
 
+pub mod signals;
+
 /// One directed link's counters for one monitor window.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LinkWindow {

@@ -37,6 +37,10 @@ pub struct Port {
     pub in_headroom: u64,
     /// This port has sent XOFF upstream and not yet XON.
     pub xoff_sent: bool,
+    /// Wire bytes this port has sent in the whole run (INT's txBytes).
+    pub tx_total: u64,
+    /// When the peer last resumed this port's data class (ECP root detection).
+    pub last_pause_end: Option<u64>,
     pub mon: PortMon,
 }
 

@@ -75,11 +75,21 @@ pub struct PacketArena {
     free: Vec<u32>,
     live: u64,
     live_bytes: u64,
+    /// Signal state per slot, kept only when the run uses signals.
+    sig: Vec<crate::signal::Signals>,
+    int: Vec<crate::signal::int::IntStack>,
+    with_sig: bool,
+    with_int: bool,
 }
 
 impl PacketArena {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An arena whose slots also carry signal state (CSIG, stamps) and INT stacks.
+    pub fn with_signals(sig: bool, int: bool) -> Self {
+        PacketArena { with_sig: sig || int, with_int: int, ..Default::default() }
     }
 
     #[inline]
@@ -89,13 +99,49 @@ impl PacketArena {
         match self.free.pop() {
             Some(i) => {
                 self.slots[i as usize] = p;
+                if self.with_sig {
+                    self.sig[i as usize] = Default::default();
+                }
+                if self.with_int {
+                    self.int[i as usize].n = 0;
+                }
                 i
             }
             None => {
                 self.slots.push(p);
+                if self.with_sig {
+                    self.sig.push(Default::default());
+                }
+                if self.with_int {
+                    self.int.push(Default::default());
+                }
                 (self.slots.len() - 1) as u32
             }
         }
+    }
+
+    /// Signal state of a packet (only in an arena made `with_signals`).
+    #[inline]
+    pub fn sig(&self, id: u32) -> &crate::signal::Signals {
+        &self.sig[id as usize]
+    }
+    #[inline]
+    pub fn sig_mut(&mut self, id: u32) -> &mut crate::signal::Signals {
+        &mut self.sig[id as usize]
+    }
+    #[inline]
+    pub fn int(&self, id: u32) -> &crate::signal::int::IntStack {
+        &self.int[id as usize]
+    }
+    #[inline]
+    pub fn int_mut(&mut self, id: u32) -> &mut crate::signal::int::IntStack {
+        &mut self.int[id as usize]
+    }
+    pub fn has_signals(&self) -> bool {
+        self.with_sig
+    }
+    pub fn has_int(&self) -> bool {
+        self.with_int
     }
 
     #[inline]

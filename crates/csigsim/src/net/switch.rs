@@ -11,7 +11,8 @@
 //! - Buffer is released when a packet starts transmission.
 
 use crate::net::packet::{Packet, PacketKind, F_CE, F_ECT, F_TRIMMED, F_XOFF};
-use crate::scenario::config::{RoutingPolicy, SwitchMode};
+use crate::scenario::config::{EcnMode, RoutingPolicy, SwitchMode};
+use crate::signal::ecp;
 use crate::sim::rng::mix;
 use crate::sim::World;
 
@@ -37,6 +38,9 @@ impl World {
             return;
         }
         p.paused = paused;
+        if !paused {
+            p.last_pause_end = Some(now);
+        }
         p.mon.on_pause(now, paused, self.window_ps);
         if !paused {
             self.kick(port);
@@ -98,10 +102,23 @@ impl World {
             }
             return;
         }
-        // ECN: RED on the data queue this packet joins.
+        let q = self.ports[out as usize].data_bytes;
+        if self.sig.on {
+            self.signal_enqueue(pkt, q);
+        }
+        // ECN: RED on the data queue this packet joins; with ECP only at congestion roots.
         if let Some(ecn) = self.sc.switch.ecn {
-            if self.pkts.get(pkt).flags & F_ECT != 0 {
-                let q = self.ports[out as usize].data_bytes;
+            let port = &self.ports[out as usize];
+            let eligible = ecn.mode == EcnMode::Red
+                || ecp::is_root(
+                    q,
+                    ecn.root_threshold.unwrap_or(ecn.kmin).0,
+                    port.paused,
+                    port.last_pause_end,
+                    now,
+                    ecn.pause_memory.0,
+                );
+            if eligible && self.pkts.get(pkt).flags & F_ECT != 0 {
                 let mark = if q <= ecn.kmin.0 {
                     false
                 } else if q >= ecn.kmax.0 {
@@ -172,6 +189,10 @@ impl World {
         }
         self.stats.packets_trimmed += 1;
         self.pkts.get_mut(pkt).flags |= F_TRIMMED;
+        if self.sig.on {
+            // The tag of a trimmed packet no longer describes a full packet's path.
+            self.pkts.sig_mut(pkt).csig_d = true;
+        }
         self.push_ctrl(out, pkt);
     }
 

@@ -72,6 +72,8 @@ pub struct RunOutput {
     pub summary: Summary,
     pub flows_csv: String,
     pub links_csv: String,
+    /// Empty when the scenario enables no signal.
+    pub signals_csv: String,
     pub scenario_toml: String,
     /// Per-flow results for callers that want numbers, not text.
     pub flows: Vec<FlowResult>,
@@ -196,6 +198,7 @@ pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
     RunOutput {
         flows_csv: flows_csv(w, &flows),
         links_csv: if sc.monitor.links { links_csv(w) } else { String::new() },
+        signals_csv: if sc.signals.csig.is_some() || sc.signals.stamp.is_some() { signals_csv(w) } else { String::new() },
         scenario_toml: sc.resolved_toml.clone(),
         summary,
         flows,
@@ -203,7 +206,7 @@ pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
 }
 
 fn flows_csv(w: &World, flows: &[FlowResult]) -> String {
-    let mut s = String::from("flow_id,name,src,dst,size_bytes,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown,bytes_sent,retransmits,timeouts,nacks,trims\n");
+    let mut s = String::from("flow_id,name,src,dst,size_bytes,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown,bytes_sent,retransmits,timeouts,nacks,trims,ecn_marked\n");
     let hosts = &w.sc.topology.hosts;
     for f in flows {
         let (fin, fct, slow) = match f.finish_ps {
@@ -215,7 +218,7 @@ fn flows_csv(w: &World, flows: &[FlowResult]) -> String {
         };
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             f.flow_id,
             csv_field(&f.name),
             csv_field(&hosts[f.src as usize]),
@@ -230,7 +233,57 @@ fn flows_csv(w: &World, flows: &[FlowResult]) -> String {
             f.retransmits,
             f.timeouts,
             f.nacks,
-            f.trims
+            f.trims,
+            w.flows[f.flow_id as usize].ce_marks
+        );
+    }
+    s
+}
+
+/// Reflected signals per flow and window (docs/outputs.md).
+fn signals_csv(w: &World) -> String {
+    use crate::monitor::signals::Series;
+    use crate::signal::stamp::Collector;
+    let mut rows: Vec<(u32, u32, &crate::monitor::signals::SignalRow)> = Vec::new();
+    for f in &w.flows {
+        for r in &f.sigmon.rows {
+            rows.push((r.window, f.id, r));
+        }
+    }
+    rows.sort_by_key(|&(win, flow, r)| (win, flow, r.series as u8));
+    let csig = w.sc.signals.csig.as_ref().map(|c| c.sig);
+    let stamp_unit = match w.sc.signals.stamp.map(|s| s.collect) {
+        Some(Collector::Sojourn) => "ns",
+        _ => "B",
+    };
+    let mut s = String::from("time_ns,flow_id,signal,unit,samples,mean,min,max,locator,bottleneck\n");
+    for (win, flow, r) in rows {
+        let (name, unit, scale) = match r.series {
+            Series::Csig => {
+                let t = csig.expect("csig rows need csig");
+                let scale = if t.unit() == "ns" { 1e-3 } else { 1.0 };
+                (t.name(), t.unit(), scale)
+            }
+            Series::StampMax => ("stamp_max", stamp_unit, if stamp_unit == "ns" { 1e-3 } else { 1.0 }),
+            Series::StampSum => ("stamp_sum", stamp_unit, if stamp_unit == "ns" { 1e-3 } else { 1.0 }),
+            Series::StampSumSqu => ("stamp_sum_squ", stamp_unit, if stamp_unit == "ns" { 1e-3 } else { 1.0 }),
+            Series::StampInd => ("stamp_ind", "fraction", 1.0),
+        };
+        let (lm, bottleneck) = match r.writer {
+            Some((port, lm)) => {
+                let p = &w.ports[port as usize];
+                (lm.to_string(), format!("{}->{}", w.node_name(p.node), w.node_name(w.ports[p.peer as usize].node)))
+            }
+            None => (String::new(), String::new()),
+        };
+        let _ = writeln!(
+            s,
+            "{},{flow},{name},{unit},{},{},{},{},{lm},{bottleneck}",
+            fmt_ns(win as u64 * w.window_ps),
+            r.samples,
+            r.mean * scale,
+            r.min * scale,
+            r.max * scale
         );
     }
     s
@@ -297,6 +350,12 @@ impl RunOutput {
         } else if links.exists() {
             // A reused run directory must not keep another run's links.
             std::fs::remove_file(&links)?;
+        }
+        let signals = dir.join("signals.csv");
+        if !self.signals_csv.is_empty() {
+            std::fs::write(&signals, &self.signals_csv)?;
+        } else if signals.exists() {
+            std::fs::remove_file(&signals)?;
         }
         std::fs::write(dir.join("scenario.toml"), &self.scenario_toml)?;
         Ok(())

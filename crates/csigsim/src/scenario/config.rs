@@ -24,6 +24,8 @@ pub struct ScenarioFile {
     #[serde(default)]
     pub monitor: MonitorConfig,
     #[serde(default)]
+    pub signals: crate::signal::SignalsConfig,
+    #[serde(default)]
     pub flow: Vec<FlowEntry>,
     #[serde(default)]
     pub workload: Vec<WorkloadEntry>,
@@ -62,6 +64,16 @@ pub enum RoutingPolicy {
     Deterministic,
 }
 
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnMode {
+    /// Classic RED on the egress data queue.
+    #[default]
+    Red,
+    /// Enhanced congestion point: RED only at congestion roots (docs/signals.md).
+    Ecp,
+}
+
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct EcnConfig {
@@ -69,6 +81,18 @@ pub struct EcnConfig {
     pub kmax: Size,
     #[serde(default = "default_pmax")]
     pub pmax: f64,
+    #[serde(default)]
+    pub mode: EcnMode,
+    /// ECP: an egress queue at or above this is a candidate root (default kmin).
+    #[serde(default)]
+    pub root_threshold: Option<Size>,
+    /// ECP: a port paused by PFC within this time is a branch of a congestion
+    /// tree, not its root.
+    #[serde(default = "default_pause_memory")]
+    pub pause_memory: Time,
+}
+fn default_pause_memory() -> Time {
+    Time::us(20)
 }
 fn default_pmax() -> f64 {
     1.0

@@ -37,6 +37,7 @@ pub struct Scenario {
     pub switch: SwitchConfig,
     pub transport: TransportConfig,
     pub monitor: MonitorConfig,
+    pub signals: crate::signal::SignalSetup,
     pub flows: Vec<FlowSpec>,
     /// The scenario text after overrides, as run (for the run directory).
     pub resolved_toml: String,
@@ -144,6 +145,12 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
         return Err(err("monitor.window", "window must be above zero".into()));
     }
     check_buffer(&topology, s, t, err)?;
+    let signals = crate::signal::SignalSetup::new(&sf.signals, &topology, s.buffer).map_err(|(k, m)| err(&format!("signals.{k}"), m))?;
+    if let Some(e) = s.ecn {
+        if e.root_threshold.is_some() && e.mode != EcnMode::Ecp {
+            return Err(err("switch.ecn.root_threshold", "root_threshold applies to mode = \"ecp\"".into()));
+        }
+    }
     if s.routing == RoutingPolicy::Deterministic && !matches!(topo_cfg.kind(), "clos" | "fat_tree" | "leaf_spine") {
         // D-mod-K is defined for any topology, but balanced only on trees.
     }
@@ -174,6 +181,7 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
         switch: sf.switch,
         transport: sf.transport,
         monitor: sf.monitor,
+        signals,
         flows,
         resolved_toml: text.to_string(),
     })

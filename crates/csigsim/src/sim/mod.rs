@@ -55,6 +55,8 @@ pub struct Stats {
     pub retransmits: u64,
     pub timeouts: u64,
     pub flows_completed: u64,
+    /// Bytes of CSIG tags removed by `strip` ports.
+    pub bytes_stripped: u64,
     /// Data packets that a go-back-N receiver discarded as out of order.
     pub out_of_order_discards: u64,
 }
@@ -81,6 +83,7 @@ pub struct World {
     pub hosts: Vec<Host>,
     pub flows: Vec<Flow>,
     pub routes: Routes,
+    pub sig: crate::signal::SignalRuntime,
     pub sc: Scenario,
     pub window_ps: u64,
     /// Per-packet link counters are kept only when links.csv is wanted.
@@ -126,6 +129,8 @@ impl World {
                     in_bytes: 0,
                     in_headroom: 0,
                     xoff_sent: false,
+                    tx_total: 0,
+                    last_pause_end: None,
                     mon: Default::default(),
                 });
             }
@@ -192,11 +197,13 @@ impl World {
         let hosts: Vec<Host> = (0..nh)
             .map(|h| Host { port: first_port[h as usize], ring: VecDeque::new(), wake_at: u64::MAX })
             .collect();
+        let sig = signal_runtime(&sc, &ports, &switches, nh);
         let mut w = World {
             now: 0,
             stop_ps: sc.stop.map(|s| s.0),
             q: EventQueue::new(),
-            pkts: PacketArena::new(),
+            pkts: PacketArena::with_signals(sc.signals.any(), sc.signals.int.is_some()),
+            sig,
             num_hosts: nh,
             ports,
             switches,
@@ -220,7 +227,7 @@ impl World {
             };
             let cc = Cc::new(&w.sc.transport, &params);
             let entropy = Stream::new(w.sc.seed, i as u64, Purpose::FlowEntropy).next_u64() as u32;
-            let flow = Flow::new(i as u32, f, &w.sc.transport, cc, entropy, params.base_rtt_ps);
+            let flow = Flow::new(i as u32, f, &w.sc.transport, cc, entropy, params.base_rtt_ps, w.sc.seed);
             w.q.push(f.start.0, Event::FlowStart { flow: i as u32 });
             w.flows.push(flow);
         }
@@ -354,6 +361,9 @@ impl World {
         let node = self.ports[port as usize].node;
         let next = if node < self.num_hosts { self.nic_next(node) } else { self.switch_next(port) };
         let Some(pkt) = next else { return };
+        if self.sig.on && node >= self.num_hosts {
+            self.signal_egress(port, pkt);
+        }
         let end = self.start_tx(port, pkt, self.now);
         let p = &self.ports[port as usize];
         let backlog = !p.data.is_empty() || (node < self.num_hosts && !self.hosts[node as usize].ring.is_empty());
@@ -373,6 +383,12 @@ impl World {
         let wire = self.pkts.get(pkt).wire as u64;
         let end = start + tx_time_ps(wire, p.rate_bps);
         p.busy_until = end;
+        p.tx_total += wire;
+        if self.sig.abw_on {
+            if let Some(cs) = &self.sc.signals.csig {
+                self.sig.abw[port as usize].on_tx(now, start, end, cs.abw_interval_ps, cs.abw_ewma);
+            }
+        }
         if self.record_links {
             p.mon.on_tx(now, start, end, wire, self.window_ps);
         }
@@ -414,6 +430,9 @@ impl World {
         for p in &mut self.ports {
             p.mon.finish(end, self.window_ps);
         }
+        for f in &mut self.flows {
+            f.sigmon.finish();
+        }
     }
 
     /// End-of-run invariants; an empty list means all hold.
@@ -421,10 +440,10 @@ impl World {
         let mut bad = Vec::new();
         let s = &self.stats;
         let (live, live_bytes) = self.pkts.live();
-        if s.bytes_injected != s.bytes_delivered + s.bytes_dropped + s.bytes_trimmed + live_bytes {
+        if s.bytes_injected != s.bytes_delivered + s.bytes_dropped + s.bytes_trimmed + s.bytes_stripped + live_bytes {
             bad.push(format!(
-                "bytes not conserved: injected {} != delivered {} + dropped {} + trimmed {} + in flight {}",
-                s.bytes_injected, s.bytes_delivered, s.bytes_dropped, s.bytes_trimmed, live_bytes
+                "bytes not conserved: injected {} != delivered {} + dropped {} + trimmed {} + stripped tags {} + in flight {}",
+                s.bytes_injected, s.bytes_delivered, s.bytes_dropped, s.bytes_trimmed, s.bytes_stripped, live_bytes
             ));
         }
         if s.packets_injected != s.packets_delivered + s.packets_dropped + live {
@@ -454,4 +473,39 @@ pub fn pfc_headroom(sw: &crate::scenario::config::SwitchConfig, p: &Port, max_pa
         return h.0;
     }
     2 * crate::units::bytes_in(p.delay_ps, p.rate_bps) + 2 * max_packet + 64
+}
+
+/// Per-port CSIG actions, locators and ABW meters.
+fn signal_runtime(sc: &Scenario, ports: &[Port], switches: &[Switch], nh: u32) -> crate::signal::SignalRuntime {
+    use crate::signal::csig::{locator, PortAction, SignalType};
+    let setup = &sc.signals;
+    let mut rt = crate::signal::SignalRuntime { on: setup.any(), ..Default::default() };
+    if let Some(cs) = &setup.csig {
+        rt.tag_bytes = cs.size.bytes();
+        rt.abw_on = matches!(cs.sig, SignalType::Abw | SignalType::AbwC);
+        rt.action = vec![PortAction::Update; ports.len()];
+        rt.locator = vec![0; ports.len()];
+        for (si, s) in switches.iter().enumerate() {
+            for j in 0..s.num_ports {
+                let pid = (s.first_port + j) as usize;
+                let peer = ports[ports[pid].peer as usize].node;
+                // Down: towards a host or a lower tier; between equals, towards the higher index.
+                let down = if peer < nh {
+                    true
+                } else {
+                    let ps = &switches[(peer - nh) as usize];
+                    ps.tier < s.tier || (ps.tier == s.tier && peer - nh < si as u32)
+                };
+                rt.action[pid] = setup.action(&s.name, s.tier, j);
+                rt.locator[pid] = locator(cs.lm_bits, s.tier, down, si as u32, j);
+            }
+        }
+        if rt.abw_on {
+            rt.abw = vec![Default::default(); ports.len()];
+        }
+    }
+    if let Some(ic) = &setup.int {
+        rt.int_bytes = ic.overhead();
+    }
+    rt
 }

@@ -14,6 +14,7 @@ pub enum Purpose {
     SwitchSpray = 3,
     Workload = 4,
     SwitchHash = 5,
+    CsigTag = 6,
 }
 
 fn splitmix64(mut z: u64) -> u64 {

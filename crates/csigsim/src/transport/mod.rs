@@ -16,6 +16,10 @@ use crate::net::packet::{Packet, PacketKind, F_CE, F_DONE, F_ECT, F_RTX, F_TRIMM
 use crate::scenario::config::{Retransmit, TransportConfig};
 use crate::scenario::FlowSpec;
 use crate::sim::{Event, World};
+use crate::monitor::signals::{FlowSignalMon, Series};
+use crate::signal::int::IntStack;
+use crate::signal::{CsigSample, Signals, NO_TAG, NO_WRITER};
+use crate::sim::rng::{Purpose, Stream};
 use crate::units::tx_time_ps;
 use std::collections::VecDeque;
 
@@ -64,6 +68,11 @@ pub struct Flow {
     pub last_nack_psn: u32,
     pub last_nack_ps: u64,
     pub finish_ps: Option<u64>,
+    /// Reflect = worst: the worst signals over the packets the next ACK covers.
+    pending_sig: Signals,
+    // signals
+    tag_rng: Stream,
+    pub sigmon: FlowSignalMon,
     // stats
     pub bytes_sent: u64,
     pub retransmits: u64,
@@ -81,7 +90,7 @@ fn set_bit(v: &mut [u64], i: u32) {
 }
 
 impl Flow {
-    pub fn new(id: u32, f: &FlowSpec, t: &TransportConfig, cc: Cc, entropy: u32, base_rtt_ps: u64) -> Flow {
+    pub fn new(id: u32, f: &FlowSpec, t: &TransportConfig, cc: Cc, entropy: u32, base_rtt_ps: u64, seed: u64) -> Flow {
         let npkts = f.size.div_ceil(t.mtu as u64) as u32;
         let selective = t.retransmit == Retransmit::Selective;
         let words = if selective { (npkts as usize).div_ceil(64) } else { 0 };
@@ -115,6 +124,9 @@ impl Flow {
             last_nack_psn: u32::MAX,
             last_nack_ps: 0,
             finish_ps: None,
+            pending_sig: Signals::default(),
+            tag_rng: Stream::new(seed, id as u64, Purpose::CsigTag),
+            sigmon: FlowSignalMon::default(),
             bytes_sent: 0,
             retransmits: 0,
             timeouts: 0,
@@ -251,9 +263,14 @@ impl World {
         let t = &self.sc.transport;
         let (header, ecn, rto) = (t.header, t.ecn, t.rto.0);
         let line = self.ports[self.hosts[self.flows[flow as usize].src as usize].port as usize].rate_bps;
+        let (tag_bytes, int_bytes) = (self.sig.tag_bytes, self.sig.int_bytes);
         let f = &mut self.flows[flow as usize];
         let payload = f.payload(psn);
-        let wire = payload + header;
+        let tag = match &self.sc.signals.csig {
+            Some(cs) => cs.fraction >= 1.0 || f.tag_rng.unit() < cs.fraction,
+            None => false,
+        };
+        let wire = payload + header + if tag { tag_bytes } else { 0 } + int_bytes;
         if rtx {
             f.rtx_queue.pop_front();
         } else {
@@ -297,11 +314,20 @@ impl World {
         if resend {
             self.stats.retransmits += 1;
         }
-        self.inject(p)
+        let id = self.inject(p);
+        if tag {
+            if let Some(cs) = &self.sc.signals.csig {
+                cs.init(self.pkts.sig_mut(id));
+            }
+        }
+        id
     }
 
     pub(crate) fn host_receive(&mut self, host: u32, pkt: u32, port: u32) {
         let p = *self.pkts.get(pkt);
+        let sig = if self.sig.on { *self.pkts.sig(pkt) } else { Signals::default() };
+        let int = if self.pkts.has_int() { Some(*self.pkts.int(pkt)) } else { None };
+        let int = int.as_ref();
         match p.kind {
             PacketKind::Pause => {
                 self.consume(pkt);
@@ -310,11 +336,11 @@ impl World {
             PacketKind::Data => {
                 self.consume(pkt);
                 debug_assert_eq!(p.dst, host);
-                self.receive_data(&p);
+                self.receive_data(&p, &sig, int);
             }
             PacketKind::Ack => {
                 self.consume(pkt);
-                self.receive_ack(&p);
+                self.receive_ack(&p, &sig, int);
             }
             PacketKind::Nack => {
                 self.consume(pkt);
@@ -323,8 +349,13 @@ impl World {
         }
     }
 
-    fn send_ctrl(&mut self, flow: u32, kind: PacketKind, psn: u32, data: &Packet, acked: u32, ce: u32, done: bool) {
+    #[allow(clippy::too_many_arguments)]
+    fn send_ctrl(&mut self, flow: u32, kind: PacketKind, psn: u32, data: &Packet, acked: u32, ce: u32, done: bool, refl: Option<(&Signals, Option<&IntStack>)>) {
         let f = &self.flows[flow as usize];
+        let reflect_bytes = match refl {
+            Some((s, _)) if s.csig_type != NO_TAG => self.sig.tag_bytes,
+            _ => 0,
+        } + self.sig.int_bytes;
         let p = Packet {
             kind,
             flags: if done { F_DONE } else { 0 },
@@ -333,7 +364,7 @@ impl World {
             dst: f.src,
             psn,
             sack: data.psn,
-            wire: self.sc.transport.ack_size,
+            wire: self.sc.transport.ack_size + reflect_bytes,
             entropy: f.entropy,
             acked: acked.min(u16::MAX as u32) as u16,
             ce: ce.min(u16::MAX as u32) as u16,
@@ -347,10 +378,19 @@ impl World {
         }
         let port = self.hosts[f.dst as usize].port;
         let id = self.inject(p);
+        if let Some((s, int)) = refl {
+            if self.pkts.has_signals() {
+                *self.pkts.sig_mut(id) = *s;
+            }
+            if let Some(st) = int {
+                *self.pkts.int_mut(id) = *st;
+            }
+        }
         self.push_ctrl(port, id);
     }
 
-    fn receive_data(&mut self, p: &Packet) {
+    fn receive_data(&mut self, p: &Packet, sig: &Signals, int: Option<&IntStack>) {
+        let refl = Some((sig, int));
         let now = self.now;
         let flow = p.flow;
         let t = &self.sc.transport;
@@ -359,7 +399,7 @@ impl World {
         if f.finish_ps.is_some() {
             // Late duplicate after completion: re-ACK so the sender can finish.
             let n = f.npkts;
-            self.send_ctrl(flow, PacketKind::Ack, n, p, 0, 0, true);
+            self.send_ctrl(flow, PacketKind::Ack, n, p, 0, 0, true, refl);
             return;
         }
         if p.flags & F_TRIMMED != 0 {
@@ -368,7 +408,7 @@ impl World {
             f.last_nack_psn = ask;
             f.last_nack_ps = now;
             f.nacks += 1;
-            self.send_ctrl(flow, PacketKind::Nack, ask, p, 0, 0, false);
+            self.send_ctrl(flow, PacketKind::Nack, ask, p, 0, 0, false, refl);
             return;
         }
         self.stats.data_packets_delivered += 1;
@@ -396,13 +436,13 @@ impl World {
                 f.last_nack_psn = ask;
                 f.last_nack_ps = now;
                 f.nacks += 1;
-                self.send_ctrl(flow, PacketKind::Nack, ask, p, 0, 0, false);
+                self.send_ctrl(flow, PacketKind::Nack, ask, p, 0, 0, false, refl);
             }
             return;
         } else {
             // Duplicate of delivered data: ACK at once so a sender that went back moves on.
             let n = f.rcv_nxt;
-            self.send_ctrl(flow, PacketKind::Ack, n, p, 0, 0, false);
+            self.send_ctrl(flow, PacketKind::Ack, n, p, 0, 0, false, refl);
             return;
         }
         let f = &mut self.flows[flow as usize];
@@ -413,12 +453,37 @@ impl World {
             f.finish_ps = Some(now);
             self.stats.flows_completed += 1;
         }
+        let worst = match &self.sc.signals.csig {
+            Some(cs) if cs.reflect == crate::signal::csig::Reflect::Worst => Some(cs),
+            _ => None,
+        };
         let f = &mut self.flows[flow as usize];
+        if let Some(cs) = worst {
+            // Keep the worst tag over the packets this ACK will cover.
+            let pend = &mut f.pending_sig;
+            if sig.csig_type != NO_TAG && (pend.csig_type == NO_TAG || cs.worse(sig.csig_value, pend.csig_value)) {
+                let keep = *pend;
+                *pend = *sig;
+                if keep.csig_type == NO_TAG {
+                    pend.stamp_hops = sig.stamp_hops;
+                }
+            }
+        }
         if done || gap || f.pending_acks >= ack_every || (ce == 1 && ack_on_ce) {
             let (acked, ces, n) = (f.pending_acks, f.pending_ce, f.rcv_nxt);
             f.pending_acks = 0;
             f.pending_ce = 0;
-            self.send_ctrl(flow, PacketKind::Ack, n, p, acked, ces, done);
+            let mut out = *sig;
+            if worst.is_some() && f.pending_sig.csig_type != NO_TAG {
+                let w = f.pending_sig;
+                out.csig_type = w.csig_type;
+                out.csig_value = w.csig_value;
+                out.csig_lm = w.csig_lm;
+                out.csig_writer = w.csig_writer;
+                out.csig_d = w.csig_d;
+                f.pending_sig = Signals::default();
+            }
+            self.send_ctrl(flow, PacketKind::Ack, n, p, acked, ces, done, Some((&out, int)));
         }
         if nack_gap {
             let f = &mut self.flows[flow as usize];
@@ -427,13 +492,25 @@ impl World {
                 f.last_nack_psn = ask;
                 f.last_nack_ps = now;
                 f.nacks += 1;
-                self.send_ctrl(flow, PacketKind::Nack, ask, p, 0, 0, false);
+                self.send_ctrl(flow, PacketKind::Nack, ask, p, 0, 0, false, refl);
             }
         }
     }
 
-    fn receive_ack(&mut self, p: &Packet) {
+    fn receive_ack(&mut self, p: &Packet, sig: &Signals, int: Option<&IntStack>) {
         let now = self.now;
+        let window_ps = self.window_ps;
+        let csig = match &self.sc.signals.csig {
+            Some(cs) if sig.csig_type != NO_TAG => Some(CsigSample {
+                sig: cs.sig,
+                raw: sig.csig_value,
+                value: cs.decode(sig.csig_value),
+                locator: sig.csig_lm,
+                writer: sig.csig_writer,
+            }),
+            _ => None,
+        };
+        let stamps = self.sc.signals.stamp.as_ref().map(|st| st.sample(sig));
         let rto = self.sc.transport.rto.0;
         let flow = p.flow;
         let f = &mut self.flows[flow as usize];
@@ -475,8 +552,21 @@ impl World {
             snd_una: f.snd_una,
             snd_nxt: f.snd_nxt,
             inflight_bytes: f.inflight_bytes(),
+            csig,
+            stamps,
+            int,
         };
         f.cc.on_ack(&sample);
+        if let Some(c) = csig {
+            let writer = (c.writer != NO_WRITER).then_some((c.writer, c.locator));
+            f.sigmon.record(now, window_ps, Series::Csig, c.value, writer);
+        }
+        if let Some(st) = stamps {
+            f.sigmon.record(now, window_ps, Series::StampMax, st.max as f64, None);
+            f.sigmon.record(now, window_ps, Series::StampSum, st.sum as f64, None);
+            f.sigmon.record(now, window_ps, Series::StampSumSqu, st.sum_squ, None);
+            f.sigmon.record(now, window_ps, Series::StampInd, st.ind as u8 as f64, None);
+        }
         if f.snd_una >= f.npkts || p.flags & F_DONE != 0 {
             f.snd_una = f.npkts;
             f.sender_done_ps = Some(now);

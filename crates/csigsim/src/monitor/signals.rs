@@ -1,0 +1,139 @@
+//! Reflected signals per flow and monitor window, for `signals.csv`: the
+//! number of ACKs that carried each signal, mean, min and max of the decoded
+//! values, and the most frequent writer (bottleneck) of CSIG values.
+
+/// The series a flow can see.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Series {
+    Csig = 0,
+    StampMax = 1,
+    StampSum = 2,
+    StampSumSqu = 3,
+    StampInd = 4,
+}
+
+pub const SERIES: usize = 5;
+const WRITERS: usize = 8;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Acc {
+    n: u64,
+    sum: f64,
+    min: f64,
+    max: f64,
+    /// (writer port, locator, count); writer u32::MAX = never written.
+    writers: [(u32, u16, u32); WRITERS],
+}
+
+impl Acc {
+    fn add(&mut self, v: f64, writer: Option<(u32, u16)>) {
+        if self.n == 0 {
+            self.min = v;
+            self.max = v;
+        } else {
+            self.min = self.min.min(v);
+            self.max = self.max.max(v);
+        }
+        self.n += 1;
+        self.sum += v;
+        if let Some((w, lm)) = writer {
+            for slot in self.writers.iter_mut() {
+                if slot.2 == 0 {
+                    *slot = (w, lm, 1);
+                    return;
+                }
+                if slot.0 == w {
+                    slot.2 += 1;
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Most frequent writer; ties go to the one seen first.
+    fn top_writer(&self) -> Option<(u32, u16)> {
+        let mut best: Option<(u32, u16, u32)> = None;
+        for &s in &self.writers {
+            if s.2 > 0 && best.is_none_or(|b| s.2 > b.2) {
+                best = Some(s);
+            }
+        }
+        best.map(|b| (b.0, b.1))
+    }
+}
+
+/// One row of signals.csv.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SignalRow {
+    pub window: u32,
+    pub series: Series,
+    pub samples: u64,
+    pub mean: f64,
+    pub min: f64,
+    pub max: f64,
+    /// Most frequent CSIG writer (egress port id) and its locator.
+    pub writer: Option<(u32, u16)>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct FlowSignalMon {
+    window: u32,
+    acc: [Acc; SERIES],
+    pub rows: Vec<SignalRow>,
+}
+
+const ALL: [Series; SERIES] = [Series::Csig, Series::StampMax, Series::StampSum, Series::StampSumSqu, Series::StampInd];
+
+impl FlowSignalMon {
+    fn flush(&mut self) {
+        for s in ALL {
+            let a = &mut self.acc[s as usize];
+            if a.n > 0 {
+                self.rows.push(SignalRow {
+                    window: self.window,
+                    series: s,
+                    samples: a.n,
+                    mean: a.sum / a.n as f64,
+                    min: a.min,
+                    max: a.max,
+                    writer: a.top_writer(),
+                });
+            }
+            *a = Acc::default();
+        }
+    }
+
+    #[inline]
+    pub fn record(&mut self, now: u64, window_ps: u64, s: Series, value: f64, writer: Option<(u32, u16)>) {
+        let w = (now / window_ps) as u32;
+        if w != self.window {
+            self.flush();
+            self.window = w;
+        }
+        self.acc[s as usize].add(value, writer);
+    }
+
+    pub fn finish(&mut self) {
+        self.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_aggregate_and_name_the_most_frequent_writer() {
+        let mut m = FlowSignalMon::default();
+        m.record(5, 100, Series::Csig, 3.0, Some((7, 70)));
+        m.record(50, 100, Series::Csig, 5.0, Some((9, 90)));
+        m.record(60, 100, Series::Csig, 1.0, Some((9, 90)));
+        m.record(150, 100, Series::StampMax, 2.0, None);
+        m.finish();
+        assert_eq!(m.rows.len(), 2);
+        let r = m.rows[0];
+        assert_eq!((r.window, r.samples, r.min, r.max, r.writer), (0, 3, 1.0, 5.0, Some((9, 90))));
+        assert_eq!(r.mean, 3.0);
+        assert_eq!((m.rows[1].window, m.rows[1].series, m.rows[1].writer), (1, Series::StampMax, None));
+    }
+}

@@ -1,0 +1,505 @@
+//! CSIG: the congestion-signal tag.
+//!
+//! A sender puts a tag with one signal type and its initial value (the
+//! largest code for min-types, zero for max-types) on data packets. At each
+//! switch egress port whose action is `update`, the switch measures its local
+//! value for the tag's type, encodes it, and overwrites value and locator only
+//! when strictly worse (smaller for min-types, larger for max-types). Ports can
+//! instead pass the tag through untouched or strip it. A trimmed packet's tag
+//! gets the do-not-update bit. The receiver reflects type, value and locator
+//! in its ACK or NACK.
+
+use super::{Signals, NO_TAG};
+use crate::units::{parse_rate, parse_time};
+use serde::Deserialize;
+
+/// Signal types, numbered as in the UEC/SAI specification.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum SignalType {
+    /// Minimum available bandwidth of the egress ports (bits/s).
+    Abw = 0,
+    /// Minimum available bandwidth as a fraction of the port rate.
+    AbwC = 1,
+    /// Maximum per-hop queueing delay (the packet's sojourn in the egress queue).
+    Delay = 2,
+    /// Maximum egress queue depth normalized by the port rate (drain time).
+    Nqd = 3,
+}
+
+impl SignalType {
+    pub fn from_code(c: u8) -> Option<SignalType> {
+        match c {
+            0 => Some(SignalType::Abw),
+            1 => Some(SignalType::AbwC),
+            2 => Some(SignalType::Delay),
+            3 => Some(SignalType::Nqd),
+            _ => None,
+        }
+    }
+    /// Min-types keep the smallest value along the path; max-types the largest.
+    pub fn is_min(self) -> bool {
+        matches!(self, SignalType::Abw | SignalType::AbwC)
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            SignalType::Abw => "abw",
+            SignalType::AbwC => "abw_c",
+            SignalType::Delay => "delay",
+            SignalType::Nqd => "nqd",
+        }
+    }
+    /// The natural unit written in outputs.
+    pub fn unit(self) -> &'static str {
+        match self {
+            SignalType::Abw => "bps",
+            SignalType::AbwC => "fraction",
+            SignalType::Delay | SignalType::Nqd => "ns",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum TagSize {
+    /// 4 bytes: 16-bit TPID, T 3 bits, d 1 bit, S 5 bits (bucketized), LM 7 bits.
+    #[default]
+    Compact,
+    /// 8 bytes: 16-bit TPID, LM 16 bits, T 4 bits, S 20 bits (quantized), d, reserved.
+    Wide,
+}
+
+impl TagSize {
+    pub fn bytes(self) -> u32 {
+        match self {
+            TagSize::Compact => 4,
+            TagSize::Wide => 8,
+        }
+    }
+    /// (value bits, locator bits) of the default layouts.
+    pub fn widths(self) -> (u8, u8) {
+        match self {
+            TagSize::Compact => (5, 7),
+            TagSize::Wide => (20, 16),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum PortAction {
+    #[default]
+    Update,
+    Passthrough,
+    Strip,
+}
+
+/// Which value of a bucket or quantization step the sender decodes.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Decode {
+    /// Lower edge for min-types, upper edge for max-types: never better than the truth.
+    #[default]
+    Conservative,
+    Lower,
+    Upper,
+    Mid,
+}
+
+/// What a (coalesced) ACK reflects.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Reflect {
+    /// The tag of the data packet that triggered the ACK.
+    #[default]
+    Last,
+    /// The worst value over the data packets the ACK covers.
+    Worst,
+}
+
+/// Per-port tag action, by switch name, tier, and optionally port index.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PortRule {
+    #[serde(default)]
+    pub switch: Option<String>,
+    #[serde(default)]
+    pub tier: Option<u8>,
+    /// Port index within the switch (its link order); default every port.
+    #[serde(default)]
+    pub port: Option<u32>,
+    pub action: PortAction,
+}
+
+/// `[signals.csig]`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CsigConfig {
+    #[serde(rename = "type")]
+    pub sig: SignalType,
+    #[serde(default)]
+    pub size: TagSize,
+    /// Fraction of data packets a sender tags (drawn per packet from the flow's stream).
+    #[serde(default = "one")]
+    pub fraction: f64,
+    /// ABW measurement interval (tumbling windows).
+    #[serde(default = "default_abw_interval")]
+    pub abw_interval: crate::units::Time,
+    /// EWMA weight of each new ABW sample (1 = no smoothing).
+    #[serde(default = "one")]
+    pub abw_ewma: f64,
+    /// Compact tags: ascending band thresholds in natural units (times for
+    /// delay and nqd, rates for abw, fractions for abw_c); at most 2^S - 1.
+    #[serde(default)]
+    pub bands: Option<Vec<toml::Value>>,
+    /// Compact delay/nqd default bands: geometric from delay_min to delay_max.
+    #[serde(default = "default_delay_min")]
+    pub delay_min: crate::units::Time,
+    #[serde(default = "default_delay_max")]
+    pub delay_max: crate::units::Time,
+    /// Wide tags: S = floor((x - base) / step), saturating.
+    #[serde(default)]
+    pub base: Option<toml::Value>,
+    #[serde(default)]
+    pub step: Option<toml::Value>,
+    #[serde(default)]
+    pub decode: Decode,
+    #[serde(default)]
+    pub reflect: Reflect,
+    /// Switches also update tags whose do-not-update bit a trimming switch set.
+    #[serde(default)]
+    pub update_trimmed: bool,
+    /// Per-port actions; later rules win. Default: update everywhere.
+    #[serde(default)]
+    pub port_action: Vec<PortRule>,
+}
+
+fn one() -> f64 {
+    1.0
+}
+fn default_abw_interval() -> crate::units::Time {
+    crate::units::Time::us(256)
+}
+fn default_delay_min() -> crate::units::Time {
+    crate::units::Time::ns(100)
+}
+fn default_delay_max() -> crate::units::Time {
+    crate::units::Time::ms(1)
+}
+
+/// How natural values map to codes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Encoding {
+    /// Code = number of thresholds at or below the value.
+    Bands(Vec<f64>),
+    /// Code = floor((x - base) / step), clamped to [0, max_code].
+    Quantized { base: f64, step: f64, max_code: u32 },
+}
+
+impl Encoding {
+    #[inline]
+    pub fn encode(&self, x: f64) -> u32 {
+        match self {
+            Encoding::Bands(t) => t.partition_point(|&th| th <= x) as u32,
+            Encoding::Quantized { base, step, max_code } => {
+                let q = ((x - base) / step).floor();
+                if q <= 0.0 {
+                    0
+                } else {
+                    (q as u64).min(*max_code as u64) as u32
+                }
+            }
+        }
+    }
+
+    pub fn max_code(&self) -> u32 {
+        match self {
+            Encoding::Bands(t) => t.len() as u32,
+            Encoding::Quantized { max_code, .. } => *max_code,
+        }
+    }
+
+    /// The range [lo, hi) of natural values a code stands for (hi may be infinite).
+    pub fn range(&self, code: u32) -> (f64, f64) {
+        match self {
+            Encoding::Bands(t) => {
+                let i = code as usize;
+                let lo = if i == 0 { 0.0 } else { t[(i - 1).min(t.len() - 1)] };
+                let hi = if i < t.len() { t[i] } else { f64::INFINITY };
+                (lo, hi)
+            }
+            Encoding::Quantized { base, step, .. } => (base + code as f64 * step, base + (code as f64 + 1.0) * step),
+        }
+    }
+
+    pub fn decode(&self, code: u32, how: Decode, is_min: bool) -> f64 {
+        let (lo, hi) = self.range(code);
+        let upper = if hi.is_finite() { hi } else { lo };
+        match how {
+            Decode::Lower => lo,
+            Decode::Upper => upper,
+            Decode::Mid => {
+                if hi.is_finite() {
+                    (lo + hi) / 2.0
+                } else {
+                    lo
+                }
+            }
+            Decode::Conservative => {
+                if is_min {
+                    lo
+                } else {
+                    upper
+                }
+            }
+        }
+    }
+}
+
+/// Resolved CSIG set-up of a run.
+#[derive(Clone, Debug)]
+pub struct CsigSetup {
+    pub sig: SignalType,
+    pub size: TagSize,
+    pub encoding: Encoding,
+    pub decode: Decode,
+    pub reflect: Reflect,
+    pub fraction: f64,
+    pub update_trimmed: bool,
+    pub lm_bits: u8,
+    pub abw_interval_ps: u64,
+    pub abw_ewma: f64,
+}
+
+impl CsigSetup {
+    /// Resolves the encoding; `max_rate` is the fastest port of the fabric.
+    /// Errors name the key (relative to `signals.csig`).
+    pub fn new(c: &CsigConfig, max_rate: u64) -> Result<CsigSetup, (String, String)> {
+        let (s_bits, lm_bits) = c.size.widths();
+        if !(c.fraction > 0.0 && c.fraction <= 1.0) {
+            return Err(("fraction".into(), format!("fraction must be in (0, 1], got {}", c.fraction)));
+        }
+        if !(c.abw_ewma > 0.0 && c.abw_ewma <= 1.0) {
+            return Err(("abw_ewma".into(), format!("abw_ewma must be in (0, 1], got {}", c.abw_ewma)));
+        }
+        if c.abw_interval.0 == 0 {
+            return Err(("abw_interval".into(), "abw_interval must be above zero".into()));
+        }
+        let natural = |v: &toml::Value, key: &str| -> Result<f64, (String, String)> {
+            let bad = |m: String| (key.to_string(), m);
+            match (c.sig, v) {
+                (SignalType::Delay | SignalType::Nqd, toml::Value::String(s)) => parse_time(s).map(|t| t.0 as f64).map_err(bad),
+                (SignalType::Abw, toml::Value::String(s)) => parse_rate(s).map(|r| r.0 as f64).map_err(bad),
+                (SignalType::AbwC, toml::Value::Float(f)) => Ok(*f),
+                (SignalType::AbwC, toml::Value::Integer(i)) => Ok(*i as f64),
+                (t, _) => Err(bad(format!(
+                    "a {} value must be {}",
+                    t.name(),
+                    match t {
+                        SignalType::Delay | SignalType::Nqd => "a time such as \"1us\"",
+                        SignalType::Abw => "a rate such as \"10Gbps\"",
+                        SignalType::AbwC => "a fraction such as 0.25",
+                    }
+                ))),
+            }
+        };
+        let encoding = match c.size {
+            TagSize::Compact => {
+                if c.base.is_some() || c.step.is_some() {
+                    return Err(("step".into(), "base and step apply to wide tags; compact tags use bands".into()));
+                }
+                let max_bands = (1u32 << s_bits) - 1;
+                let t: Vec<f64> = match &c.bands {
+                    Some(list) => {
+                        let mut t = Vec::with_capacity(list.len());
+                        for (i, v) in list.iter().enumerate() {
+                            t.push(natural(v, &format!("bands[{i}]"))?);
+                        }
+                        t
+                    }
+                    None => default_bands(c, max_rate, max_bands as usize),
+                };
+                if t.is_empty() || t.len() > max_bands as usize {
+                    return Err(("bands".into(), format!("give 1 to {max_bands} band thresholds, got {}", t.len())));
+                }
+                if t.windows(2).any(|w| w[0] >= w[1]) {
+                    return Err(("bands".into(), "band thresholds must be strictly ascending".into()));
+                }
+                Encoding::Bands(t)
+            }
+            TagSize::Wide => {
+                if c.bands.is_some() {
+                    return Err(("bands".into(), "bands apply to compact tags; wide tags use base and step".into()));
+                }
+                let base = match &c.base {
+                    Some(v) => natural(v, "base")?,
+                    None => 0.0,
+                };
+                let step = match &c.step {
+                    Some(v) => natural(v, "step")?,
+                    None => match c.sig {
+                        SignalType::Abw => 8e6,
+                        SignalType::AbwC => 1.0 / (1u64 << 20) as f64,
+                        SignalType::Delay | SignalType::Nqd => 128_000.0,
+                    },
+                };
+                if !(step > 0.0) {
+                    return Err(("step".into(), "step must be above zero".into()));
+                }
+                Encoding::Quantized { base, step, max_code: (1u32 << s_bits) - 1 }
+            }
+        };
+        Ok(CsigSetup {
+            sig: c.sig,
+            size: c.size,
+            encoding,
+            decode: c.decode,
+            reflect: c.reflect,
+            fraction: c.fraction,
+            update_trimmed: c.update_trimmed,
+            lm_bits,
+            abw_interval_ps: c.abw_interval.0,
+            abw_ewma: c.abw_ewma,
+        })
+    }
+
+    /// The value a sender writes: the least congested code for the type.
+    pub fn initial(&self) -> u32 {
+        if self.sig.is_min() {
+            self.encoding.max_code()
+        } else {
+            0
+        }
+    }
+
+    /// Tags a fresh data packet.
+    pub fn init(&self, s: &mut Signals) {
+        s.csig_type = self.sig as u8;
+        s.csig_value = self.initial();
+        s.csig_lm = 0;
+        s.csig_d = false;
+        s.csig_writer = super::NO_WRITER;
+    }
+
+    /// Switch egress: compare the local value with the tag's, overwrite if worse.
+    #[inline]
+    pub fn update(&self, s: &mut Signals, local: f64, locator: u16, writer: u32) {
+        if s.csig_type == NO_TAG || (s.csig_d && !self.update_trimmed) {
+            return;
+        }
+        let q = self.encoding.encode(local);
+        let worse = if self.sig.is_min() { q < s.csig_value } else { q > s.csig_value };
+        if worse {
+            s.csig_value = q;
+            s.csig_lm = locator;
+            s.csig_writer = writer;
+        }
+    }
+
+    /// Is `a` worse than `b` (for reflecting the worst of several tags)?
+    pub fn worse(&self, a: u32, b: u32) -> bool {
+        if self.sig.is_min() {
+            a < b
+        } else {
+            a > b
+        }
+    }
+
+    pub fn decode(&self, code: u32) -> f64 {
+        self.encoding.decode(code, self.decode, self.sig.is_min())
+    }
+}
+
+/// Default compact bands: linear for ABW and ABW/C, geometric for delays.
+fn default_bands(c: &CsigConfig, max_rate: u64, n: usize) -> Vec<f64> {
+    match c.sig {
+        SignalType::AbwC => (1..=n).map(|i| i as f64 / n as f64).collect(),
+        SignalType::Abw => (1..=n).map(|i| max_rate as f64 * i as f64 / n as f64).collect(),
+        SignalType::Delay | SignalType::Nqd => {
+            let (lo, hi) = (c.delay_min.0.max(1) as f64, c.delay_max.0.max(2) as f64);
+            let ratio = (hi / lo).max(1.0 + 1e-9).powf(1.0 / (n - 1) as f64);
+            (0..n).map(|i| (lo * ratio.powi(i as i32)).round()).collect()
+        }
+    }
+}
+
+/// Locator metadata of an egress port: tier (2 bits), direction (1 bit, 0 up,
+/// 1 down), and the low bits of the port's identity: the port index within
+/// its switch for narrow fields, (switch index << 6 | port index) for fields
+/// of 12 bits or more.
+pub fn locator(bits: u8, tier: u8, down: bool, switch: u32, port_index: u32) -> u16 {
+    let low_bits = bits.saturating_sub(3) as u32;
+    let ident = if low_bits >= 12 { (switch << 6) | (port_index & 63) } else { port_index };
+    let low = ident & ((1u32 << low_bits) - 1);
+    (((tier as u32 & 3) << (low_bits + 1)) | ((down as u32) << low_bits) | low) as u16
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup(size: TagSize, sig: SignalType) -> CsigSetup {
+        let c: CsigConfig = toml::from_str(&format!("type = \"{}\"\nsize = \"{}\"", sig.name(), if size == TagSize::Wide { "wide" } else { "compact" })).unwrap();
+        CsigSetup::new(&c, 100_000_000_000).unwrap()
+    }
+
+    #[test]
+    fn compact_abw_c_buckets_are_thirty_seconds() {
+        let s = setup(TagSize::Compact, SignalType::AbwC);
+        assert_eq!(s.encoding.encode(0.0), 0);
+        assert_eq!(s.encoding.encode(0.4), 12); // floor(0.4 * 31)
+        assert_eq!(s.encoding.encode(1.0), 31);
+        assert_eq!(s.initial(), 31);
+        let v = s.decode(12);
+        assert!((v - 12.0 / 31.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn wide_delay_quantizes_in_128ns_steps_and_saturates() {
+        let s = setup(TagSize::Wide, SignalType::Delay);
+        assert_eq!(s.encoding.encode(127_999.0), 0);
+        assert_eq!(s.encoding.encode(128_000.0), 1);
+        assert_eq!(s.encoding.encode(1e30), (1 << 20) - 1);
+        // Conservative decode of a max-type is the upper edge.
+        assert_eq!(s.decode(3), 4.0 * 128_000.0);
+    }
+
+    #[test]
+    fn update_overwrites_only_when_worse() {
+        let s = setup(TagSize::Wide, SignalType::Delay);
+        let mut g = Signals::default();
+        s.init(&mut g);
+        s.update(&mut g, 300_000.0, 5, 40);
+        assert_eq!((g.csig_value, g.csig_lm, g.csig_writer), (2, 5, 40));
+        s.update(&mut g, 200_000.0, 6, 41);
+        assert_eq!((g.csig_value, g.csig_lm, g.csig_writer), (2, 5, 40));
+        s.update(&mut g, 290_000.0, 7, 42); // same code: a tie keeps the upstream writer
+        assert_eq!(g.csig_writer, 40);
+        g.csig_d = true;
+        s.update(&mut g, 9e9, 8, 43);
+        assert_eq!(g.csig_writer, 40, "do-not-update");
+        let m = setup(TagSize::Compact, SignalType::AbwC);
+        let mut g = Signals::default();
+        m.init(&mut g);
+        m.update(&mut g, 0.5, 1, 1);
+        m.update(&mut g, 0.7, 2, 2);
+        m.update(&mut g, 0.2, 3, 3);
+        assert_eq!((g.csig_value, g.csig_writer), (6, 3));
+    }
+
+    #[test]
+    fn locator_packs_tier_direction_and_port() {
+        assert_eq!(locator(7, 2, true, 9, 5), (2 << 5) | (1 << 4) | 5);
+        assert_eq!(locator(16, 1, false, 3, 4), (1 << 14) | (3 << 6) | 4);
+    }
+
+    #[test]
+    fn bad_config_names_its_key() {
+        let c: CsigConfig = toml::from_str("type = \"delay\"\nbands = [\"1us\", \"1us\"]").unwrap();
+        assert_eq!(CsigSetup::new(&c, 1).unwrap_err().0, "bands");
+        let c: CsigConfig = toml::from_str("type = \"abw\"\nbands = [0.5]").unwrap();
+        assert_eq!(CsigSetup::new(&c, 1).unwrap_err().0, "bands[0]");
+        let c: CsigConfig = toml::from_str("type = \"abw\"\nsize = \"wide\"\nstep = \"0Gbps\"").unwrap();
+        assert_eq!(CsigSetup::new(&c, 1).unwrap_err().0, "step");
+    }
+}
