@@ -12,6 +12,14 @@
 --
 -- Use: tshark -X lua_script:tools/wireshark/csig.lua -r capture.pcap
 --  or copy this file into Wireshark's personal Lua plugins folder.
+-- Preferences (Edit > Preferences > Protocols > CSIG, or tshark -o):
+--   csig.tpid_compact, csig.tpid_wide (decimal), csig.{compact,wide}_{t,s,lm}_bits,
+--   csig.{compact,wide}_d_bit.
+--
+-- Limitation: a Lua dissector can only pass on a sub-Tvb whose reported
+-- length equals its captured length. For frames cut by the snaplen, IPv4 and
+-- UDP behind the tag therefore see a short packet and Wireshark flags their
+-- lengths; the dissected values are unaffected.
 
 local csig = Proto("csig", "CSIG congestion signal tag")
 
@@ -131,7 +139,10 @@ function csig.dissector(tvb, pinfo, tree)
     local inner = tvb(body_len, 2):uint()
     subtree:add(f_etype, tvb(body_len, 2))
     if tvb:len() > body_len + 2 then
-        ethertype_table:try(inner, tvb(body_len + 2):tvb(), pinfo, tree)
+        -- A Lua sub-Tvb cannot keep the reported length of a truncated
+        -- capture, so inner dissectors may throw on the missing payload;
+        -- keep that from turning into a Lua error on every frame.
+        pcall(ethertype_table.try, ethertype_table, inner, tvb(body_len + 2):tvb(), pinfo, tree)
     end
     return tvb:len()
 end

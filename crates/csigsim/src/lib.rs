@@ -41,6 +41,7 @@ pub mod signal;
 pub mod sim;
 pub mod transport;
 pub mod units;
+pub mod wire;
 pub mod workload;
 
 pub use output::RunOutput;

@@ -41,6 +41,8 @@ pub struct Port {
     pub tx_total: u64,
     /// When the peer last resumed this port's data class (ECP root detection).
     pub last_pause_end: Option<u64>,
+    /// ECP: which flows occupy the data queue, and with how many bytes.
+    pub occupancy: crate::signal::ecp::Occupancy,
     pub mon: PortMon,
 }
 

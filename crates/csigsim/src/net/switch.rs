@@ -108,16 +108,24 @@ impl World {
         }
         // ECN: RED on the data queue this packet joins; with ECP only at congestion roots.
         if let Some(ecn) = self.sc.switch.ecn {
-            let port = &self.ports[out as usize];
-            let eligible = ecn.mode == EcnMode::Red
-                || ecp::is_root(
-                    q,
-                    ecn.root_threshold.unwrap_or(ecn.kmin).0,
-                    port.paused,
-                    port.last_pause_end,
-                    now,
-                    ecn.pause_memory.0,
-                );
+            let flow = self.pkts.get(pkt).flow;
+            let port = &mut self.ports[out as usize];
+            let eligible = match ecn.mode {
+                EcnMode::Red => true,
+                EcnMode::Ecp => {
+                    let root = ecp::is_root(
+                        q,
+                        ecn.root_threshold.unwrap_or(ecn.kmin).0,
+                        port.paused,
+                        port.last_pause_end,
+                        now,
+                        ecn.pause_memory.0,
+                    );
+                    let mark = root && port.occupancy.contributes(flow, q, ecn.fair_share);
+                    port.occupancy.add(flow, wire, ecn.max_flows as usize);
+                    mark
+                }
+            };
             if eligible && self.pkts.get(pkt).flags & F_ECT != 0 {
                 let mark = if q <= ecn.kmin.0 {
                     false
@@ -266,6 +274,10 @@ impl World {
     /// Releases a data packet's buffer as it starts transmission.
     fn release(&mut self, sw: u32, out: u32, pkt: u32) {
         let wire = self.pkts.get(pkt).wire as u64;
+        if self.sc.switch.ecn.is_some_and(|e| e.mode == EcnMode::Ecp) {
+            let flow = self.pkts.get(pkt).flow;
+            self.ports[out as usize].occupancy.remove(flow, wire);
+        }
         let reserved = self.sc.switch.reserved.0;
         let s = &mut self.switches[sw as usize];
         s.used -= wire;

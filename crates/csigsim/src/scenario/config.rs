@@ -90,6 +90,19 @@ pub struct EcnConfig {
     /// tree, not its root.
     #[serde(default = "default_pause_memory")]
     pub pause_memory: Time,
+    /// ECP: a flow is marked at a root only with at least this many times its
+    /// fair share of the root's queue.
+    #[serde(default = "default_fair_share")]
+    pub fair_share: f64,
+    /// ECP: flows tracked per egress queue.
+    #[serde(default = "default_max_flows")]
+    pub max_flows: u32,
+}
+fn default_fair_share() -> f64 {
+    1.0
+}
+fn default_max_flows() -> u32 {
+    64
 }
 fn default_pause_memory() -> Time {
     Time::us(20)
@@ -352,6 +365,9 @@ pub struct FlowEntry {
     pub start: Time,
     #[serde(default)]
     pub name: Option<String>,
+    /// Cap on the flow's sending rate (paced), below what its congestion control allows.
+    #[serde(default)]
+    pub rate: Option<crate::units::Rate>,
 }
 
 #[derive(Clone, Debug, Deserialize)]

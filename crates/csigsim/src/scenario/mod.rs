@@ -24,6 +24,8 @@ pub struct FlowSpec {
     pub size: u64,
     pub start: Time,
     pub name: String,
+    /// Sending-rate cap in bits/s (u64::MAX: none).
+    pub rate_cap: u64,
 }
 
 /// A validated scenario, ready to build.
@@ -165,7 +167,14 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
         if f.size.0 == 0 {
             return Err(err(&format!("flow[{i}].size"), "size must be above zero".into()));
         }
-        flows.push(FlowSpec { src, dst, size: f.size.0, start: f.start, name: f.name.clone().unwrap_or_default() });
+        flows.push(FlowSpec {
+            src,
+            dst,
+            size: f.size.0,
+            start: f.start,
+            name: f.name.clone().unwrap_or_default(),
+            rate_cap: f.rate.map_or(u64::MAX, |r| r.0),
+        });
     }
     let seed = seed.unwrap_or(sf.seed);
     for (i, w) in sf.workload.iter().enumerate() {

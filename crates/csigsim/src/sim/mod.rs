@@ -131,6 +131,7 @@ impl World {
                     xoff_sent: false,
                     tx_total: 0,
                     last_pause_end: None,
+                    occupancy: Default::default(),
                     mon: Default::default(),
                 });
             }

@@ -44,6 +44,8 @@ pub struct Flow {
     pub mss: u32,
     pub entropy: u32,
     pub base_rtt_ps: u64,
+    /// Sending-rate cap from the scenario (u64::MAX: none).
+    pub rate_cap: u64,
     pub cc: Cc,
     // sender
     pub started: bool,
@@ -104,6 +106,7 @@ impl Flow {
             mss: t.mtu,
             entropy,
             base_rtt_ps,
+            rate_cap: f.rate_cap,
             cc,
             started: false,
             snd_una: 0,
@@ -283,7 +286,7 @@ impl World {
         }
         f.bytes_sent += wire as u64;
         f.cc.on_send(now, wire);
-        let rate = f.cc.rate();
+        let rate = f.cc.rate().min(f.rate_cap);
         if rate < line {
             f.next_send_ps = now + tx_time_ps(wire as u64, rate);
         }

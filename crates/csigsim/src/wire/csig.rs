@@ -313,7 +313,13 @@ impl CsigCodec {
             lay.t_bits.into(),
             sh.t,
         )?;
-        put(&mut body, "value", repr.value.into(), lay.s_bits.into(), sh.s)?;
+        put(
+            &mut body,
+            "value",
+            repr.value.into(),
+            lay.s_bits.into(),
+            sh.s,
+        )?;
         put(
             &mut body,
             "locator",
@@ -350,7 +356,9 @@ impl CsigCodec {
             });
         };
         let tpid = u16::from_be_bytes([tpid[0], tpid[1]]);
-        let size = self.size_of_tpid(tpid).ok_or(WireError::UnknownTpid(tpid))?;
+        let size = self
+            .size_of_tpid(tpid)
+            .ok_or(WireError::UnknownTpid(tpid))?;
         let len = size.tag_len();
         let Some(body_bytes) = buf.get(field::BODY..len) else {
             return Err(WireError::Truncated {
@@ -419,10 +427,11 @@ mod tests {
     #[test]
     fn parse_ignores_reserved_bits() {
         let codec = CsigCodec::default();
-        let (repr, _) = codec
-            .parse(&[0x99, 0x01, 0, 0, 0, 0, 0, 0x7f])
-            .unwrap();
-        assert_eq!((repr.sig_type, repr.value, repr.locator, repr.d), (0, 0, 0, false));
+        let (repr, _) = codec.parse(&[0x99, 0x01, 0, 0, 0, 0, 0, 0x7f]).unwrap();
+        assert_eq!(
+            (repr.sig_type, repr.value, repr.locator, repr.d),
+            (0, 0, 0, false)
+        );
     }
 
     #[test]
@@ -466,7 +475,11 @@ mod tests {
         };
         assert!(matches!(
             codec.emit(&repr, &mut buf),
-            Err(WireError::FieldOverflow { field: "value", bits: 20, .. })
+            Err(WireError::FieldOverflow {
+                field: "value",
+                bits: 20,
+                ..
+            })
         ));
     }
 
@@ -484,7 +497,11 @@ mod tests {
         let mut buf = [0u8; 4];
         assert!(matches!(
             codec.emit(&repr, &mut buf),
-            Err(WireError::FieldOverflow { field: "d", bits: 0, .. })
+            Err(WireError::FieldOverflow {
+                field: "d",
+                bits: 0,
+                ..
+            })
         ));
     }
 

@@ -35,6 +35,9 @@ pub const OPCODE_RC_ACK: u8 = 0x11;
 pub const SYNDROME_ACK: u8 = 0x1f;
 /// Invariant CRC at the end of every RoCEv2 packet: counted, never written.
 pub const ICRC_LEN: usize = 4;
+/// The longest header [`FrameRepr::emit_headers`] writes: Ethernet with a
+/// wide tag (22), IPv4 (20), UDP (8), BTH (12), AETH (4).
+pub const MAX_HEADER_LEN: usize = 66;
 
 const IPV4_VERSION_IHL: u8 = 0x45;
 const IPV4_FLAG_DF: u16 = 0x4000;
@@ -231,9 +234,10 @@ impl FrameRepr {
 
     /// The IPv4 total length, checked to fit 16 bits.
     fn ip_total_len(&self) -> Result<u16, WireError> {
-        let total = (ipv4::HEADER_LEN + udp::HEADER_LEN + bth::HEADER_LEN + self.aeth_len()
-            + ICRC_LEN) as u64
-            + self.payload_len as u64;
+        let total =
+            (ipv4::HEADER_LEN + udp::HEADER_LEN + bth::HEADER_LEN + self.aeth_len() + ICRC_LEN)
+                as u64
+                + self.payload_len as u64;
         u16::try_from(total).map_err(|_| WireError::FieldOverflow {
             field: "ipv4 total length",
             value: total,
@@ -419,10 +423,8 @@ impl FrameRepr {
             let a = need(buf, off, aeth::HEADER_LEN)?;
             aeth = Some((a[aeth::SYNDROME], be24(&a[aeth::MSN])));
         }
-        let fixed = udp::HEADER_LEN
-            + bth::HEADER_LEN
-            + aeth.map_or(0, |_| aeth::HEADER_LEN)
-            + ICRC_LEN;
+        let fixed =
+            udp::HEADER_LEN + bth::HEADER_LEN + aeth.map_or(0, |_| aeth::HEADER_LEN) + ICRC_LEN;
         let payload_len = udp_len.checked_sub(fixed).ok_or(WireError::Inconsistent(
             "UDP length too short for BTH, AETH and ICRC",
         ))? as u32;
@@ -552,6 +554,20 @@ mod tests {
     }
 
     #[test]
+    fn max_header_len() {
+        let f = FrameRepr {
+            csig: Some(CsigRepr {
+                size: TagSize::Wide,
+                ..data_frame().csig.unwrap()
+            }),
+            opcode: OPCODE_RC_ACK,
+            aeth: Some((SYNDROME_ACK, 0)),
+            ..data_frame()
+        };
+        assert_eq!(f.header_len(&CsigCodec::default()), MAX_HEADER_LEN);
+    }
+
+    #[test]
     fn address_helpers() {
         assert_eq!(mac_of_node(0x0102_0304), [2, 0, 1, 2, 3, 4]);
         assert_eq!(ip_of_host(5), [10, 0, 0, 5]);
@@ -565,13 +581,31 @@ mod tests {
         let codec = CsigCodec::default();
         let mut buf = [0xeeu8; 80];
         let bad = [
-            FrameRepr { ecn: 4, ..data_frame() },
-            FrameRepr { psn: 1 << 24, ..data_frame() },
-            FrameRepr { dest_qp: 1 << 24, ..data_frame() },
-            FrameRepr { aeth: Some((0, 0)), ..data_frame() },
-            FrameRepr { payload_len: 65536, ..data_frame() },
             FrameRepr {
-                csig: Some(CsigRepr { value: 32, ..data_frame().csig.unwrap() }),
+                ecn: 4,
+                ..data_frame()
+            },
+            FrameRepr {
+                psn: 1 << 24,
+                ..data_frame()
+            },
+            FrameRepr {
+                dest_qp: 1 << 24,
+                ..data_frame()
+            },
+            FrameRepr {
+                aeth: Some((0, 0)),
+                ..data_frame()
+            },
+            FrameRepr {
+                payload_len: 65536,
+                ..data_frame()
+            },
+            FrameRepr {
+                csig: Some(CsigRepr {
+                    value: 32,
+                    ..data_frame().csig.unwrap()
+                }),
                 ..data_frame()
             },
         ];
@@ -581,10 +615,16 @@ mod tests {
         }
         assert_eq!(
             data_frame().emit_headers(&codec, &mut buf[..57]),
-            Err(WireError::Truncated { needed: 58, have: 57 })
+            Err(WireError::Truncated {
+                needed: 58,
+                have: 57
+            })
         );
         // The largest payload that fits a 16-bit IPv4 length.
-        let max = FrameRepr { payload_len: 65535 - 44, ..data_frame() };
+        let max = FrameRepr {
+            payload_len: 65535 - 44,
+            ..data_frame()
+        };
         assert!(max.emit_headers(&codec, &mut buf).is_ok());
     }
 
@@ -603,13 +643,19 @@ mod tests {
         bad[40..42].copy_from_slice(&4792u16.to_be_bytes());
         assert!(matches!(
             FrameRepr::parse(&codec, &bad),
-            Err(WireError::Unsupported { field: "udp dst port", .. })
+            Err(WireError::Unsupported {
+                field: "udp dst port",
+                ..
+            })
         ));
         let mut bad = buf;
         bad[16..18].copy_from_slice(&0x86ddu16.to_be_bytes());
         assert_eq!(
             FrameRepr::parse(&codec, &bad),
-            Err(WireError::Unsupported { field: "ethertype", value: 0x86dd })
+            Err(WireError::Unsupported {
+                field: "ethertype",
+                value: 0x86dd
+            })
         );
         for n in 0..58 {
             assert!(FrameRepr::parse(&codec, &buf[..n]).is_err(), "{n}");
@@ -619,11 +665,21 @@ mod tests {
     fn csig_strategy() -> impl Strategy<Value = Option<CsigRepr>> {
         prop_oneof![
             Just(None),
-            (0u8..8, 0u32..32, 0u16..128, any::<bool>()).prop_map(|(t, s, lm, d)| Some(
-                CsigRepr { size: TagSize::Compact, sig_type: t, value: s, locator: lm, d }
-            )),
+            (0u8..8, 0u32..32, 0u16..128, any::<bool>()).prop_map(|(t, s, lm, d)| Some(CsigRepr {
+                size: TagSize::Compact,
+                sig_type: t,
+                value: s,
+                locator: lm,
+                d
+            })),
             (0u8..16, 0u32..(1 << 20), any::<u16>(), any::<bool>()).prop_map(|(t, s, lm, d)| {
-                Some(CsigRepr { size: TagSize::Wide, sig_type: t, value: s, locator: lm, d })
+                Some(CsigRepr {
+                    size: TagSize::Wide,
+                    sig_type: t,
+                    value: s,
+                    locator: lm,
+                    d,
+                })
             }),
         ]
     }

@@ -31,7 +31,7 @@ subtract 4 for an untagged frame:
 46      InfiniBand BTH (12): opcode, SE|M|PadCnt|TVer, P_Key 0xffff,
         reserved, destination QP (24), A|reserved, PSN (24)
 58      AETH (4), only for acknowledge opcodes: syndrome, MSN (24)
-62      payload (payload_len bytes; not written, not captured)
+62      payload (payload_len bytes; counted in the lengths, not written)
         ICRC (4; counted in the lengths, not written)
 ```
 
@@ -55,10 +55,17 @@ follows the draft-01 summary with UEC's `d` bit taken from the reserved byte.
 # Capture
 
 [`PcapWriter`] writes classic pcap with nanosecond timestamps and
-`LINKTYPE_ETHERNET`. Only headers are written (`incl_len < orig_len`), so
-captures stay small while Wireshark still shows the true frame length.
-`tools/wireshark/csig.lua` dissects the tag and hands the rest to Wireshark's
-own IPv4/UDP/InfiniBand dissectors.
+`LINKTYPE_ETHERNET`. [`PcapWriter::write_frame`] stores at most `snaplen`
+bytes of a frame — its headers, then zeros for payload and ICRC — and records
+the true frame length as `orig_len`, so captures stay small while Wireshark
+still shows the true sizes. `tools/wireshark/csig.lua` dissects the tag and
+hands the rest to Wireshark's own IPv4/UDP/InfiniBand dissectors.
+
+One Wireshark limitation: a Lua dissector cannot hand on a sub-buffer that
+keeps the true length of a truncated frame, so behind a CSIG tag Wireshark
+sees only the captured bytes and flags the IPv4/UDP lengths of frames longer
+than `snaplen` ("exceeds packet length", "bogus"). The values are still
+dissected correctly; a snaplen at least the frame size avoids the warnings.
 */
 
 mod csig;
@@ -69,9 +76,12 @@ pub use csig::{field as csig_field, CsigCodec, CsigLayout, CsigRepr, TagSize};
 pub use csig::{TPID_COMPACT_DEFAULT, TPID_WIDE_DEFAULT};
 pub use frame::{field as frame_field, ip_of_host, mac_of_node, nak_syndrome, FrameRepr};
 pub use frame::{
-    ETHERTYPE_IPV4, ICRC_LEN, OPCODE_RC_ACK, OPCODE_RC_SEND_ONLY, ROCEV2_UDP_PORT, SYNDROME_ACK,
+    ETHERTYPE_IPV4, ICRC_LEN, MAX_HEADER_LEN, OPCODE_RC_ACK, OPCODE_RC_SEND_ONLY, ROCEV2_UDP_PORT,
+    SYNDROME_ACK,
 };
-pub use pcap::{read_pcap, PcapWriter, DEFAULT_SNAPLEN, LINKTYPE_ETHERNET, PCAP_MAGIC_NS};
+pub use pcap::{
+    field as pcap_field, read_pcap, PcapWriter, DEFAULT_SNAPLEN, LINKTYPE_ETHERNET, PCAP_MAGIC_NS,
+};
 
 /// Why bytes could not be parsed or emitted.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

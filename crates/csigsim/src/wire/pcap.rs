@@ -8,7 +8,7 @@ bytes do not depend on the host. The simulator's picosecond clock is
 truncated to nanoseconds.
 */
 
-use super::{CsigCodec, FrameRepr, WireError};
+use super::{CsigCodec, FrameRepr, WireError, MAX_HEADER_LEN};
 use std::io::{self, Write};
 
 /// Magic of a nanosecond-resolution pcap file.
@@ -22,8 +22,6 @@ const VERSION_MAJOR: u16 = 2;
 const VERSION_MINOR: u16 = 4;
 const PS_PER_NS: u64 = 1_000;
 const NS_PER_S: u64 = 1_000_000_000;
-/// Largest header FrameRepr emits: 14 + 8 (wide tag) + 20 + 8 + 12 + 4.
-const MAX_FRAME_HEADER: usize = 66;
 
 /// Byte offsets in the global header and in each record header.
 pub mod field {
@@ -52,6 +50,8 @@ pub mod field {
 pub struct PcapWriter<W: Write> {
     w: W,
     snaplen: u32,
+    /// Reused frame buffer for `write_frame`.
+    scratch: Vec<u8>,
 }
 
 impl<W: Write> PcapWriter<W> {
@@ -73,7 +73,11 @@ impl<W: Write> PcapWriter<W> {
         h[field::SNAPLEN].copy_from_slice(&snaplen.to_le_bytes());
         h[field::LINKTYPE].copy_from_slice(&LINKTYPE_ETHERNET.to_le_bytes());
         w.write_all(&h)?;
-        Ok(PcapWriter { w, snaplen })
+        Ok(PcapWriter {
+            w,
+            snaplen,
+            scratch: Vec::new(),
+        })
     }
 
     pub fn snaplen(&self) -> u32 {
@@ -108,22 +112,33 @@ impl<W: Write> PcapWriter<W> {
         self.w.write_all(&data[..incl])
     }
 
-    /// Emits `frame`'s headers and appends them as one packet whose
-    /// `orig_len` is the whole frame ([`FrameRepr::frame_len`]). A frame that
-    /// cannot be emitted is an `InvalidInput` error.
+    /// Appends `frame` as one packet whose `orig_len` is the whole frame
+    /// ([`FrameRepr::frame_len`]). Like a real capture it stores the first
+    /// `min(snaplen, frame_len)` bytes: the headers, then zeros for payload
+    /// and ICRC (a snaplen below the header length cuts the headers). A
+    /// frame that cannot be emitted is an `InvalidInput` error.
     pub fn write_frame(
         &mut self,
         ts_ps: u64,
         codec: &CsigCodec,
         frame: &FrameRepr,
     ) -> io::Result<()> {
-        let mut buf = [0u8; MAX_FRAME_HEADER];
-        let n = frame
-            .emit_headers(codec, &mut buf)
+        // Emit first: it validates the lengths before we size anything by them.
+        let mut headers = [0u8; MAX_HEADER_LEN];
+        let hdr = frame
+            .emit_headers(codec, &mut headers)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-        // emit_headers bounds the IPv4 length to 16 bits, so this fits.
-        let orig = frame.frame_len(codec) as u32;
-        self.write_packet(ts_ps, &buf[..n], orig)
+        // emit_headers bounds the IPv4 length to 16 bits, so this fits a u32.
+        let orig = frame.frame_len(codec);
+        let keep = orig.min(self.snaplen as usize).max(hdr);
+        self.scratch.clear();
+        self.scratch.extend_from_slice(&headers[..hdr]);
+        self.scratch.resize(keep, 0);
+        // Move the buffer out so write_packet can borrow self mutably.
+        let data = std::mem::take(&mut self.scratch);
+        let r = self.write_packet(ts_ps, &data, orig as u32);
+        self.scratch = data;
+        r
     }
 
     pub fn flush(&mut self) -> io::Result<()> {
@@ -144,7 +159,9 @@ pub fn read_pcap(bytes: &[u8]) -> Result<Vec<(u64, Vec<u8>, u32)>, WireError> {
         needed,
         have: bytes.len(),
     };
-    let g = bytes.get(..field::GLOBAL_LEN).ok_or(truncated(field::GLOBAL_LEN))?;
+    let g = bytes
+        .get(..field::GLOBAL_LEN)
+        .ok_or(truncated(field::GLOBAL_LEN))?;
     let m = [g[0], g[1], g[2], g[3]];
     // The magic reads correctly in the writer's byte order.
     let (little, ns_per_frac) = match (u32::from_le_bytes(m), u32::from_be_bytes(m)) {
@@ -244,6 +261,14 @@ mod tests {
         };
         let err = w.write_frame(0, &CsigCodec::default(), &bad).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+        // Refused before anything is sized by the bogus length.
+        let huge = FrameRepr {
+            ecn: 0,
+            payload_len: u32::MAX,
+            ..bad
+        };
+        w.snaplen = u32::MAX;
+        assert!(w.write_frame(0, &CsigCodec::default(), &huge).is_err());
         assert_eq!(w.into_inner().len(), field::GLOBAL_LEN, "nothing written");
     }
 
@@ -254,29 +279,59 @@ mod tests {
         b.extend_from_slice(&[0, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]);
         b.extend_from_slice(&[0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 1, 0, 0, 0, 60, 0x42]);
         assert_eq!(read_pcap(&b), Ok(vec![(2_000_003_000, vec![0x42], 60)]));
-        assert_eq!(read_pcap(&b[..b.len() - 1]), Err(WireError::Truncated { needed: 41, have: 40 }));
+        assert_eq!(
+            read_pcap(&b[..b.len() - 1]),
+            Err(WireError::Truncated {
+                needed: 41,
+                have: 40
+            })
+        );
         assert_eq!(read_pcap(&[0; 24]), Err(WireError::BadMagic(0)));
     }
 
     #[test]
-    fn largest_frames_fit_the_scratch_buffer() {
-        use crate::wire::{CsigRepr, TagSize, OPCODE_RC_ACK};
+    fn write_frame_captures_like_a_snaplen() {
+        use crate::wire::{CsigRepr, TagSize, OPCODE_RC_SEND_ONLY};
+        let codec = CsigCodec::default();
         let f = FrameRepr {
-            dst_mac: [0; 6],
-            src_mac: [0; 6],
-            csig: Some(CsigRepr { size: TagSize::Wide, sig_type: 0, value: 0, locator: 0, d: false }),
+            dst_mac: [2, 0, 0, 0, 0, 2],
+            src_mac: [2, 0, 0, 0, 0, 1],
+            csig: Some(CsigRepr {
+                size: TagSize::Wide,
+                sig_type: 0,
+                value: 0,
+                locator: 0,
+                d: false,
+            }),
             ecn: 0,
-            src_ip: [0; 4],
-            dst_ip: [0; 4],
-            src_port: 0,
-            opcode: OPCODE_RC_ACK,
+            src_ip: [10, 0, 0, 1],
+            dst_ip: [10, 0, 0, 2],
+            src_port: 1,
+            opcode: OPCODE_RC_SEND_ONLY,
             dest_qp: 0,
             psn: 0,
             ack_req: false,
-            aeth: Some((0, 0)),
-            payload_len: 0,
+            aeth: None,
+            payload_len: 100,
         };
-        assert_eq!(f.header_len(&CsigCodec::default()), MAX_FRAME_HEADER);
+        let (hdr, orig) = (f.header_len(&codec), f.frame_len(&codec));
+        assert_eq!((hdr, orig), (62, 166));
+        let mut headers = vec![0u8; hdr];
+        f.emit_headers(&codec, &mut headers).unwrap();
+        for (snaplen, keep) in [(256, 166), (100, 100), (62, 62), (10, 62)] {
+            let mut w = PcapWriter::new(Vec::new(), snaplen).unwrap();
+            w.write_frame(5_000, &codec, &f).unwrap();
+            w.write_frame(6_000, &codec, &f).unwrap();
+            let pkts = read_pcap(&w.into_inner()).unwrap();
+            assert_eq!(pkts.len(), 2);
+            let (ts, data, o) = &pkts[1];
+            assert_eq!((*ts, *o as usize), (6, orig));
+            // The writer still caps at snaplen, even below the headers.
+            assert_eq!(data.len(), keep.min(snaplen as usize), "snaplen {snaplen}");
+            let n = data.len().min(hdr);
+            assert_eq!(data[..n], headers[..n]);
+            assert!(data[n..].iter().all(|&b| b == 0));
+        }
     }
 
     proptest! {

@@ -67,7 +67,7 @@ pub fn expand(
             }
             let tag = label(name, "perm", idx);
             for (i, &h) in hs.iter().enumerate() {
-                flows.push(FlowSpec { src: h, dst: hs[perm[i]], size, start: *start, name: tag.clone() });
+                flows.push(FlowSpec { src: h, dst: hs[perm[i]], size, start: *start, name: tag.clone(), rate_cap: u64::MAX });
             }
         }
         WorkloadEntry::Incast { receiver, senders, count, size, start, name } => {
@@ -96,7 +96,7 @@ pub fn expand(
             }
             let tag = label(name, "incast", idx);
             for s in tx {
-                flows.push(FlowSpec { src: s, dst: rx, size, start: *start, name: tag.clone() });
+                flows.push(FlowSpec { src: s, dst: rx, size, start: *start, name: tag.clone(), rate_cap: u64::MAX });
             }
         }
         WorkloadEntry::AllToAll { size, start, hosts, name } => {
@@ -109,7 +109,7 @@ pub fn expand(
             for &s in &hs {
                 for &d in &hs {
                     if s != d {
-                        flows.push(FlowSpec { src: s, dst: d, size, start: *start, name: tag.clone() });
+                        flows.push(FlowSpec { src: s, dst: d, size, start: *start, name: tag.clone(), rate_cap: u64::MAX });
                     }
                 }
             }
@@ -174,7 +174,7 @@ fn read_trace(path: &Path, topo: &TopologySpec, idx: usize, flows: &mut Vec<Flow
             None => Time(0),
         };
         let name = cn.and_then(|c| rec.get(c)).map(str::to_string).unwrap_or_else(|| format!("trace{idx}"));
-        flows.push(FlowSpec { src, dst, size, start, name });
+        flows.push(FlowSpec { src, dst, size, start, name, rate_cap: u64::MAX });
     }
     Ok(())
 }

@@ -8,4 +8,5 @@ mod incast;
 mod input_errors;
 mod routing;
 mod scenarios;
+mod signals;
 mod workloads;
