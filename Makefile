@@ -5,7 +5,7 @@ CARGO ?= cargo
 PYTHON ?= python3
 SCENARIO ?= scenarios/incast_fat_tree.toml
 
-.PHONY: run test build python rust-test python-test bench
+.PHONY: run test build python rust-test python-test bench tools
 
 run: build
 	./target/release/csigsim run $(SCENARIO) --out runs/$(basename $(notdir $(SCENARIO)))
@@ -17,7 +17,12 @@ build:
 python:
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check "./python[test]"
 
-rust-test:
+# tshark (Debian) checks pcap captures against the Wireshark dissector; its
+# tests skip themselves when it cannot be installed (not root, no apt).
+tools:
+	@command -v tshark >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark >/dev/null; } || echo "tshark not installed: the capture tests will be skipped"
+
+rust-test: tools
 	$(CARGO) test --workspace --exclude csigsim-python
 
 python-test: python

@@ -35,6 +35,24 @@ enum Cmd {
         /// Print nothing but errors.
         #[arg(long)]
         quiet: bool,
+        /// Capture packets into this pcap file (and FILE.csv beside it, one row per frame).
+        #[arg(long, value_name = "FILE")]
+        pcap: Option<PathBuf>,
+        /// Capture only this flow (repeatable).
+        #[arg(long = "pcap-flow", value_name = "FLOW_ID")]
+        pcap_flow: Vec<u32>,
+        /// Capture only this directed link, FROM->TO by node names (repeatable).
+        #[arg(long = "pcap-link", value_name = "FROM->TO")]
+        pcap_link: Vec<String>,
+        /// Capture from this simulated time (e.g. 100us).
+        #[arg(long = "pcap-start", value_name = "TIME")]
+        pcap_start: Option<String>,
+        /// Capture until this simulated time.
+        #[arg(long = "pcap-end", value_name = "TIME")]
+        pcap_end: Option<String>,
+        /// Bytes of each frame stored in the capture.
+        #[arg(long, default_value_t = 256)]
+        snaplen: u32,
     },
     /// Parse and check a scenario without running it.
     Validate {
@@ -61,7 +79,13 @@ enum Cmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = std::panic::catch_unwind(|| match cli.cmd {
-        Cmd::Run { scenario, out, seed, set, quiet } => cmd_run(&scenario, out, seed, &set, quiet),
+        Cmd::Run { scenario, out, seed, set, quiet, pcap, pcap_flow, pcap_link, pcap_start, pcap_end, snaplen } => {
+            let capture = match pcap {
+                Some(path) => Some((path, capture_filter(pcap_flow, &pcap_link, pcap_start, pcap_end, snaplen)?)),
+                None => None,
+            };
+            cmd_run(&scenario, out, seed, &set, quiet, capture)
+        }
         Cmd::Validate { scenario, set } => cmd_validate(&scenario, &set),
         Cmd::List => {
             cmd_list();
@@ -119,7 +143,44 @@ fn cmd_validate(path: &Path, set: &[String]) -> Result<(), Failure> {
     Ok(())
 }
 
-fn cmd_run(path: &Path, out: Option<PathBuf>, seed: Option<u64>, set: &[String], quiet: bool) -> Result<(), Failure> {
+fn capture_filter(
+    flows: Vec<u32>,
+    links: &[String],
+    start: Option<String>,
+    end: Option<String>,
+    snaplen: u32,
+) -> Result<csigsim::output::capture::CaptureFilter, Failure> {
+    let bad = |opt: &str, m: String| Failure::Input(InputError::new(opt, None, None, m));
+    let time = |opt: &str, v: &Option<String>| -> Result<Option<u64>, Failure> {
+        v.as_deref().map(|s| csigsim::units::parse_time(s).map(|t| t.0).map_err(|m| bad(opt, m))).transpose()
+    };
+    let mut pairs = Vec::new();
+    for l in links {
+        match l.split_once("->") {
+            Some((a, b)) if !a.is_empty() && !b.is_empty() => pairs.push((a.to_string(), b.to_string())),
+            _ => return Err(bad("--pcap-link", format!("expected FROM->TO, got \"{l}\""))),
+        }
+    }
+    if snaplen < 64 {
+        return Err(bad("--snaplen", format!("snaplen must be at least 64 bytes, got {snaplen}")));
+    }
+    Ok(csigsim::output::capture::CaptureFilter {
+        flows,
+        links: pairs,
+        start_ps: time("--pcap-start", &start)?.unwrap_or(0),
+        end_ps: time("--pcap-end", &end)?,
+        snaplen,
+    })
+}
+
+fn cmd_run(
+    path: &Path,
+    out: Option<PathBuf>,
+    seed: Option<u64>,
+    set: &[String],
+    quiet: bool,
+    capture: Option<(PathBuf, csigsim::output::capture::CaptureFilter)>,
+) -> Result<(), Failure> {
     let sc = load(path, set, seed)?;
     let out = out.unwrap_or_else(|| {
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "run".into());
@@ -127,7 +188,8 @@ fn cmd_run(path: &Path, out: Option<PathBuf>, seed: Option<u64>, set: &[String],
     });
     let bar = progress_bar(quiet);
     let started = Instant::now();
-    let res = csigsim::run(sc, |p| {
+    let opts = csigsim::RunOptions { capture };
+    let res = csigsim::run_with(sc, &opts, |p| {
         if let Some(b) = &bar {
             let sim_us = p.sim_time_ps / 1_000_000;
             b.set_position(p.flows_completed);
@@ -138,6 +200,7 @@ fn cmd_run(path: &Path, out: Option<PathBuf>, seed: Option<u64>, set: &[String],
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    let res = res.map_err(|m| Failure::Input(InputError::new("--pcap", None, None, m)))?;
     res.write_dir(&out).map_err(|e| Failure::Internal(format!("cannot write {}: {e}", out.display())))?;
     if !quiet {
         print_summary(&res, &out);

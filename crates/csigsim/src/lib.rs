@@ -65,12 +65,28 @@ pub struct Progress {
 /// Events between two progress callbacks.
 pub const CHUNK_EVENTS: u64 = 1 << 20;
 
+/// Options of a run beyond its scenario.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Write a pcap of the packets the filter selects to this file.
+    pub capture: Option<(std::path::PathBuf, output::capture::CaptureFilter)>,
+}
+
 /// Runs a scenario to completion (or its stop time). `progress` is called
 /// every [`CHUNK_EVENTS`] events; returning false stops the run early, and the
 /// output then says `end_reason = "interrupted"`.
-pub fn run(sc: Scenario, mut progress: impl FnMut(&Progress) -> bool) -> RunOutput {
+pub fn run(sc: Scenario, progress: impl FnMut(&Progress) -> bool) -> RunOutput {
+    run_with(sc, &RunOptions::default(), progress).expect("a run without capture cannot fail")
+}
+
+/// [`run`] with options. Fails only when the capture cannot be opened or
+/// written (a message naming the problem).
+pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progress) -> bool) -> Result<RunOutput, String> {
     let started = std::time::Instant::now();
     let mut w = World::new(sc);
+    if let Some((path, filter)) = &opts.capture {
+        w.capture = Some(output::capture::Capture::open(path, filter, &w)?);
+    }
     let reason = loop {
         match w.run(CHUNK_EVENTS) {
             sim::RunState::Idle => break "completed",
@@ -90,6 +106,9 @@ pub fn run(sc: Scenario, mut progress: impl FnMut(&Progress) -> bool) -> RunOutp
         }
     };
     w.finish();
+    if let Some(c) = w.capture.take() {
+        c.finish()?;
+    }
     let wall = started.elapsed().as_secs_f64();
-    output::collect(&w, wall, reason)
+    Ok(output::collect(&w, wall, reason))
 }

@@ -41,7 +41,8 @@ pub struct AckSample<'a> {
     pub ce_pkts: u32,
     /// Round-trip sample: now minus the echoed send time.
     pub rtt_ps: u64,
-    /// Sender sequence state after the ACK was applied (packet numbers).
+    /// Sender sequence state after the ACK was applied (packet numbers):
+    /// first unacknowledged, and one past the highest packet ever sent.
     pub snd_una: u32,
     pub snd_nxt: u32,
     pub inflight_bytes: u64,
@@ -66,7 +67,8 @@ pub struct CcMetrics {
 pub trait CongestionControl {
     /// An ACK arrived (possibly coalesced, possibly echoing CE marks).
     fn on_ack(&mut self, _ack: &AckSample) {}
-    /// The receiver reported a gap or a trimmed packet.
+    /// The receiver reported a gap or a trimmed packet; `snd_nxt` is one past
+    /// the highest packet ever sent.
     fn on_nack(&mut self, _now_ps: u64, _snd_nxt: u32) {}
     /// The retransmission timer fired.
     fn on_timeout(&mut self, _now_ps: u64) {}

@@ -80,8 +80,9 @@ impl World {
 
     fn enqueue(&mut self, sw: u32, out: u32, pkt: u32, in_port: u32) {
         let now = self.now;
-        let kind = self.pkts.get(pkt).kind;
-        if kind.is_control() {
+        let p = self.pkts.get(pkt);
+        // A trimmed header stays in the control class at every later hop too.
+        if p.kind.is_control() || p.flags & F_TRIMMED != 0 {
             self.push_ctrl(out, pkt);
             return;
         }

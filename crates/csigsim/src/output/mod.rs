@@ -3,6 +3,8 @@
 //! docs/outputs.md. Times are nanoseconds written exactly (up to three
 //! decimals, since the engine counts picoseconds).
 
+pub mod capture;
+
 use crate::sim::World;
 use serde::Serialize;
 use std::fmt::Write as _;

@@ -71,6 +71,12 @@ pub fn load_file(path: &Path, overrides: &[Override], seed: Option<u64>) -> Resu
 
 /// Loads a scenario from text; `file` names it in errors, `base_dir` anchors relative paths.
 pub fn load_str(text: &str, file: &str, base_dir: &Path, overrides: &[Override], seed: Option<u64>) -> Result<Scenario, InputError> {
+    // A seed given on the command line is written into the scenario as run.
+    let mut all = overrides.to_vec();
+    if let Some(s) = seed {
+        all.push(Override { key: "seed".into(), value: s.to_string() });
+    }
+    let overrides = &all[..];
     let text = locate::apply_overrides(text, file, overrides)?;
     let at = |key: &str| locate::locate(&text, key);
     let err = |key: &str, msg: String| {

@@ -84,6 +84,8 @@ pub struct World {
     pub flows: Vec<Flow>,
     pub routes: Routes,
     pub sig: crate::signal::SignalRuntime,
+    /// Packet capture, when asked for.
+    pub capture: Option<crate::output::capture::Capture>,
     pub sc: Scenario,
     pub window_ps: u64,
     /// Per-packet link counters are kept only when links.csv is wanted.
@@ -205,6 +207,7 @@ impl World {
             q: EventQueue::new(),
             pkts: PacketArena::with_signals(sc.signals.any(), sc.signals.int.is_some()),
             sig,
+            capture: None,
             num_hosts: nh,
             ports,
             switches,
@@ -395,6 +398,9 @@ impl World {
         }
         let arrive_at = end + p.delay_ps;
         let peer = p.peer;
+        if self.capture.is_some() {
+            self.capture(port, pkt, start);
+        }
         self.pkts.get_mut(pkt).hops += 1;
         self.stats.link_hops += 1;
         self.q.push(arrive_at, Event::Arrive { pkt, port: peer });

@@ -408,6 +408,11 @@ impl World {
         if p.flags & F_TRIMMED != 0 {
             f.trims += 1;
             let ask = if f.selective() { p.psn } else { f.rcv_nxt };
+            // Go-back-N asks for the same packet whatever was trimmed: rate-limit
+            // those NACKs like gap NACKs, or every trim would rewind the sender.
+            if !f.selective() && f.last_nack_psn == ask && now < f.last_nack_ps + nack_interval {
+                return;
+            }
             f.last_nack_psn = ask;
             f.last_nack_ps = now;
             f.nacks += 1;
@@ -553,7 +558,8 @@ impl World {
             ce_pkts: p.ce as u32,
             rtt_ps: now.saturating_sub(p.sent_ps),
             snd_una: f.snd_una,
-            snd_nxt: f.snd_nxt,
+            // After a go-back-N rewind, windows are still measured to the highest packet sent.
+            snd_nxt: f.snd_nxt.max(f.high_sent),
             inflight_bytes: f.inflight_bytes(),
             csig,
             stamps,
@@ -585,11 +591,13 @@ impl World {
 
     fn receive_nack(&mut self, p: &Packet) {
         let now = self.now;
+        let rto = self.sc.transport.rto.0;
         let flow = p.flow;
         let f = &mut self.flows[flow as usize];
         if f.sender_done_ps.is_some() {
             return;
         }
+        let before = f.snd_una;
         if f.selective() {
             // A selective NACK names one missing packet; it says nothing of the others.
             if p.psn < f.npkts && !bit(&f.acked, p.psn) && !f.rtx_queue.contains(&p.psn) {
@@ -604,8 +612,13 @@ impl World {
                 f.snd_nxt = p.psn.max(f.snd_una);
             }
         }
-        let nxt = f.snd_nxt;
+        let nxt = f.snd_nxt.max(f.high_sent);
         f.cc.on_nack(now, nxt);
+        if f.snd_una > before {
+            // The NACK acknowledged everything before the hole: that is progress.
+            f.rto_backoff = 1;
+            f.rto_at = now + rto;
+        }
         self.activate(flow);
     }
 
