@@ -41,6 +41,8 @@ class Results:
         self.summary_json: str = raw["summary_json"]
         self.flows_csv: str = raw["flows_csv"]
         self.links_csv: str = raw["links_csv"]
+        #: Reflected signals per flow and window (empty when no signal is enabled).
+        self.signals_csv: str = raw.get("signals_csv", "")
         #: The scenario as run (after overrides).
         self.scenario_toml: str = raw["scenario_toml"]
         #: The run directory written by ``run(..., out=...)``, or None.
@@ -59,15 +61,24 @@ class Results:
         """One row per directed link per monitor window (empty if monitor.links is off)."""
         return _read_csv(self.links_csv, text_columns=("from", "to"))
 
+    @cached_property
+    def signals(self) -> pd.DataFrame:
+        """Reflected signals per flow and monitor window (empty when no signal is on)."""
+        return _read_csv(self.signals_csv, text_columns=("signal", "unit", "bottleneck"))
+
     def write(self, dir: Union[str, "os.PathLike[str]"]) -> Path:
         """Writes the run directory (the same files, byte for byte, as ``out=``)."""
         d = Path(dir)
         d.mkdir(parents=True, exist_ok=True)
         _write_text(d / "summary.json", self.summary_json + "\n")
         _write_text(d / "flows.csv", self.flows_csv)
-        # The engine writes links.csv only when link monitoring is on.
-        if self.links_csv:
-            _write_text(d / "links.csv", self.links_csv)
+        # Like the engine: optional files are written when present and a stale
+        # copy from an earlier run in the same directory is removed.
+        for name, text in (("links.csv", self.links_csv), ("signals.csv", self.signals_csv)):
+            if text:
+                _write_text(d / name, text)
+            elif (d / name).exists():
+                (d / name).unlink()
         _write_text(d / "scenario.toml", self.scenario_toml)
         return d
 

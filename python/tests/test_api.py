@@ -1,6 +1,7 @@
 """Tests of the Python API (python/csigsim) on tiny two-host scenarios."""
 
 import copy
+from pathlib import Path
 import json
 import sys
 
@@ -204,3 +205,13 @@ def test_to_toml_round_trip():
     back = tomllib.loads(csigsim.to_toml(doc))
     expected = {k: v for k, v in doc.items() if v is not None}
     assert back == expected
+
+
+def test_signals_table_from_a_csig_scenario(tmp_path):
+    repo = Path(__file__).resolve().parents[2]
+    res = csigsim.run(repo / "scenarios" / "chain_csig_delay.toml", out=tmp_path / "run")
+    sig = res.signals
+    assert {"time_ns", "flow_id", "signal", "unit", "samples", "mean", "min", "max", "locator", "bottleneck"} <= set(sig.columns)
+    main = sig[(sig.flow_id == 0) & (sig.signal == "delay") & (sig.bottleneck != "")]
+    assert len(main) > 0 and (main.bottleneck == "s1->s2").all()
+    assert (tmp_path / "run" / "signals.csv").read_text() == res.signals_csv

@@ -11,6 +11,10 @@ pub struct BenchCase {
 }
 
 fn fat_tree_permutation(k: u32, cc: &str) -> String {
+    fat_tree_permutation_with(k, cc, "")
+}
+
+fn fat_tree_permutation_with(k: u32, cc: &str, extra: &str) -> String {
     format!(
         r#"name = "bench fat_tree k={k} permutation"
 seed = 1
@@ -29,6 +33,7 @@ mtu = 4096
 header = 64
 [monitor]
 links = false
+{extra}
 [[workload]]
 kind = "permutation"
 size = "2MB"
@@ -41,6 +46,11 @@ pub fn cases() -> Vec<BenchCase> {
     vec![
         BenchCase { name: "fat_tree_128", description: "128-host fat tree (k=8), permutation of 2 MB flows, DCTCP", toml: fat_tree_permutation(8, "dctcp") },
         BenchCase { name: "fat_tree_1024", description: "1024-host fat tree (k=16), permutation of 2 MB flows, DCTCP", toml: fat_tree_permutation(16, "dctcp") },
+        BenchCase {
+            name: "fat_tree_1024_csig",
+            description: "the 1024-host case with a CSIG max(Delay) tag on every data packet",
+            toml: fat_tree_permutation_with(16, "dctcp", "[signals.csig]\ntype = \"delay\"\n"),
+        },
         BenchCase { name: "fat_tree_8192", description: "8192-host fat tree (k=32), permutation of 2 MB flows, DCTCP", toml: fat_tree_permutation(32, "dctcp") },
     ]
 }
