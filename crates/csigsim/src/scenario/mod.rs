@@ -139,6 +139,12 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
         if !(0.0..=1.0).contains(&e.pmax) {
             return Err(err("switch.ecn.pmax", format!("pmax must be in [0, 1], got {}", e.pmax)));
         }
+        if !(e.fair_share > 0.0 && e.fair_share.is_finite()) {
+            return Err(err("switch.ecn.fair_share", format!("fair_share must be above zero, got {}", e.fair_share)));
+        }
+        if e.max_flows == 0 {
+            return Err(err("switch.ecn.max_flows", "max_flows must be at least 1".into()));
+        }
     }
     if !(s.dt_alpha > 0.0 && s.dt_alpha.is_finite()) {
         return Err(err("switch.dt_alpha", format!("dt_alpha must be above zero, got {}", s.dt_alpha)));

@@ -166,9 +166,6 @@ pub struct CsigConfig {
     pub decode: Decode,
     #[serde(default)]
     pub reflect: Reflect,
-    /// Switches also update tags whose do-not-update bit a trimming switch set.
-    #[serde(default)]
-    pub update_trimmed: bool,
     /// Per-port actions; later rules win. Default: update everywhere.
     #[serde(default)]
     pub port_action: Vec<PortRule>,
@@ -265,7 +262,6 @@ pub struct CsigSetup {
     pub decode: Decode,
     pub reflect: Reflect,
     pub fraction: f64,
-    pub update_trimmed: bool,
     pub lm_bits: u8,
     pub abw_interval_ps: u64,
     pub abw_ewma: f64,
@@ -306,7 +302,8 @@ impl CsigSetup {
         let encoding = match c.size {
             TagSize::Compact => {
                 if c.base.is_some() || c.step.is_some() {
-                    return Err(("step".into(), "base and step apply to wide tags; compact tags use bands".into()));
+                    let key = if c.base.is_some() { "base" } else { "step" };
+                    return Err((key.into(), "base and step apply to wide tags; compact tags use bands".into()));
                 }
                 let max_bands = (1u32 << s_bits) - 1;
                 let t: Vec<f64> = match &c.bands {
@@ -356,7 +353,6 @@ impl CsigSetup {
             decode: c.decode,
             reflect: c.reflect,
             fraction: c.fraction,
-            update_trimmed: c.update_trimmed,
             lm_bits,
             abw_interval_ps: c.abw_interval.0,
             abw_ewma: c.abw_ewma,
@@ -384,7 +380,8 @@ impl CsigSetup {
     /// Switch egress: compare the local value with the tag's, overwrite if worse.
     #[inline]
     pub fn update(&self, s: &mut Signals, local: f64, locator: u16, writer: u32) {
-        if s.csig_type == NO_TAG || (s.csig_d && !self.update_trimmed) {
+        // A trimmed packet's tag (d set) is no longer updated.
+        if s.csig_type == NO_TAG || s.csig_d {
             return;
         }
         let q = self.encoding.encode(local);

@@ -496,7 +496,7 @@ fn signal_runtime(sc: &Scenario, ports: &[Port], switches: &[Switch], nh: u32) -
             for j in 0..s.num_ports {
                 let pid = (s.first_port + j) as usize;
                 let peer = ports[ports[pid].peer as usize].node;
-                // Down: towards a host or a lower tier; between equals, towards the higher index.
+                // Down: towards a host or a lower tier; between equals, towards the lower index.
                 let down = if peer < nh {
                     true
                 } else {
