@@ -10,9 +10,12 @@ pub enum Series {
     StampSum = 2,
     StampSumSqu = 3,
     StampInd = 4,
+    /// INT: hops in the reflected stack, and the largest queue any of them reported.
+    IntHops = 5,
+    IntMaxQlen = 6,
 }
 
-pub const SERIES: usize = 5;
+pub const SERIES: usize = 7;
 const WRITERS: usize = 8;
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -82,7 +85,8 @@ pub struct FlowSignalMon {
     pub rows: Vec<SignalRow>,
 }
 
-const ALL: [Series; SERIES] = [Series::Csig, Series::StampMax, Series::StampSum, Series::StampSumSqu, Series::StampInd];
+const ALL: [Series; SERIES] =
+    [Series::Csig, Series::StampMax, Series::StampSum, Series::StampSumSqu, Series::StampInd, Series::IntHops, Series::IntMaxQlen];
 
 impl FlowSignalMon {
     fn flush(&mut self) {

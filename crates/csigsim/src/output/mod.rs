@@ -200,7 +200,7 @@ pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
     RunOutput {
         flows_csv: flows_csv(w, &flows),
         links_csv: if sc.monitor.links { links_csv(w) } else { String::new() },
-        signals_csv: if sc.signals.csig.is_some() || sc.signals.stamp.is_some() { signals_csv(w) } else { String::new() },
+        signals_csv: if sc.signals.any() { signals_csv(w) } else { String::new() },
         scenario_toml: sc.resolved_toml.clone(),
         summary,
         flows,
@@ -270,6 +270,8 @@ fn signals_csv(w: &World) -> String {
             Series::StampSum => ("stamp_sum", stamp_unit, if stamp_unit == "ns" { 1e-3 } else { 1.0 }),
             Series::StampSumSqu => ("stamp_sum_squ", stamp_unit, if stamp_unit == "ns" { 1e-3 } else { 1.0 }),
             Series::StampInd => ("stamp_ind", "fraction", 1.0),
+            Series::IntHops => ("int_hops", "hops", 1.0),
+            Series::IntMaxQlen => ("int_max_qlen", "B", 1.0),
         };
         let (lm, bottleneck) = match r.writer {
             Some((port, lm)) => {

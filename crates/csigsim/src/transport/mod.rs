@@ -576,6 +576,11 @@ impl World {
             f.sigmon.record(now, window_ps, Series::StampSumSqu, st.sum_squ, None);
             f.sigmon.record(now, window_ps, Series::StampInd, st.ind as u8 as f64, None);
         }
+        if let Some(st) = int {
+            let qmax = st.hops().iter().map(|h| h.qlen_bytes).max().unwrap_or(0);
+            f.sigmon.record(now, window_ps, Series::IntHops, st.n as f64, None);
+            f.sigmon.record(now, window_ps, Series::IntMaxQlen, qmax as f64, None);
+        }
         if f.snd_una >= f.npkts || p.flags & F_DONE != 0 {
             f.snd_una = f.npkts;
             f.sender_done_ps = Some(now);

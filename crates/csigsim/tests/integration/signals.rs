@@ -187,3 +187,38 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_sender_can_tag_a_fraction_of_its_packets() {
+    let sc = csigsim::scenario::load_file(
+        &scenario("chain_csig_delay.toml"),
+        &[csigsim::Override::parse("signals.csig.fraction=0.25").unwrap()],
+        None,
+    )
+    .unwrap();
+    let mut w = World::new(sc);
+    w.run(u64::MAX);
+    w.finish();
+    let total = |s: Series| -> u64 { w.flows.iter().flat_map(|f| f.sigmon.rows.iter()).filter(|r| r.series == s).map(|r| r.samples).sum() };
+    // Every ACK carries stamps; a quarter of them reflect a tag.
+    let ratio = total(Series::Csig) as f64 / total(Series::StampMax) as f64;
+    assert!((ratio - 0.25).abs() < 0.02, "tagged fraction {ratio}");
+}
+
+#[test]
+fn int_records_every_switch_hop_and_costs_its_bytes() {
+    let sc = csigsim::scenario::load_file(&scenario("chain_csig_delay.toml"), &[csigsim::Override::parse("signals.int.max_hops=5").unwrap()], None).unwrap();
+    let mut w = World::new(sc);
+    w.run(u64::MAX);
+    w.finish();
+    let rows: Vec<_> = w.flows[0].sigmon.rows.iter().collect();
+    // The main flow crosses s0, s1 and s2: three records on every ACK.
+    let hops: Vec<f64> = rows.iter().filter(|r| r.series == Series::IntHops).map(|r| r.mean).collect();
+    assert!(!hops.is_empty() && hops.iter().all(|&h| h == 3.0), "{hops:?}");
+    // s1 -> s2 queues: some record reports a queue.
+    assert!(rows.iter().any(|r| r.series == Series::IntMaxQlen && r.max > 100_000.0));
+    // 2 + 8 * 5 = 42 bytes on every data packet of the 4096-byte payload.
+    let sent = w.flows[0].bytes_sent;
+    let npkts = w.flows[0].npkts as u64;
+    assert_eq!(sent, 2_000_000 + npkts * (64 + 8 + 42));
+}
