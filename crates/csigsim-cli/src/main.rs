@@ -70,6 +70,9 @@ enum Cmd {
         /// Run only these cases (comma-separated names).
         #[arg(long, value_delimiter = ',')]
         cases: Vec<String>,
+        /// Run each case this many times and report the run with the median wall time.
+        #[arg(long, default_value_t = 1)]
+        repeat: u32,
         /// Internal: run one case in this process and print its JSON.
         #[arg(long, hide = true)]
         child: Option<String>,
@@ -91,7 +94,7 @@ fn main() -> ExitCode {
             cmd_list();
             Ok(())
         }
-        Cmd::Bench { json, cases, child } => cmd_bench(json, &cases, child),
+        Cmd::Bench { json, cases, child, repeat } => cmd_bench(json, &cases, child, repeat),
     });
     match result {
         Ok(Ok(())) => ExitCode::SUCCESS,
@@ -271,7 +274,16 @@ fn cmd_list() {
         &[("lossy", "drop-tail shared buffer"), ("pfc", "lossless with PAUSE/RESUME"), ("trim", "cut to header, NACK")],
     );
     section("workloads ([[workload]] kind)", csigsim::workload::KINDS);
-    section("signals", &[("ecn", "RED marking at egress (switch.ecn)")]);
+    section(
+        "signals",
+        &[
+            ("ecn", "RED marking at egress (switch.ecn, mode = \"red\")"),
+            ("ecp", "enhanced congestion point: marks contributors at roots only (switch.ecn, mode = \"ecp\")"),
+            ("csig", "CSIG tag: delay, nqd, abw, abw_c; compact or wide (signals.csig)"),
+            ("stamp", "per-hop queue stamps: MAX, SUM, SUM_SQU, IND (signals.stamp)"),
+            ("int", "INT records for HPCC (signals.int)"),
+        ],
+    );
     let cases: Vec<(&str, &str)> = csigsim::bench::cases().iter().map(|c| (c.name, c.description)).collect();
     section("benchmark cases", &cases);
     if let Ok(rd) = std::fs::read_dir("scenarios") {
@@ -293,7 +305,7 @@ fn peak_rss() -> Option<u64> {
     Some(kb * 1024)
 }
 
-fn cmd_bench(json: bool, only: &[String], child: Option<String>) -> Result<(), Failure> {
+fn cmd_bench(json: bool, only: &[String], child: Option<String>, repeat: u32) -> Result<(), Failure> {
     let all = csigsim::bench::cases();
     if let Some(name) = child {
         let case = all.iter().find(|c| c.name == name).ok_or_else(|| Failure::Internal(format!("no bench case {name}")))?;
@@ -332,19 +344,25 @@ fn cmd_bench(json: bool, only: &[String], child: Option<String>) -> Result<(), F
     }
     for c in all.iter().filter(|c| only.is_empty() || only.iter().any(|n| n == c.name)) {
         // Each case runs in its own process so that peak memory is its own.
-        let out = std::process::Command::new(&exe)
-            .args(["bench", "--child", c.name])
-            .output()
-            .map_err(|e| Failure::Internal(format!("cannot start the benchmark process: {e}")))?;
-        if !out.status.success() {
-            return Err(Failure::Internal(format!("case {} failed: {}", c.name, String::from_utf8_lossy(&out.stderr))));
+        let mut runs = Vec::new();
+        for _ in 0..repeat.max(1) {
+            let out = std::process::Command::new(&exe)
+                .args(["bench", "--child", c.name])
+                .output()
+                .map_err(|e| Failure::Internal(format!("cannot start the benchmark process: {e}")))?;
+            if !out.status.success() {
+                return Err(Failure::Internal(format!("case {} failed: {}", c.name, String::from_utf8_lossy(&out.stderr))));
+            }
+            let line = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            let v: serde_json::Value = serde_json::from_str(&line).map_err(|e| Failure::Internal(e.to_string()))?;
+            runs.push(v);
         }
-        let line = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        runs.sort_by(|a, b| a["wall_s"].as_f64().unwrap_or(0.0).total_cmp(&b["wall_s"].as_f64().unwrap_or(0.0)));
+        let v = runs.swap_remove(runs.len() / 2);
         if json {
-            println!("{line}");
+            println!("{v}");
             continue;
         }
-        let v: serde_json::Value = serde_json::from_str(&line).map_err(|e| Failure::Internal(e.to_string()))?;
         let f = |k: &str| v[k].as_f64().unwrap_or(0.0);
         println!(
             "{:<15} {:>6} {:>9.2} {:>12.1} {:>12} {:>12} {:>10.2} {:>9.3} {:>9.0}",
