@@ -267,6 +267,9 @@ pub struct TransportConfig {
     pub ack_every: u32,
     #[serde(default = "default_true")]
     pub ack_on_ce: bool,
+    /// With ack_every > 1: the longest a receiver holds a coalesced ACK.
+    #[serde(default = "default_ack_delay")]
+    pub ack_delay: Time,
     #[serde(default)]
     pub retransmit: Retransmit,
     /// Retransmission timeout; doubles on each consecutive timeout up to 64x.
@@ -298,6 +301,9 @@ fn default_ack_size() -> u32 {
 fn default_ack_every() -> u32 {
     1
 }
+fn default_ack_delay() -> Time {
+    Time::us(5)
+}
 fn default_true() -> bool {
     true
 }
@@ -319,6 +325,7 @@ impl Default for TransportConfig {
             ack_size: default_ack_size(),
             ack_every: default_ack_every(),
             ack_on_ce: true,
+            ack_delay: default_ack_delay(),
             retransmit: Retransmit::GoBackN,
             rto: default_rto(),
             nack_threshold: default_nack_threshold(),

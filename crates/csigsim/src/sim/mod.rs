@@ -32,6 +32,8 @@ pub enum Event {
     FlowStart { flow: u32 },
     /// A flow's retransmission timer may be due.
     FlowTimer { flow: u32 },
+    /// A flow's receiver may owe a coalesced ACK.
+    AckTimer { flow: u32 },
 }
 
 /// Counters for the whole run.
@@ -296,14 +298,19 @@ impl World {
             }
             budget -= 1;
             let (t, ev) = self.q.pop().expect("peeked");
-            // A stale retransmission timer of a finished flow is not activity:
-            // it must not stretch the simulated time of the run.
-            if let Event::FlowTimer { flow } = ev {
-                let f = &self.flows[flow as usize];
-                if f.sender_done_ps.is_some() || f.rto_at == u64::MAX {
-                    self.flows[flow as usize].timer_pending = false;
-                    continue;
+            // Stale timers (a finished flow's retransmission timer, an ACK timer
+            // whose ACK already went) are not activity: they must not stretch
+            // the simulated time of the run.
+            match ev {
+                Event::FlowTimer { flow } => {
+                    let f = &self.flows[flow as usize];
+                    if f.sender_done_ps.is_some() || f.rto_at == u64::MAX {
+                        self.flows[flow as usize].timer_pending = false;
+                        continue;
+                    }
                 }
+                Event::AckTimer { flow } if self.flows[flow as usize].ack_at != t => continue,
+                _ => {}
             }
             self.now = t;
             match ev {
@@ -328,6 +335,7 @@ impl World {
                 }
                 Event::FlowStart { flow } => self.on_flow_start(flow),
                 Event::FlowTimer { flow } => self.on_flow_timer(flow),
+                Event::AckTimer { flow } => self.on_ack_timer(flow),
             }
         }
         RunState::Idle

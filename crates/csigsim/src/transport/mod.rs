@@ -72,6 +72,10 @@ pub struct Flow {
     pub finish_ps: Option<u64>,
     /// Reflect = worst: the worst signals over the packets the next ACK covers.
     pending_sig: Signals,
+    /// Delayed ACK: when the pending ACK must go at the latest, and the last
+    /// data packet it covers (for the echo and the reflected signals).
+    pub ack_at: u64,
+    last_rx: Option<(Packet, Signals)>,
     // signals
     tag_rng: Stream,
     pub sigmon: FlowSignalMon,
@@ -128,6 +132,8 @@ impl Flow {
             last_nack_ps: 0,
             finish_ps: None,
             pending_sig: Signals::default(),
+            ack_at: u64::MAX,
+            last_rx: None,
             tag_rng: Stream::new(seed, id as u64, Purpose::CsigTag),
             sigmon: FlowSignalMon::default(),
             bytes_sent: 0,
@@ -470,11 +476,7 @@ impl World {
             // Keep the worst tag over the packets this ACK will cover.
             let pend = &mut f.pending_sig;
             if sig.csig_type != NO_TAG && (pend.csig_type == NO_TAG || cs.worse(sig.csig_value, pend.csig_value)) {
-                let keep = *pend;
                 *pend = *sig;
-                if keep.csig_type == NO_TAG {
-                    pend.stamp_hops = sig.stamp_hops;
-                }
             }
         }
         if done || gap || f.pending_acks >= ack_every || (ce == 1 && ack_on_ce) {
@@ -492,6 +494,16 @@ impl World {
                 f.pending_sig = Signals::default();
             }
             self.send_ctrl(flow, PacketKind::Ack, n, p, acked, ces, done, Some((&out, int)));
+            self.flows[flow as usize].ack_at = u64::MAX;
+        } else {
+            // Coalescing: the ACK waits for more packets, but at most ack_delay.
+            let delay = self.sc.transport.ack_delay.0;
+            let f = &mut self.flows[flow as usize];
+            f.last_rx = Some((*p, *sig));
+            if f.ack_at == u64::MAX {
+                f.ack_at = now + delay;
+                self.q.push(now + delay, Event::AckTimer { flow });
+            }
         }
         if nack_gap {
             let f = &mut self.flows[flow as usize];
@@ -625,6 +637,26 @@ impl World {
             f.rto_at = now + rto;
         }
         self.activate(flow);
+    }
+
+    /// The delayed-ACK timer: send the coalesced ACK if it is still pending.
+    pub(crate) fn on_ack_timer(&mut self, flow: u32) {
+        let f = &mut self.flows[flow as usize];
+        if f.ack_at != self.now || f.pending_acks == 0 {
+            return;
+        }
+        f.ack_at = u64::MAX;
+        let Some((p, sig)) = f.last_rx.take() else { return };
+        let (acked, ces, n) = (f.pending_acks, f.pending_ce, f.rcv_nxt);
+        f.pending_acks = 0;
+        f.pending_ce = 0;
+        let mut out = sig;
+        if f.pending_sig.csig_type != NO_TAG {
+            out = f.pending_sig;
+            f.pending_sig = Signals::default();
+        }
+        // INT is not kept for delayed ACKs: the stack of the last packet is gone.
+        self.send_ctrl(flow, PacketKind::Ack, n, &p, acked, ces, false, Some((&out, None)));
     }
 
     pub(crate) fn on_flow_timer(&mut self, flow: u32) {

@@ -71,3 +71,19 @@ fn flows_csv_reports_the_exact_fct_in_ns() {
     assert_eq!(cols[7], csigsim::output::fmt_ns(fct_ps));
     assert_eq!(cols[5], "3000");
 }
+
+#[test]
+fn coalesced_acks_never_wait_for_the_retransmission_timer() {
+    // Window of two packets, one ACK per four packets: without the delayed-ACK
+    // timer the receiver would sit on the ACK until the sender timed out.
+    let sc = crate::common::load_with(
+        THREE_HOP,
+        &["transport.cc=\"dctcp\"", "transport.dctcp.init_cwnd=8192", "transport.ack_every=4", "transport.ack_delay=\"3us\""],
+    );
+    let mut w = csigsim::World::new(sc);
+    w.run(u64::MAX);
+    assert_eq!(w.stats.timeouts, 0);
+    assert_eq!(w.stats.flows_completed, 1);
+    let fct = w.flows[0].finish_ps.unwrap() - w.flows[0].start_ps;
+    assert!(fct < 3_000_000_000, "fct {fct} ps");
+}
