@@ -403,7 +403,7 @@ impl World {
         let now = self.now;
         let flow = p.flow;
         let t = &self.sc.transport;
-        let (ack_every, ack_on_ce, nack_interval, nack_threshold) = (t.ack_every, t.ack_on_ce, t.nack_interval.0, t.nack_threshold);
+        let (ack_every, ack_on_ce, nack_threshold) = (t.ack_every, t.ack_on_ce, t.nack_threshold);
         let f = &mut self.flows[flow as usize];
         if f.finish_ps.is_some() {
             // Late duplicate after completion: re-ACK so the sender can finish.
@@ -413,16 +413,18 @@ impl World {
         }
         if p.flags & F_TRIMMED != 0 {
             f.trims += 1;
-            let ask = if f.selective() { p.psn } else { f.rcv_nxt };
-            // Go-back-N asks for the same packet whatever was trimmed: rate-limit
-            // those NACKs like gap NACKs, or every trim would rewind the sender.
-            if !f.selective() && f.last_nack_psn == ask && now < f.last_nack_ps + nack_interval {
-                return;
+            // Selective: NACK exactly the trimmed packet. Go-back-N asks for the
+            // same packet whatever was trimmed: rate-limit those NACKs like gap
+            // NACKs, or every trim would rewind the sender.
+            if f.selective() {
+                let ask = p.psn;
+                f.last_nack_psn = ask;
+                f.last_nack_ps = now;
+                f.nacks += 1;
+                self.send_ctrl(flow, PacketKind::Nack, ask, p, 0, 0, false, refl);
+            } else {
+                self.nack_hole(flow, p, refl);
             }
-            f.last_nack_psn = ask;
-            f.last_nack_ps = now;
-            f.nacks += 1;
-            self.send_ctrl(flow, PacketKind::Nack, ask, p, 0, 0, false, refl);
             return;
         }
         self.stats.data_packets_delivered += 1;
@@ -444,14 +446,7 @@ impl World {
         } else if p.psn > f.rcv_nxt {
             // Go-back-N: out-of-order data is discarded and the hole NACKed.
             self.stats.out_of_order_discards += 1;
-            let f = &mut self.flows[flow as usize];
-            let ask = f.rcv_nxt;
-            if f.last_nack_psn != ask || now >= f.last_nack_ps + nack_interval {
-                f.last_nack_psn = ask;
-                f.last_nack_ps = now;
-                f.nacks += 1;
-                self.send_ctrl(flow, PacketKind::Nack, ask, p, 0, 0, false, refl);
-            }
+            self.nack_hole(flow, p, refl);
             return;
         } else {
             // Duplicate of delivered data: ACK at once so a sender that went back moves on.
@@ -506,14 +501,22 @@ impl World {
             }
         }
         if nack_gap {
-            let f = &mut self.flows[flow as usize];
-            let ask = f.rcv_nxt;
-            if f.last_nack_psn != ask || now >= f.last_nack_ps + nack_interval {
-                f.last_nack_psn = ask;
-                f.last_nack_ps = now;
-                f.nacks += 1;
-                self.send_ctrl(flow, PacketKind::Nack, ask, p, 0, 0, false, refl);
-            }
+            self.nack_hole(flow, p, refl);
+        }
+    }
+
+    /// NACKs the first missing packet, at most once per `nack_interval` for
+    /// the same hole.
+    fn nack_hole(&mut self, flow: u32, p: &Packet, refl: Option<(&Signals, Option<&IntStack>)>) {
+        let now = self.now;
+        let nack_interval = self.sc.transport.nack_interval.0;
+        let f = &mut self.flows[flow as usize];
+        let ask = f.rcv_nxt;
+        if f.last_nack_psn != ask || now >= f.last_nack_ps + nack_interval {
+            f.last_nack_psn = ask;
+            f.last_nack_ps = now;
+            f.nacks += 1;
+            self.send_ctrl(flow, PacketKind::Nack, ask, p, 0, 0, false, refl);
         }
     }
 
