@@ -63,7 +63,8 @@ impl Capture {
         let pcap = PcapWriter::new(open(path)?, f.snaplen).map_err(|e| e.to_string())?;
         let mut index = open(&path.with_extension("pcap.csv"))?;
         writeln!(index, "frame,time_ns,from,to,kind,flow_id,psn,wire_bytes,ecn,csig_type,csig_value,csig_locator,csig_d").map_err(|e| e.to_string())?;
-        Ok(Capture { pcap, index, codec: CsigCodec::default(), flows: f.flows.clone(), ports, start_ps: f.start_ps, end_ps: f.end_ps.unwrap_or(u64::MAX), frames: 0, error: None })
+        let codec = w.sc.signals.csig.as_ref().map(|c| c.codec).unwrap_or_default();
+        Ok(Capture { pcap, index, codec, flows: f.flows.clone(), ports, start_ps: f.start_ps, end_ps: f.end_ps.unwrap_or(u64::MAX), frames: 0, error: None })
     }
 
     pub fn finish(mut self) -> Result<u64, String> {

@@ -139,6 +139,19 @@ pub struct CsigConfig {
     pub sig: SignalType,
     #[serde(default)]
     pub size: TagSize,
+    /// Field widths of the tag (defaults: compact T 3, S 5, LM 7 with the d
+    /// bit; wide T 4, S 20, LM 16, d and 7 reserved bits).
+    #[serde(default)]
+    pub type_bits: Option<u8>,
+    #[serde(default)]
+    pub value_bits: Option<u8>,
+    #[serde(default)]
+    pub locator_bits: Option<u8>,
+    /// TPIDs (EtherTypes) of the compact and wide tags on the wire.
+    #[serde(default = "default_tpid")]
+    pub tpid: u16,
+    #[serde(default = "default_tpid_wide")]
+    pub tpid_wide: u16,
     /// Fraction of data packets a sender tags (drawn per packet from the flow's stream).
     #[serde(default = "one")]
     pub fraction: f64,
@@ -173,6 +186,12 @@ pub struct CsigConfig {
 
 fn one() -> f64 {
     1.0
+}
+fn default_tpid() -> u16 {
+    0x9900
+}
+fn default_tpid_wide() -> u16 {
+    0x9901
 }
 fn default_abw_interval() -> crate::units::Time {
     crate::units::Time::us(256)
@@ -265,13 +284,42 @@ pub struct CsigSetup {
     pub lm_bits: u8,
     pub abw_interval_ps: u64,
     pub abw_ewma: f64,
+    /// The byte layout, for captures.
+    pub codec: crate::wire::CsigCodec,
 }
 
 impl CsigSetup {
     /// Resolves the encoding; `max_rate` is the fastest port of the fabric.
     /// Errors name the key (relative to `signals.csig`).
     pub fn new(c: &CsigConfig, max_rate: u64) -> Result<CsigSetup, (String, String)> {
-        let (s_bits, lm_bits) = c.size.widths();
+        let mut codec = crate::wire::CsigCodec { tpid_compact: c.tpid, tpid_wide: c.tpid_wide, ..Default::default() };
+        let layout = match c.size {
+            TagSize::Compact => &mut codec.compact,
+            TagSize::Wide => &mut codec.wide,
+        };
+        if let Some(b) = c.type_bits {
+            layout.t_bits = b;
+        }
+        if let Some(b) = c.value_bits {
+            layout.s_bits = b;
+        }
+        if let Some(b) = c.locator_bits {
+            layout.lm_bits = b;
+        }
+        if layout.t_bits < 2 {
+            return Err(("type_bits".into(), "type_bits must be at least 2 (four signal types)".into()));
+        }
+        if layout.s_bits == 0 || layout.s_bits > 31 {
+            return Err(("value_bits".into(), format!("value_bits must be 1 to 31, got {}", layout.s_bits)));
+        }
+        if layout.lm_bits < 3 {
+            return Err(("locator_bits".into(), "locator_bits must be at least 3 (tier, direction, port)".into()));
+        }
+        let (s_bits, lm_bits) = (layout.s_bits, layout.lm_bits);
+        codec.validate().map_err(|e| {
+            let key = if e.to_string().contains("TPID") { "tpid" } else { "value_bits" };
+            (key.to_string(), e.to_string())
+        })?;
         if !(c.fraction > 0.0 && c.fraction <= 1.0) {
             return Err(("fraction".into(), format!("fraction must be in (0, 1], got {}", c.fraction)));
         }
@@ -356,6 +404,7 @@ impl CsigSetup {
             lm_bits,
             abw_interval_ps: c.abw_interval.0,
             abw_ewma: c.abw_ewma,
+            codec,
         })
     }
 
@@ -488,6 +537,20 @@ mod tests {
     fn locator_packs_tier_direction_and_port() {
         assert_eq!(locator(7, 2, true, 9, 5), (2 << 5) | (1 << 4) | 5);
         assert_eq!(locator(16, 1, false, 3, 4), (1 << 14) | (3 << 6) | 4);
+    }
+
+    #[test]
+    fn field_widths_and_tpids_are_configurable() {
+        let c: CsigConfig = toml::from_str("type = \"abw_c\"\nvalue_bits = 4\nlocator_bits = 8\ntpid = 0x88b5").unwrap();
+        let s = CsigSetup::new(&c, 1).unwrap();
+        assert_eq!(s.encoding.max_code(), 15);
+        assert_eq!(s.lm_bits, 8);
+        assert_eq!((s.codec.compact.s_bits, s.codec.compact.lm_bits, s.codec.tpid_compact), (4, 8, 0x88b5));
+        // T 3 + d + S 5 + LM 8 = 17 bits: does not fit the compact word.
+        let c: CsigConfig = toml::from_str("type = \"delay\"\nlocator_bits = 8").unwrap();
+        assert_eq!(CsigSetup::new(&c, 1).unwrap_err().0, "value_bits");
+        let c: CsigConfig = toml::from_str("type = \"delay\"\ntpid = 0x9901").unwrap();
+        assert_eq!(CsigSetup::new(&c, 1).unwrap_err().0, "tpid");
     }
 
     #[test]
