@@ -203,7 +203,7 @@ impl fmt::Display for Time {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         let v = self.0;
         for (name, factor) in [("s", PS_PER_S), ("ms", PS_PER_MS), ("us", PS_PER_US), ("ns", PS_PER_NS)] {
-            if v >= factor && v % factor == 0 {
+            if v >= factor && v.is_multiple_of(factor) {
                 return write!(f, "{}{name}", v / factor);
             }
         }
@@ -214,7 +214,7 @@ impl fmt::Display for Rate {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         let v = self.0;
         for (name, factor) in [("Tbps", 1_000_000_000_000u64), ("Gbps", 1_000_000_000), ("Mbps", 1_000_000), ("Kbps", 1_000)] {
-            if v >= factor && v % factor == 0 {
+            if v >= factor && v.is_multiple_of(factor) {
                 return write!(f, "{}{name}", v / factor);
             }
         }
