@@ -122,7 +122,7 @@ mod tests {
 
     fn params() -> FlowParams {
         // 100 Gbps, 8 us base RTT: BDP = 100_000 bytes.
-        FlowParams { line_rate_bps: 100_000_000_000, base_rtt_ps: 8_000_000, mss: 1000 }
+        FlowParams { line_rate_bps: 100_000_000_000, base_rtt_ps: 8_000_000, mss: 1000, packet_bytes: 1064, hops: 2 }
     }
 
     fn ack(una: u32, nxt: u32, bytes: u64, pkts: u32, ce: u32) -> AckSample<'static> {

@@ -21,6 +21,10 @@ pub struct FlowParams {
     pub base_rtt_ps: u64,
     /// Payload bytes per full data packet.
     pub mss: u32,
+    /// Wire bytes of a full data packet (payload plus headers and signal bytes).
+    pub packet_bytes: u32,
+    /// Links on the flow's (first equal-cost) path, host to host.
+    pub hops: u32,
 }
 
 impl FlowParams {
@@ -74,6 +78,17 @@ pub trait CongestionControl {
     fn on_timeout(&mut self, _now_ps: u64) {}
     /// A data packet of `bytes` wire bytes left the NIC.
     fn on_send(&mut self, _now_ps: u64, _bytes: u32) {}
+    /// A congestion notification packet (CNP) for this flow arrived.
+    fn on_cnp(&mut self, _now_ps: u64) {}
+    /// The earliest time the controller wants [`on_timer`](Self::on_timer),
+    /// if any. Asked after every hook; the engine keeps one pending timer
+    /// event per flow (timers are fields, not queue entries).
+    fn next_timer(&self) -> Option<u64> {
+        None
+    }
+    /// Called at the time `next_timer` returned (if it still returns a time
+    /// not after now).
+    fn on_timer(&mut self, _now_ps: u64) {}
     /// Bytes that may be in flight.
     fn cwnd(&self) -> u64;
     /// Pacing rate in bits per second.
@@ -136,6 +151,18 @@ impl CongestionControl for Cc {
     }
     fn on_timeout(&mut self, now: u64) {
         self.inner_mut().on_timeout(now)
+    }
+    fn on_cnp(&mut self, now: u64) {
+        self.inner_mut().on_cnp(now)
+    }
+    #[inline]
+    fn next_timer(&self) -> Option<u64> {
+        match self {
+            Cc::None(_) | Cc::Dctcp(_) => None,
+        }
+    }
+    fn on_timer(&mut self, now: u64) {
+        self.inner_mut().on_timer(now)
     }
     #[inline]
     fn on_send(&mut self, now: u64, bytes: u32) {

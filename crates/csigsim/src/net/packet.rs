@@ -13,6 +13,8 @@ pub enum PacketKind {
     Nack,
     /// PFC PAUSE (XOFF) or RESUME (XON) for the data class, hop by hop.
     Pause,
+    /// Congestion notification from the receiver (DCQCN's notification point).
+    Cnp,
 }
 
 impl PacketKind {

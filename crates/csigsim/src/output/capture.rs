@@ -105,6 +105,8 @@ impl World {
             let (opcode, aeth, payload) = match p.kind {
                 PacketKind::Data => (OPCODE_RC_SEND_ONLY, None, if p.flags & F_TRIMMED != 0 { 0 } else { p.payload }),
                 PacketKind::Ack => (OPCODE_RC_ACK, Some((SYNDROME_ACK, p.psn & 0xff_ffff)), 0),
+                // RoCEv2 CNP: opcode 0x81 (congestion notification), no AETH.
+                PacketKind::Cnp => (crate::wire::OPCODE_CNP, None, 0),
                 // NAK code 0: PSN sequence error.
                 _ => (OPCODE_RC_ACK, Some((nak_syndrome(0), p.psn & 0xff_ffff)), 0),
             };
@@ -130,6 +132,7 @@ impl World {
                 PacketKind::Data => "data",
                 PacketKind::Ack => "ack",
                 PacketKind::Nack => "nack",
+                PacketKind::Cnp => "cnp",
                 PacketKind::Pause => "pause",
             };
             let row = if let Some(t) = csig {

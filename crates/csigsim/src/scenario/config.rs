@@ -214,6 +214,13 @@ pub enum CcKind {
     Dctcp,
 }
 
+impl CcKind {
+    /// Does the receiver send CNPs for CE-marked packets (DCQCN's notification point)?
+    pub fn uses_cnp(self) -> bool {
+        false
+    }
+}
+
 /// DCTCP (Alizadeh et al. 2010; RFC 8257) parameters.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -280,6 +287,9 @@ pub struct TransportConfig {
     /// NACKs every hole at once.
     #[serde(default = "default_nack_threshold")]
     pub nack_threshold: u32,
+    /// Least time between two CNPs to the same flow (notification point).
+    #[serde(default = "default_cnp_interval")]
+    pub cnp_interval: Time,
     /// Least time between two NACKs for the same expected PSN.
     #[serde(default = "default_nack_interval")]
     pub nack_interval: Time,
@@ -310,6 +320,9 @@ fn default_true() -> bool {
 fn default_rto() -> Time {
     Time::us(500)
 }
+fn default_cnp_interval() -> Time {
+    Time::us(50)
+}
 fn default_nack_threshold() -> u32 {
     3
 }
@@ -329,6 +342,7 @@ impl Default for TransportConfig {
             retransmit: Retransmit::GoBackN,
             rto: default_rto(),
             nack_threshold: default_nack_threshold(),
+            cnp_interval: default_cnp_interval(),
             nack_interval: default_nack_interval(),
             ecn: true,
             dctcp: DctcpConfig::default(),

@@ -34,6 +34,8 @@ pub enum Event {
     FlowTimer { flow: u32 },
     /// A flow's receiver may owe a coalesced ACK.
     AckTimer { flow: u32 },
+    /// A flow's congestion controller asked for a timer.
+    CcTimer { flow: u32 },
 }
 
 /// Counters for the whole run.
@@ -54,6 +56,7 @@ pub struct Stats {
     pub resumes_sent: u64,
     pub acks_sent: u64,
     pub nacks_sent: u64,
+    pub cnps_sent: u64,
     pub retransmits: u64,
     pub timeouts: u64,
     pub flows_completed: u64,
@@ -226,10 +229,13 @@ impl World {
             let f = &w.sc.flows[i];
             let (src, dst) = (f.src, f.dst);
             let port = &w.ports[w.hosts[src as usize].port as usize];
+            let t = &w.sc.transport;
             let params = FlowParams {
                 line_rate_bps: port.rate_bps,
                 base_rtt_ps: w.base_rtt(src, dst),
-                mss: w.sc.transport.mtu,
+                mss: t.mtu,
+                packet_bytes: t.mtu + t.header + w.sig.tag_bytes + w.sig.int_bytes,
+                hops: w.path_hops(src, dst),
             };
             let cc = Cc::new(&w.sc.transport, &params);
             let entropy = Stream::new(w.sc.seed, i as u64, Purpose::FlowEntropy).next_u64() as u32;
@@ -263,6 +269,19 @@ impl World {
             port = self.routes.candidates(node - self.num_hosts, dst)[0];
         }
         (total, slowest)
+    }
+
+    /// Links on the first equal-cost path from `src` to `dst`.
+    pub fn path_hops(&self, src: u32, dst: u32) -> u32 {
+        let mut port = self.hosts[src as usize].port;
+        for hops in 1..=256 {
+            let node = self.ports[self.ports[port as usize].peer as usize].node;
+            if node < self.num_hosts {
+                return hops;
+            }
+            port = self.routes.candidates(node - self.num_hosts, dst)[0];
+        }
+        256
     }
 
     pub fn node_name(&self, node: u32) -> &str {
@@ -310,6 +329,7 @@ impl World {
                     }
                 }
                 Event::AckTimer { flow } if self.flows[flow as usize].ack_at != t => continue,
+                Event::CcTimer { flow } if self.flows[flow as usize].cc_timer_at != t => continue,
                 _ => {}
             }
             self.now = t;
@@ -336,6 +356,7 @@ impl World {
                 Event::FlowStart { flow } => self.on_flow_start(flow),
                 Event::FlowTimer { flow } => self.on_flow_timer(flow),
                 Event::AckTimer { flow } => self.on_ack_timer(flow),
+                Event::CcTimer { flow } => self.on_cc_timer(flow),
             }
         }
         RunState::Idle

@@ -72,6 +72,11 @@ pub struct Flow {
     pub finish_ps: Option<u64>,
     /// Reflect = worst: the worst signals over the packets the next ACK covers.
     pending_sig: Signals,
+    /// The pending congestion-control timer event, or u64::MAX.
+    pub cc_timer_at: u64,
+    /// Notification point: when the receiver last sent a CNP.
+    pub last_cnp_ps: Option<u64>,
+    pub cnps: u64,
     /// Delayed ACK: when the pending ACK must go at the latest, and the last
     /// data packet it covers (for the echo and the reflected signals).
     pub ack_at: u64,
@@ -134,6 +139,9 @@ impl Flow {
             pending_sig: Signals::default(),
             ack_at: u64::MAX,
             last_rx: None,
+            cc_timer_at: u64::MAX,
+            last_cnp_ps: None,
+            cnps: 0,
             tag_rng: Stream::new(seed, id as u64, Purpose::CsigTag),
             sigmon: FlowSignalMon::default(),
             bytes_sent: 0,
@@ -355,6 +363,14 @@ impl World {
                 self.consume(pkt);
                 self.receive_nack(&p);
             }
+            PacketKind::Cnp => {
+                self.consume(pkt);
+                let f = &mut self.flows[p.flow as usize];
+                if f.sender_done_ps.is_none() {
+                    f.cc.on_cnp(self.now);
+                    self.arm_cc_timer(p.flow);
+                }
+            }
         }
     }
 
@@ -380,10 +396,10 @@ impl World {
             sent_ps: data.sent_ps,
             ..Default::default()
         };
-        if kind == PacketKind::Ack {
-            self.stats.acks_sent += 1;
-        } else {
-            self.stats.nacks_sent += 1;
+        match kind {
+            PacketKind::Ack => self.stats.acks_sent += 1,
+            PacketKind::Nack => self.stats.nacks_sent += 1,
+            _ => {}
         }
         let port = self.hosts[f.dst as usize].port;
         let id = self.inject(p);
@@ -429,6 +445,10 @@ impl World {
         }
         self.stats.data_packets_delivered += 1;
         let ce = (p.flags & F_CE != 0) as u32;
+        if ce == 1 && self.sc.transport.cc.uses_cnp() {
+            self.maybe_cnp(flow, p);
+        }
+        let f = &mut self.flows[flow as usize];
         f.ce_marks += ce as u64;
         let mut gap = false;
         let mut nack_gap = false;
@@ -581,6 +601,7 @@ impl World {
             int,
         };
         f.cc.on_ack(&sample);
+        let timer = f.cc.next_timer();
         if let Some(c) = csig {
             let writer = (c.writer != NO_WRITER).then_some((c.writer, c.locator));
             f.sigmon.record(now, window_ps, Series::Csig, c.value, writer);
@@ -600,8 +621,13 @@ impl World {
             f.snd_una = f.npkts;
             f.sender_done_ps = Some(now);
             f.rto_at = u64::MAX;
+            f.cc_timer_at = u64::MAX;
             return;
         }
+        if timer.is_some() {
+            self.arm_cc_timer(flow);
+        }
+        let f = &mut self.flows[flow as usize];
         if progress {
             f.rto_backoff = 1;
             f.rto_at = if f.snd_nxt > f.snd_una { now + rto } else { u64::MAX };
@@ -634,12 +660,59 @@ impl World {
         }
         let nxt = f.snd_nxt.max(f.high_sent);
         f.cc.on_nack(now, nxt);
+        let timer = f.cc.next_timer().is_some();
         if f.snd_una > before {
             // The NACK acknowledged everything before the hole: that is progress.
             f.rto_backoff = 1;
             f.rto_at = now + rto;
         }
+        if timer {
+            self.arm_cc_timer(flow);
+        }
         self.activate(flow);
+    }
+
+    /// Makes sure a `CcTimer` event is pending for the controller's next timer.
+    pub(crate) fn arm_cc_timer(&mut self, flow: u32) {
+        let f = &mut self.flows[flow as usize];
+        if let Some(t) = f.cc.next_timer() {
+            let t = t.max(self.now);
+            if t < f.cc_timer_at {
+                f.cc_timer_at = t;
+                self.q.push(t, Event::CcTimer { flow });
+            }
+        }
+    }
+
+    /// The controller's timer: run it, re-arm, and let the sender use a
+    /// window or rate that may have grown.
+    pub(crate) fn on_cc_timer(&mut self, flow: u32) {
+        let now = self.now;
+        let f = &mut self.flows[flow as usize];
+        f.cc_timer_at = u64::MAX;
+        if f.sender_done_ps.is_some() {
+            return;
+        }
+        if f.cc.next_timer().is_some_and(|t| t <= now) {
+            f.cc.on_timer(now);
+        }
+        self.arm_cc_timer(flow);
+        self.activate(flow);
+    }
+
+    /// The notification point: a CE-marked data packet arrived; send a CNP
+    /// unless one went to this flow less than `cnp_interval` ago.
+    fn maybe_cnp(&mut self, flow: u32, p: &Packet) {
+        let now = self.now;
+        let interval = self.sc.transport.cnp_interval.0;
+        let f = &mut self.flows[flow as usize];
+        if f.last_cnp_ps.is_some_and(|t| now < t + interval) {
+            return;
+        }
+        f.last_cnp_ps = Some(now);
+        f.cnps += 1;
+        self.stats.cnps_sent += 1;
+        self.send_ctrl(flow, PacketKind::Cnp, p.psn, p, 0, 1, false, None);
     }
 
     /// The delayed-ACK timer: send the coalesced ACK if it is still pending.
@@ -681,6 +754,10 @@ impl World {
         self.stats.timeouts += 1;
         f.rto_backoff = (f.rto_backoff * 2).min(64);
         f.cc.on_timeout(now);
+        if f.cc.next_timer().is_some() {
+            self.arm_cc_timer(flow);
+        }
+        let f = &mut self.flows[flow as usize];
         if f.selective() {
             let una = f.snd_una;
             if !f.rtx_queue.contains(&una) {

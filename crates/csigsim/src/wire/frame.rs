@@ -33,6 +33,8 @@ pub const OPCODE_RC_SEND_ONLY: u8 = 0x04;
 pub const OPCODE_RC_ACK: u8 = 0x11;
 /// AETH syndrome of a positive ACK: type 000, credit count 11111 (invalid).
 pub const SYNDROME_ACK: u8 = 0x1f;
+/// RoCEv2 congestion notification packet (CNP) opcode; it has no AETH.
+pub const OPCODE_CNP: u8 = 0x81;
 /// Invariant CRC at the end of every RoCEv2 packet: counted, never written.
 pub const ICRC_LEN: usize = 4;
 /// The longest header [`FrameRepr::emit_headers`] writes: Ethernet with a

@@ -76,7 +76,7 @@ pub use csig::{field as csig_field, CsigCodec, CsigLayout, CsigRepr, TagSize};
 pub use csig::{TPID_COMPACT_DEFAULT, TPID_WIDE_DEFAULT};
 pub use frame::{field as frame_field, ip_of_host, mac_of_node, nak_syndrome, FrameRepr};
 pub use frame::{
-    ETHERTYPE_IPV4, ICRC_LEN, MAX_HEADER_LEN, OPCODE_RC_ACK, OPCODE_RC_SEND_ONLY, ROCEV2_UDP_PORT,
+    ETHERTYPE_IPV4, ICRC_LEN, MAX_HEADER_LEN, OPCODE_CNP, OPCODE_RC_ACK, OPCODE_RC_SEND_ONLY, ROCEV2_UDP_PORT,
     SYNDROME_ACK,
 };
 pub use pcap::{
