@@ -1,5 +1,6 @@
 //! Integration tests, compiled into one binary.
 
+mod cc_dumbbell;
 mod common;
 mod determinism;
 mod fairness;

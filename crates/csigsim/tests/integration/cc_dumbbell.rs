@@ -1,0 +1,66 @@
+//! Every congestion control on a dumbbell: N long flows with staggered starts
+//! through one 100 Gbps bottleneck, lossless (PFC). After convergence the
+//! bottleneck must be at least 90% utilized with Jain fairness at least 0.95,
+//! no drops, and a bounded queue. The figures are tabled in docs/cc/README.md
+//! (run with `-- --nocapture` to print them).
+
+use crate::common::{dumbbell, load_with};
+use csigsim::World;
+
+pub struct Figures {
+    pub util: f64,
+    pub jain: f64,
+    pub max_queue: u64,
+    pub drops: u64,
+}
+
+/// Runs `n` long flows under `cc` (plus extra `--set` overrides), measures
+/// 5 to 25 ms.
+pub fn dumbbell_figures(cc: &str, n: usize, extra: &[&str]) -> Figures {
+    let mut flows = String::new();
+    for i in 0..n {
+        flows.push_str(&format!("[[flow]]\nsrc = \"h{i}\"\ndst = \"rx\"\nsize = \"1GB\"\nstart = \"{}us\"\n", 20 * i));
+    }
+    let toml = dumbbell(
+        n,
+        &format!("[switch]\nmode = \"pfc\"\necn = {{ kmin = \"100KB\", kmax = \"400KB\", pmax = 0.2 }}\n[transport]\ncc = \"{cc}\"\n[monitor]\nlinks = false\n{flows}"),
+    );
+    let mut sets = vec!["stop=\"25ms\""];
+    sets.extend_from_slice(extra);
+    let mut w = World::new(load_with(&toml, &sets));
+    let (t0, t1) = (5_000_000_000u64, 25_000_000_000u64);
+    w.run_until(t0);
+    let before: Vec<u64> = w.flows.iter().map(|f| f.rcv_nxt as u64).collect();
+    let s0 = w.switches.iter().position(|s| s.name == "s0").unwrap();
+    let (first, np) = (w.switches[s0].first_port as usize, w.switches[s0].num_ports as usize);
+    let port = (first..first + np).find(|&p| w.node_name(w.ports[w.ports[p].peer as usize].node) == "s1").unwrap();
+    let mut max_queue = 0;
+    let mut t = t0;
+    while t < t1 {
+        t += 1_000_000;
+        w.run_until(t);
+        max_queue = max_queue.max(w.ports[port].data_bytes);
+    }
+    let wire = (w.sc.transport.mtu + w.sc.transport.header) as f64;
+    let bytes: Vec<f64> = w.flows.iter().zip(before).map(|(f, b)| (f.rcv_nxt as u64 - b) as f64 * wire).collect();
+    let total: f64 = bytes.iter().sum();
+    let capacity = (t1 - t0) as f64 * 100e9 / 8e12;
+    let sq: f64 = bytes.iter().map(|b| b * b).sum();
+    Figures { util: total / capacity, jain: total * total / (n as f64 * sq), max_queue, drops: w.stats.packets_dropped }
+}
+
+pub fn check(cc: &str, extra: &[&str]) {
+    for n in [2, 4, 16] {
+        let f = dumbbell_figures(cc, n, extra);
+        println!("{cc:<10} N={n:<3} utilization {:.4} Jain {:.4} max queue {} B drops {}", f.util, f.jain, f.max_queue, f.drops);
+        assert!(f.util >= 0.90, "{cc} N={n}: utilization {:.4}", f.util);
+        assert!(f.jain >= 0.95, "{cc} N={n}: Jain {:.4}", f.jain);
+        assert_eq!(f.drops, 0, "{cc} N={n}");
+        assert!(f.max_queue < 4_000_000, "{cc} N={n}: queue {}", f.max_queue);
+    }
+}
+
+#[test]
+fn dctcp_on_the_dumbbell() {
+    check("dctcp", &[]);
+}
