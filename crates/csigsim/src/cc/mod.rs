@@ -7,8 +7,11 @@
 //! window (bytes that may be unacknowledged) and the pacing rate. A window of
 //! `u64::MAX` means "no window"; a rate equal to the line rate means "no pacing".
 
+pub mod dcqcn;
 pub mod dctcp;
 pub mod none;
+pub mod swift;
+pub mod timely;
 
 use crate::scenario::config::{CcKind, TransportConfig};
 
@@ -103,12 +106,18 @@ pub trait CongestionControl {
 pub enum Cc {
     None(none::NoCc),
     Dctcp(dctcp::Dctcp),
+    Swift(swift::Swift),
+    Dcqcn(dcqcn::Dcqcn),
+    Timely(timely::Timely),
 }
 
 /// Every algorithm this build knows, for `csigsim list`.
 pub const KINDS: &[(&str, &str)] = &[
     ("none", "line rate, no window"),
     ("dctcp", "DCTCP window control from the fraction of CE-marked bytes (RFC 8257)"),
+    ("swift", "Swift delay-target window (Kumar et al. 2020); fast_ramp_up for FRU on CSIG min(ABW/C)"),
+    ("dcqcn", "DCQCN rate control from CNPs (Zhu et al. 2015); profiles paper and hpcc"),
+    ("timely", "Timely RTT-gradient rate control; queue-stamp (MAX, SUM, SUM_SQU) variants"),
 ];
 
 impl Cc {
@@ -116,6 +125,9 @@ impl Cc {
         match t.cc {
             CcKind::None => Cc::None(none::NoCc::new(p)),
             CcKind::Dctcp => Cc::Dctcp(dctcp::Dctcp::new(&t.dctcp, p)),
+            CcKind::Swift => Cc::Swift(swift::Swift::new(&t.swift, p)),
+            CcKind::Dcqcn => Cc::Dcqcn(dcqcn::Dcqcn::new(&t.dcqcn, p)),
+            CcKind::Timely => Cc::Timely(timely::Timely::new(&t.timely, p)),
         }
     }
 
@@ -124,6 +136,9 @@ impl Cc {
         match self {
             Cc::None(c) => c,
             Cc::Dctcp(c) => c,
+            Cc::Swift(c) => c,
+            Cc::Dcqcn(c) => c,
+            Cc::Timely(c) => c,
         }
     }
 
@@ -132,6 +147,9 @@ impl Cc {
         match self {
             Cc::None(c) => c,
             Cc::Dctcp(c) => c,
+            Cc::Swift(c) => c,
+            Cc::Dcqcn(c) => c,
+            Cc::Timely(c) => c,
         }
     }
 }
@@ -144,6 +162,9 @@ impl CongestionControl for Cc {
         match self {
             Cc::None(c) => c.on_ack(a),
             Cc::Dctcp(c) => c.on_ack(a),
+            Cc::Swift(c) => c.on_ack(a),
+            Cc::Dcqcn(c) => c.on_ack(a),
+            Cc::Timely(c) => c.on_ack(a),
         }
     }
     fn on_nack(&mut self, now: u64, snd_nxt: u32) {
@@ -158,7 +179,8 @@ impl CongestionControl for Cc {
     #[inline]
     fn next_timer(&self) -> Option<u64> {
         match self {
-            Cc::None(_) | Cc::Dctcp(_) => None,
+            Cc::None(_) | Cc::Dctcp(_) | Cc::Swift(_) | Cc::Timely(_) => None,
+            Cc::Dcqcn(c) => c.next_timer(),
         }
     }
     fn on_timer(&mut self, now: u64) {
@@ -169,6 +191,9 @@ impl CongestionControl for Cc {
         match self {
             Cc::None(c) => c.on_send(now, bytes),
             Cc::Dctcp(c) => c.on_send(now, bytes),
+            Cc::Swift(c) => c.on_send(now, bytes),
+            Cc::Dcqcn(c) => c.on_send(now, bytes),
+            Cc::Timely(c) => c.on_send(now, bytes),
         }
     }
     #[inline]
@@ -176,6 +201,9 @@ impl CongestionControl for Cc {
         match self {
             Cc::None(c) => c.cwnd(),
             Cc::Dctcp(c) => c.cwnd(),
+            Cc::Swift(c) => c.cwnd(),
+            Cc::Dcqcn(c) => c.cwnd(),
+            Cc::Timely(c) => c.cwnd(),
         }
     }
     #[inline]
@@ -183,6 +211,9 @@ impl CongestionControl for Cc {
         match self {
             Cc::None(c) => c.rate(),
             Cc::Dctcp(c) => c.rate(),
+            Cc::Swift(c) => c.rate(),
+            Cc::Dcqcn(c) => c.rate(),
+            Cc::Timely(c) => c.rate(),
         }
     }
     fn metrics(&self) -> CcMetrics {

@@ -212,12 +212,26 @@ pub enum CcKind {
     #[default]
     None,
     Dctcp,
+    Swift,
+    Dcqcn,
+    Timely,
+}
+
+impl TransportConfig {
+    /// The notification point's least time between CNPs to one flow.
+    pub fn cnp_interval_ps(&self) -> u64 {
+        match self.cnp_interval {
+            Some(t) => t.0,
+            None if self.cc == CcKind::Dcqcn && self.dcqcn.profile == crate::cc::dcqcn::DcqcnProfile::Hpcc => 0,
+            None => Time::us(50).0,
+        }
+    }
 }
 
 impl CcKind {
     /// Does the receiver send CNPs for CE-marked packets (DCQCN's notification point)?
     pub fn uses_cnp(self) -> bool {
-        false
+        self == CcKind::Dcqcn
     }
 }
 
@@ -288,8 +302,10 @@ pub struct TransportConfig {
     #[serde(default = "default_nack_threshold")]
     pub nack_threshold: u32,
     /// Least time between two CNPs to the same flow (notification point).
-    #[serde(default = "default_cnp_interval")]
-    pub cnp_interval: Time,
+    /// Default: 0 (a CNP for every marked packet, as the ns-3 RDMA simulator
+    /// behaves) with the `hpcc` DCQCN profile, 50 us (the paper's N) otherwise.
+    #[serde(default)]
+    pub cnp_interval: Option<Time>,
     /// Least time between two NACKs for the same expected PSN.
     #[serde(default = "default_nack_interval")]
     pub nack_interval: Time,
@@ -298,6 +314,12 @@ pub struct TransportConfig {
     pub ecn: bool,
     #[serde(default)]
     pub dctcp: DctcpConfig,
+    #[serde(default)]
+    pub swift: crate::cc::swift::SwiftConfig,
+    #[serde(default)]
+    pub dcqcn: crate::cc::dcqcn::DcqcnConfig,
+    #[serde(default)]
+    pub timely: crate::cc::timely::TimelyConfig,
 }
 fn default_mtu() -> u32 {
     4096
@@ -320,9 +342,6 @@ fn default_true() -> bool {
 fn default_rto() -> Time {
     Time::us(500)
 }
-fn default_cnp_interval() -> Time {
-    Time::us(50)
-}
 fn default_nack_threshold() -> u32 {
     3
 }
@@ -342,10 +361,13 @@ impl Default for TransportConfig {
             retransmit: Retransmit::GoBackN,
             rto: default_rto(),
             nack_threshold: default_nack_threshold(),
-            cnp_interval: default_cnp_interval(),
+            cnp_interval: None,
             nack_interval: default_nack_interval(),
             ecn: true,
             dctcp: DctcpConfig::default(),
+            swift: Default::default(),
+            dcqcn: Default::default(),
+            timely: Default::default(),
         }
     }
 }

@@ -131,6 +131,9 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
     if !(0.0..=1.0).contains(&t.dctcp.alpha_init) {
         return Err(err("transport.dctcp.alpha_init", format!("alpha_init must be in [0, 1], got {}", t.dctcp.alpha_init)));
     }
+    t.swift.validate().map_err(|(k, m)| err(&format!("transport.swift.{k}"), m))?;
+    t.dcqcn.validate().map_err(|(k, m)| err(&format!("transport.dcqcn.{k}"), m))?;
+    t.timely.validate().map_err(|(k, m)| err(&format!("transport.timely.{k}"), m))?;
     let s = &sf.switch;
     if let Some(e) = s.ecn {
         if e.kmin > e.kmax {
@@ -160,6 +163,9 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
     }
     check_buffer(&topology, s, t, err)?;
     let signals = crate::signal::SignalSetup::new(&sf.signals, &topology, s.buffer).map_err(|(k, m)| err(&format!("signals.{k}"), m))?;
+    if t.cc == CcKind::Timely {
+        t.timely.check_stamps(signals.stamp.as_ref()).map_err(|(k, m)| err(&format!("transport.timely.{k}"), m))?;
+    }
     if let Some(e) = s.ecn {
         if e.root_threshold.is_some() && e.mode != EcnMode::Ecp {
             return Err(err("switch.ecn.root_threshold", "root_threshold applies to mode = \"ecp\"".into()));

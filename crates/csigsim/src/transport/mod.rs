@@ -704,7 +704,7 @@ impl World {
     /// unless one went to this flow less than `cnp_interval` ago.
     fn maybe_cnp(&mut self, flow: u32, p: &Packet) {
         let now = self.now;
-        let interval = self.sc.transport.cnp_interval.0;
+        let interval = self.sc.transport.cnp_interval_ps();
         let f = &mut self.flows[flow as usize];
         if f.last_cnp_ps.is_some_and(|t| now < t + interval) {
             return;

@@ -64,3 +64,14 @@ pub fn check(cc: &str, extra: &[&str]) {
 fn dctcp_on_the_dumbbell() {
     check("dctcp", &[]);
 }
+
+#[test]
+fn swift_on_the_dumbbell() {
+    check("swift", &[]);
+}
+
+#[test]
+fn swift_fast_ramp_up_on_the_dumbbell() {
+    check("swift", &["signals.csig.type=\"abw_c\"", "transport.swift.fast_ramp_up=true"]);
+}
+
