@@ -43,6 +43,8 @@ class Results:
         self.links_csv: str = raw["links_csv"]
         #: Reflected signals per flow and window (empty when no signal is enabled).
         self.signals_csv: str = raw.get("signals_csv", "")
+        #: Congestion-control state per flow and window (empty unless monitor.cc is on).
+        self.cc_csv: str = raw.get("cc_csv", "")
         #: The scenario as run (after overrides).
         self.scenario_toml: str = raw["scenario_toml"]
         #: The run directory written by ``run(..., out=...)``, or None.
@@ -66,6 +68,11 @@ class Results:
         """Reflected signals per flow and monitor window (empty when no signal is on)."""
         return _read_csv(self.signals_csv, text_columns=("signal", "unit", "bottleneck"))
 
+    @cached_property
+    def cc(self) -> pd.DataFrame:
+        """Congestion-control state per flow and monitor window (empty unless monitor.cc is on)."""
+        return _read_csv(self.cc_csv, text_columns=("cc",))
+
     def write(self, dir: Union[str, "os.PathLike[str]"]) -> Path:
         """Writes the run directory (the same files, byte for byte, as ``out=``)."""
         d = Path(dir)
@@ -74,7 +81,7 @@ class Results:
         _write_text(d / "flows.csv", self.flows_csv)
         # Like the engine: optional files are written when present and a stale
         # copy from an earlier run in the same directory is removed.
-        for name, text in (("links.csv", self.links_csv), ("signals.csv", self.signals_csv)):
+        for name, text in (("links.csv", self.links_csv), ("signals.csv", self.signals_csv), ("cc.csv", self.cc_csv)):
             if text:
                 _write_text(d / name, text)
             elif (d / name).exists():

@@ -82,6 +82,7 @@ fn run_loaded<'py>(py: Python<'py>, sc: Scenario, out: Option<PathBuf>) -> PyRes
     d.set_item("flows_csv", output.flows_csv)?;
     d.set_item("links_csv", output.links_csv)?;
     d.set_item("signals_csv", output.signals_csv)?;
+    d.set_item("cc_csv", output.cc_csv)?;
     d.set_item("scenario_toml", output.scenario_toml)?;
     Ok(d)
 }

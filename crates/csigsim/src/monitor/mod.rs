@@ -4,6 +4,7 @@
 //! Only windows in which something happened are stored; the writers fill the
 //! idle windows with zeros.
 
+pub mod cc;
 pub mod signals;
 
 /// One directed link's counters for one monitor window.

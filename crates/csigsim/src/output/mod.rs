@@ -77,6 +77,8 @@ pub struct RunOutput {
     pub links_csv: String,
     /// Empty when the scenario enables no signal.
     pub signals_csv: String,
+    /// Empty unless `monitor.cc` is on.
+    pub cc_csv: String,
     pub scenario_toml: String,
     /// Per-flow results for callers that want numbers, not text.
     pub flows: Vec<FlowResult>,
@@ -203,6 +205,7 @@ pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
         flows_csv: flows_csv(w, &flows),
         links_csv: if sc.monitor.links { links_csv(w) } else { String::new() },
         signals_csv: if sc.signals.any() { signals_csv(w) } else { String::new() },
+        cc_csv: if sc.monitor.cc { cc_csv(w) } else { String::new() },
         scenario_toml: sc.resolved_toml.clone(),
         summary,
         flows,
@@ -295,6 +298,37 @@ fn signals_csv(w: &World) -> String {
     s
 }
 
+/// Congestion-control state per flow and window (docs/outputs.md).
+fn cc_csv(w: &World) -> String {
+    let mut rows: Vec<(u32, u32, &crate::monitor::cc::CcRow)> = Vec::new();
+    for f in &w.flows {
+        for r in &f.ccmon.rows {
+            rows.push((r.window, f.id, r));
+        }
+    }
+    rows.sort_by_key(|&(win, flow, _)| (win, flow));
+    let cwnd = |v: u64| if v == u64::MAX { String::new() } else { v.to_string() };
+    let mut s = String::from("time_ns,flow_id,cc,acks,cwnd_bytes,cwnd_min_bytes,cwnd_max_bytes,rate_bps,alpha,rtt_mean_ns,ce_fraction\n");
+    let cc = format!("{:?}", w.sc.transport.cc).to_lowercase();
+    for (win, flow, r) in rows {
+        let ce = if r.acked_pkts > 0 { r.ce_pkts as f64 / r.acked_pkts as f64 } else { 0.0 };
+        let _ = writeln!(
+            s,
+            "{},{flow},{cc},{},{},{},{},{},{},{},{}",
+            fmt_ns(win as u64 * w.window_ps),
+            r.acks,
+            cwnd(r.last.cwnd_bytes),
+            cwnd(r.cwnd_min),
+            cwnd(r.cwnd_max),
+            r.last.rate_bps,
+            r.last.alpha,
+            r.rtt_sum_ps / r.acks as f64 / 1000.0,
+            ce
+        );
+    }
+    s
+}
+
 fn csv_field(v: &str) -> String {
     if v.contains([',', '"', '\n']) {
         format!("\"{}\"", v.replace('"', "\"\""))
@@ -357,11 +391,13 @@ impl RunOutput {
             // A reused run directory must not keep another run's links.
             std::fs::remove_file(&links)?;
         }
-        let signals = dir.join("signals.csv");
-        if !self.signals_csv.is_empty() {
-            std::fs::write(&signals, &self.signals_csv)?;
-        } else if signals.exists() {
-            std::fs::remove_file(&signals)?;
+        for (name, text) in [("signals.csv", &self.signals_csv), ("cc.csv", &self.cc_csv)] {
+            let path = dir.join(name);
+            if !text.is_empty() {
+                std::fs::write(&path, text)?;
+            } else if path.exists() {
+                std::fs::remove_file(&path)?;
+            }
         }
         std::fs::write(dir.join("scenario.toml"), &self.scenario_toml)?;
         Ok(())

@@ -380,13 +380,16 @@ pub struct MonitorConfig {
     /// Write links.csv (one row per directed link per window).
     #[serde(default = "default_true")]
     pub links: bool,
+    /// Write cc.csv (congestion-control state per flow per window).
+    #[serde(default)]
+    pub cc: bool,
 }
 fn default_window() -> Time {
     Time::us(100)
 }
 impl Default for MonitorConfig {
     fn default() -> Self {
-        MonitorConfig { window: default_window(), links: true }
+        MonitorConfig { window: default_window(), links: true, cc: false }
     }
 }
 

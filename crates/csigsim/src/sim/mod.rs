@@ -468,6 +468,7 @@ impl World {
         }
         for f in &mut self.flows {
             f.sigmon.finish();
+            f.ccmon.finish();
         }
     }
 

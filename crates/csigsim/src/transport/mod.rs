@@ -84,6 +84,7 @@ pub struct Flow {
     // signals
     tag_rng: Stream,
     pub sigmon: FlowSignalMon,
+    pub ccmon: crate::monitor::cc::FlowCcMon,
     // stats
     pub bytes_sent: u64,
     pub retransmits: u64,
@@ -144,6 +145,7 @@ impl Flow {
             cnps: 0,
             tag_rng: Stream::new(seed, id as u64, Purpose::CsigTag),
             sigmon: FlowSignalMon::default(),
+            ccmon: Default::default(),
             bytes_sent: 0,
             retransmits: 0,
             timeouts: 0,
@@ -554,6 +556,7 @@ impl World {
             _ => None,
         };
         let stamps = self.sc.signals.stamp.as_ref().map(|st| st.sample(sig));
+        let record_cc = self.sc.monitor.cc;
         let rto = self.sc.transport.rto.0;
         let flow = p.flow;
         let f = &mut self.flows[flow as usize];
@@ -602,6 +605,10 @@ impl World {
         };
         f.cc.on_ack(&sample);
         let timer = f.cc.next_timer();
+        if record_cc {
+            let m = f.cc.metrics();
+            f.ccmon.record(now, window_ps, m, sample.rtt_ps, sample.acked_pkts, sample.ce_pkts);
+        }
         if let Some(c) = csig {
             let writer = (c.writer != NO_WRITER).then_some((c.writer, c.locator));
             f.sigmon.record(now, window_ps, Series::Csig, c.value, writer);

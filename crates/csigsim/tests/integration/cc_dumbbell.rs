@@ -75,3 +75,24 @@ fn swift_fast_ramp_up_on_the_dumbbell() {
     check("swift", &["signals.csig.type=\"abw_c\"", "transport.swift.fast_ramp_up=true"]);
 }
 
+
+#[test]
+fn cc_csv_shows_dctcp_cutting_its_window_on_marks() {
+    let flows = "[[flow]]\nsrc = \"h0\"\ndst = \"rx\"\nsize = \"50MB\"\n[[flow]]\nsrc = \"h1\"\ndst = \"rx\"\nsize = \"50MB\"\n";
+    let toml = dumbbell(2, &format!("[switch]\necn = {{ kmin = \"100KB\", kmax = \"100KB\", pmax = 1.0 }}\n[transport]\ncc = \"dctcp\"\n[monitor]\ncc = true\nlinks = false\n{flows}"));
+    let out = csigsim::run(load_with(&toml, &[]), |_| true);
+    let lines: Vec<Vec<&str>> = out.cc_csv.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    assert!(lines.len() > 20);
+    // Columns: time, flow, cc, acks, cwnd, cwnd_min, cwnd_max, rate, alpha, rtt, ce_fraction.
+    let marked: Vec<&Vec<&str>> = lines.iter().filter(|r| r[10].parse::<f64>().unwrap() > 0.0).collect();
+    assert!(!marked.is_empty(), "the shared queue marks");
+    for r in &marked {
+        assert_eq!(r[2], "dctcp");
+        let (lo, hi): (u64, u64) = (r[5].parse().unwrap(), r[6].parse().unwrap());
+        assert!(lo <= hi);
+        let alpha: f64 = r[8].parse().unwrap();
+        assert!((0.0..=1.0).contains(&alpha));
+    }
+    // A window in which marks arrived shows the window moving (a cut and growth).
+    assert!(marked.iter().any(|r| r[5] != r[6]));
+}
