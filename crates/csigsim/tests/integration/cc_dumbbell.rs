@@ -96,3 +96,49 @@ fn cc_csv_shows_dctcp_cutting_its_window_on_marks() {
     // A window in which marks arrived shows the window moving (a cut and growth).
     assert!(marked.iter().any(|r| r[5] != r[6]));
 }
+
+/// Swift versus Swift + fast ramp-up: eight competing flows end together; how
+/// long until the survivor carries 90% of the link? Returns picoseconds.
+pub fn swift_ramp_time(fru: bool) -> u64 {
+    let mut flows = "[[flow]]\nsrc = \"h0\"\ndst = \"rx\"\nsize = \"1GB\"\n".to_string();
+    for i in 1..=8 {
+        flows.push_str(&format!("[[flow]]\nsrc = \"h{i}\"\ndst = \"rx\"\nsize = \"5MB\"\n"));
+    }
+    let extra = if fru { "[signals.csig]\ntype = \"abw_c\"\nabw_interval = \"8us\"\n" } else { "" };
+    let toml = dumbbell(9, &format!("[switch]\nmode = \"pfc\"\n[transport]\ncc = \"swift\"\n[transport.swift]\nfast_ramp_up = {fru}\n{extra}[monitor]\nlinks = false\n{flows}"));
+    let mut w = World::new(load_with(&toml, &["stop=\"5ms\""]));
+    let step = 2_000_000; // 2 us
+    let mut t = 0;
+    while w.flows[1..].iter().any(|f| f.finish_ps.is_none()) {
+        t += step;
+        w.run_until(t);
+        assert!(t < 5_000_000_000, "the short flow must finish");
+    }
+    let end = w.flows[1..].iter().map(|f| f.finish_ps.unwrap()).max().unwrap();
+    let wire = (w.sc.transport.mtu + w.sc.transport.header) as f64;
+    // 90% of 100 Gb/s over a 10 us sliding window, sampled every 2 us.
+    let win = 10_000_000u64;
+    let mut hist: std::collections::VecDeque<(u64, u32)> = std::collections::VecDeque::new();
+    loop {
+        hist.push_back((t, w.flows[0].rcv_nxt));
+        while hist.front().is_some_and(|&(t0, _)| t - t0 > win) {
+            hist.pop_front();
+        }
+        if let (Some(&(t0, a)), Some(&(t1, b))) = (hist.front(), hist.back()) {
+            if t1 - t0 == win && (b - a) as f64 * wire * 8.0 / (win as f64 / 1e12) >= 0.9 * 100e9 {
+                return t - end;
+            }
+        }
+        t += step;
+        w.run_until(t);
+        assert!(t < 5_000_000_000, "the survivor never reached 90%");
+    }
+}
+
+#[test]
+fn swift_fast_ramp_up_reclaims_the_link_sooner() {
+    let plain = swift_ramp_time(false);
+    let fru = swift_ramp_time(true);
+    println!("time to 90% after the competitors end: swift {} us, swift + FRU {} us", plain as f64 / 1e6, fru as f64 / 1e6);
+    assert!(fru < plain, "FRU {fru} ps vs plain {plain} ps");
+}
