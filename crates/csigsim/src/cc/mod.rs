@@ -9,7 +9,9 @@
 
 pub mod dcqcn;
 pub mod dctcp;
+pub mod hpcc;
 pub mod none;
+pub mod nscc;
 pub mod swift;
 pub mod timely;
 
@@ -109,6 +111,8 @@ pub enum Cc {
     Swift(swift::Swift),
     Dcqcn(dcqcn::Dcqcn),
     Timely(timely::Timely),
+    Hpcc(hpcc::Hpcc),
+    Nscc(nscc::Nscc),
 }
 
 /// Every algorithm this build knows, for `csigsim list`.
@@ -118,6 +122,8 @@ pub const KINDS: &[(&str, &str)] = &[
     ("swift", "Swift delay-target window (Kumar et al. 2020); fast_ramp_up for FRU on CSIG min(ABW/C)"),
     ("dcqcn", "DCQCN rate control from CNPs (Zhu et al. 2015); profiles paper and hpcc"),
     ("timely", "Timely RTT-gradient rate control; queue-stamp (MAX, SUM, SUM_SQU) variants"),
+    ("hpcc", "HPCC window control from multi-hop INT (Li et al. 2019); needs [signals.int]"),
+    ("nscc", "UEC NSCC delay and ECN window control; delay_signal = \"csig\" for CSIG max(Delay)"),
 ];
 
 impl Cc {
@@ -128,6 +134,8 @@ impl Cc {
             CcKind::Swift => Cc::Swift(swift::Swift::new(&t.swift, p)),
             CcKind::Dcqcn => Cc::Dcqcn(dcqcn::Dcqcn::new(&t.dcqcn, p)),
             CcKind::Timely => Cc::Timely(timely::Timely::new(&t.timely, p)),
+            CcKind::Hpcc => Cc::Hpcc(hpcc::Hpcc::new(&t.hpcc, p)),
+            CcKind::Nscc => Cc::Nscc(nscc::Nscc::new(&t.nscc, p)),
         }
     }
 
@@ -139,6 +147,8 @@ impl Cc {
             Cc::Swift(c) => c,
             Cc::Dcqcn(c) => c,
             Cc::Timely(c) => c,
+            Cc::Hpcc(c) => c,
+            Cc::Nscc(c) => c,
         }
     }
 
@@ -150,6 +160,8 @@ impl Cc {
             Cc::Swift(c) => c,
             Cc::Dcqcn(c) => c,
             Cc::Timely(c) => c,
+            Cc::Hpcc(c) => c,
+            Cc::Nscc(c) => c,
         }
     }
 }
@@ -165,6 +177,8 @@ impl CongestionControl for Cc {
             Cc::Swift(c) => c.on_ack(a),
             Cc::Dcqcn(c) => c.on_ack(a),
             Cc::Timely(c) => c.on_ack(a),
+            Cc::Hpcc(c) => c.on_ack(a),
+            Cc::Nscc(c) => c.on_ack(a),
         }
     }
     fn on_nack(&mut self, now: u64, snd_nxt: u32) {
@@ -179,7 +193,7 @@ impl CongestionControl for Cc {
     #[inline]
     fn next_timer(&self) -> Option<u64> {
         match self {
-            Cc::None(_) | Cc::Dctcp(_) | Cc::Swift(_) | Cc::Timely(_) => None,
+            Cc::None(_) | Cc::Dctcp(_) | Cc::Swift(_) | Cc::Timely(_) | Cc::Hpcc(_) | Cc::Nscc(_) => None,
             Cc::Dcqcn(c) => c.next_timer(),
         }
     }
@@ -194,6 +208,8 @@ impl CongestionControl for Cc {
             Cc::Swift(c) => c.on_send(now, bytes),
             Cc::Dcqcn(c) => c.on_send(now, bytes),
             Cc::Timely(c) => c.on_send(now, bytes),
+            Cc::Hpcc(c) => c.on_send(now, bytes),
+            Cc::Nscc(c) => c.on_send(now, bytes),
         }
     }
     #[inline]
@@ -204,6 +220,8 @@ impl CongestionControl for Cc {
             Cc::Swift(c) => c.cwnd(),
             Cc::Dcqcn(c) => c.cwnd(),
             Cc::Timely(c) => c.cwnd(),
+            Cc::Hpcc(c) => c.cwnd(),
+            Cc::Nscc(c) => c.cwnd(),
         }
     }
     #[inline]
@@ -214,6 +232,8 @@ impl CongestionControl for Cc {
             Cc::Swift(c) => c.rate(),
             Cc::Dcqcn(c) => c.rate(),
             Cc::Timely(c) => c.rate(),
+            Cc::Hpcc(c) => c.rate(),
+            Cc::Nscc(c) => c.rate(),
         }
     }
     fn metrics(&self) -> CcMetrics {

@@ -213,7 +213,7 @@ pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
 }
 
 fn flows_csv(w: &World, flows: &[FlowResult]) -> String {
-    let mut s = String::from("flow_id,name,src,dst,size_bytes,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown,bytes_sent,retransmits,timeouts,nacks,trims,ecn_marked\n");
+    let mut s = String::from("flow_id,name,src,dst,size_bytes,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown,bytes_sent,retransmits,timeouts,nacks,trims,ecn_marked,delivered_bytes\n");
     let hosts = &w.sc.topology.hosts;
     for f in flows {
         let (fin, fct, slow) = match f.finish_ps {
@@ -225,7 +225,7 @@ fn flows_csv(w: &World, flows: &[FlowResult]) -> String {
         };
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             f.flow_id,
             csv_field(&f.name),
             csv_field(&hosts[f.src as usize]),
@@ -241,7 +241,11 @@ fn flows_csv(w: &World, flows: &[FlowResult]) -> String {
             f.timeouts,
             f.nacks,
             f.trims,
-            w.flows[f.flow_id as usize].ce_marks
+            w.flows[f.flow_id as usize].ce_marks,
+            {
+                let fl = &w.flows[f.flow_id as usize];
+                (fl.rcv_nxt as u64 * fl.mss as u64).min(fl.size)
+            }
         );
     }
     s

@@ -215,6 +215,8 @@ pub enum CcKind {
     Swift,
     Dcqcn,
     Timely,
+    Hpcc,
+    Nscc,
 }
 
 impl TransportConfig {
@@ -320,6 +322,10 @@ pub struct TransportConfig {
     pub dcqcn: crate::cc::dcqcn::DcqcnConfig,
     #[serde(default)]
     pub timely: crate::cc::timely::TimelyConfig,
+    #[serde(default)]
+    pub hpcc: crate::cc::hpcc::HpccConfig,
+    #[serde(default)]
+    pub nscc: crate::cc::nscc::NsccConfig,
 }
 fn default_mtu() -> u32 {
     4096
@@ -368,6 +374,8 @@ impl Default for TransportConfig {
             swift: Default::default(),
             dcqcn: Default::default(),
             timely: Default::default(),
+            hpcc: Default::default(),
+            nscc: Default::default(),
         }
     }
 }

@@ -134,6 +134,11 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
     t.swift.validate().map_err(|(k, m)| err(&format!("transport.swift.{k}"), m))?;
     t.dcqcn.validate().map_err(|(k, m)| err(&format!("transport.dcqcn.{k}"), m))?;
     t.timely.validate().map_err(|(k, m)| err(&format!("transport.timely.{k}"), m))?;
+    t.hpcc.validate().map_err(|(k, m)| err(&format!("transport.hpcc.{k}"), m))?;
+    t.nscc.validate().map_err(|(k, m)| err(&format!("transport.nscc.{k}"), m))?;
+    if t.cc == CcKind::Hpcc && sf.signals.int.is_none() {
+        return Err(err("transport.cc", "cc = \"hpcc\" needs INT: add [signals.int]".into()));
+    }
     let s = &sf.switch;
     if let Some(e) = s.ecn {
         if e.kmin > e.kmax {

@@ -142,3 +142,26 @@ fn swift_fast_ramp_up_reclaims_the_link_sooner() {
     println!("time to 90% after the competitors end: swift {} us, swift + FRU {} us", plain as f64 / 1e6, fru as f64 / 1e6);
     assert!(fru < plain, "FRU {fru} ps vs plain {plain} ps");
 }
+
+/// Timely on the queue-stamping paper's chain: the main flow crosses five
+/// switch-to-switch links whose cross traffic makes the non-bottleneck queues
+/// oscillate; driven by MAX of the per-hop stamps it ignores them.
+#[test]
+fn timely_max_stamps_beat_rtt_on_the_chain() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/chain_cross_traffic.toml");
+    let run = |sets: &[&str]| {
+        let ov: Vec<csigsim::Override> = sets.iter().map(|s| csigsim::Override::parse(s).unwrap()).collect();
+        let out = csigsim::run(csigsim::scenario::load_file(&path, &ov, None).unwrap(), |_| true);
+        let main = out.flows_csv.lines().nth(1).unwrap().split(',').nth(16).unwrap().parse::<f64>().unwrap();
+        main * 8.0 / 20e-3 / 1e9
+    };
+    let rtt = run(&["transport.cc=\"timely\"", "transport.timely.signal=\"rtt\""]);
+    let max = run(&["transport.cc=\"timely\"", "transport.timely.signal=\"max\"", "signals.stamp.collect=\"enqueue\""]);
+    println!("main flow over 20 ms: Timely RTT {rtt:.3} Gb/s, Timely MAX {max:.3} Gb/s");
+    assert!(max > 1.5 * rtt, "MAX {max} vs RTT {rtt}");
+}
+
+#[test]
+fn nscc_on_the_dumbbell() {
+    check("nscc", &[]);
+}
