@@ -51,6 +51,15 @@ pub fn cases() -> Vec<BenchCase> {
             description: "the 1024-host case with a CSIG max(Delay) tag on every data packet",
             toml: fat_tree_permutation_with(16, "dctcp", "[signals.csig]\ntype = \"delay\"\n"),
         },
+        BenchCase { name: "fat_tree_1024_dcqcn", description: "the 1024-host case under DCQCN (hpcc profile)", toml: fat_tree_permutation(16, "dcqcn") },
+        BenchCase { name: "fat_tree_1024_timely", description: "the 1024-host case under Timely", toml: fat_tree_permutation(16, "timely") },
+        BenchCase { name: "fat_tree_1024_swift", description: "the 1024-host case under Swift", toml: fat_tree_permutation(16, "swift") },
+        BenchCase {
+            name: "fat_tree_1024_hpcc",
+            description: "the 1024-host case under HPCC (INT on every packet)",
+            toml: fat_tree_permutation_with(16, "hpcc", "[signals.int]\nmax_hops = 5\n"),
+        },
+        BenchCase { name: "fat_tree_1024_nscc", description: "the 1024-host case under NSCC", toml: fat_tree_permutation(16, "nscc") },
         BenchCase { name: "fat_tree_8192", description: "8192-host fat tree (k=32), permutation of 2 MB flows, DCTCP", toml: fat_tree_permutation(32, "dctcp") },
     ]
 }
