@@ -179,6 +179,22 @@ impl Flow {
         !self.acked.is_empty()
     }
 
+    /// The signals an ACK reflects: those of the last packet it covers, with
+    /// the CSIG tag replaced by the worst one held since the previous ACK
+    /// (held only when `reflect = "worst"`).
+    fn take_reflection(&mut self, last: &Signals) -> Signals {
+        let mut out = *last;
+        let w = std::mem::take(&mut self.pending_sig);
+        if w.csig_type != NO_TAG {
+            out.csig_type = w.csig_type;
+            out.csig_value = w.csig_value;
+            out.csig_lm = w.csig_lm;
+            out.csig_writer = w.csig_writer;
+            out.csig_d = w.csig_d;
+        }
+        out
+    }
+
     /// Next packet to (re)send, if any, without consuming it.
     fn next_psn(&mut self) -> Option<(u32, bool)> {
         if self.selective() {
@@ -500,16 +516,7 @@ impl World {
             let (acked, ces, n) = (f.pending_acks, f.pending_ce, f.rcv_nxt);
             f.pending_acks = 0;
             f.pending_ce = 0;
-            let mut out = *sig;
-            if worst.is_some() && f.pending_sig.csig_type != NO_TAG {
-                let w = f.pending_sig;
-                out.csig_type = w.csig_type;
-                out.csig_value = w.csig_value;
-                out.csig_lm = w.csig_lm;
-                out.csig_writer = w.csig_writer;
-                out.csig_d = w.csig_d;
-                f.pending_sig = Signals::default();
-            }
+            let out = f.take_reflection(sig);
             self.send_ctrl(flow, PacketKind::Ack, n, p, acked, ces, done, Some((&out, int)));
             self.flows[flow as usize].ack_at = u64::MAX;
         } else {
@@ -733,11 +740,7 @@ impl World {
         let (acked, ces, n) = (f.pending_acks, f.pending_ce, f.rcv_nxt);
         f.pending_acks = 0;
         f.pending_ce = 0;
-        let mut out = sig;
-        if f.pending_sig.csig_type != NO_TAG {
-            out = f.pending_sig;
-            f.pending_sig = Signals::default();
-        }
+        let out = f.take_reflection(&sig);
         // INT is not kept for delayed ACKs: the stack of the last packet is gone.
         self.send_ctrl(flow, PacketKind::Ack, n, &p, acked, ces, false, Some((&out, None)));
     }
