@@ -176,9 +176,6 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
             return Err(err("switch.ecn.root_threshold", "root_threshold applies to mode = \"ecp\"".into()));
         }
     }
-    if s.routing == RoutingPolicy::Deterministic && !matches!(topo_cfg.kind(), "clos" | "fat_tree" | "leaf_spine") {
-        // D-mod-K is defined for any topology, but balanced only on trees.
-    }
     let mut flows = Vec::new();
     let resolve = |h: &HostRef, key: &str| resolve_host(&topology, h).map_err(|m| err(key, m));
     for (i, f) in sf.flow.iter().enumerate() {
@@ -203,7 +200,6 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
     for (i, w) in sf.workload.iter().enumerate() {
         crate::workload::expand(i, w, &topology, seed, base_dir, &mut flows, &|key, m| err(&format!("workload[{i}].{key}"), m))?;
     }
-    let _ = text;
     Ok(Scenario {
         name: sf.name,
         seed,
