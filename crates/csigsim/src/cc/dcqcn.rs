@@ -27,7 +27,7 @@
 
 use serde::Deserialize;
 
-use super::{CcMetrics, CongestionControl, FlowParams};
+use super::{CcMetrics, CnpSample, CongestionControl, FlowParams};
 use crate::units::{Rate, Size, Time, PS_PER_NS};
 
 /// A named set of defaults for every DCQCN constant.
@@ -407,7 +407,8 @@ impl Dcqcn {
 }
 
 impl CongestionControl for Dcqcn {
-    fn on_cnp(&mut self, now: u64) {
+    fn on_cnp(&mut self, cnp: &CnpSample) {
+        let now = cnp.now_ps;
         self.advance(now);
         if self.started {
             self.cnp_for_alpha = true;
@@ -430,7 +431,7 @@ impl CongestionControl for Dcqcn {
         }
     }
 
-    fn on_send(&mut self, now: u64, bytes: u32) {
+    fn on_send(&mut self, now: u64, _psn: u32, bytes: u32) {
         self.advance(now);
         let bc = self.p.byte_counter;
         if self.recovering && bc > 0 {
@@ -595,7 +596,7 @@ mod tests {
         assert_eq!(d.cwnd(), u64::MAX);
         assert_eq!(d.next_timer(), None);
         // Sending without CNPs changes nothing and starts no timer.
-        d.on_send(us(1.0), 1064);
+        d.on_send(us(1.0), 0, 1064);
         assert_eq!(d.next_timer(), None);
         assert_eq!(d.metrics(), CcMetrics { cwnd_bytes: u64::MAX, rate_bps: 100_000_000_000, alpha: 1.0 });
     }
@@ -605,7 +606,7 @@ mod tests {
         // hpcc: T_alpha 1 us, T_dec 4 us, g = 1/256.
         let mut d = new("");
         let t0 = us(10.0);
-        d.on_cnp(t0);
+        d.on_cnp(&CnpSample::at(t0));
         // Nothing changes at the CNP itself (rate_on_first_cnp = 1): alpha = 1.
         assert_eq!((d.rc, d.rt, d.alpha), (100.0 * G, 100.0 * G, 1.0));
         // First decrease check at t0 + 4 us + 1 ns.
@@ -626,16 +627,16 @@ mod tests {
     #[test]
     fn cnps_within_one_decrease_period_make_one_cut() {
         let mut d = new("g = 0.5\nalpha_timer = \"100us\"");
-        d.on_cnp(0);
-        d.on_cnp(us(1.0));
-        d.on_cnp(us(3.5));
+        d.on_cnp(&CnpSample::at(0));
+        d.on_cnp(&CnpSample::at(us(1.0)));
+        d.on_cnp(&CnpSample::at(us(3.5)));
         let d1 = us(4.0) + 1000;
         fire(&mut d, d1);
         // No alpha tick yet (first at 100 us): alpha = 1, one halving.
         assert_eq!(d.rc, 50.0 * G);
         // A CNP at 5 us is handled by the check at 8 us + 1 ns; before it, no other timer
         // than the increase timer is pending.
-        d.on_cnp(us(5.0));
+        d.on_cnp(&CnpSample::at(us(5.0)));
         fire(&mut d, us(8.0) + 1000);
         assert_eq!(d.rc, 25.0 * G);
         assert_eq!(d.next_timer(), Some(us(8.0) + 1000 + us(900.0)));
@@ -644,27 +645,27 @@ mod tests {
     #[test]
     fn alpha_decays_by_one_minus_g_per_period_without_cnps() {
         let mut d = new("");
-        d.on_cnp(0);
+        d.on_cnp(&CnpSample::at(0));
         // Alpha is brought up to date by any hook; on_send does it for a sending flow.
-        d.on_send(us(10.0), 1064);
+        d.on_send(us(10.0), 0, 1064);
         // 10 ticks (1..10 us), no CNP flag: (255/256)^10 = 0.9616170416164264.
         close(d.alpha, 0.9616170416164264);
         // Half a period later: no new tick.
-        d.on_send(us(10.5), 1064);
+        d.on_send(us(10.5), 0, 1064);
         close(d.alpha, 0.9616170416164264);
         // A CNP at 10.5 us: the tick at 11 us adds g:
         // (255/256) x 0.9616170416164264 + 1/256 = 0.9617669750476122.
-        d.on_cnp(us(10.5));
-        d.on_send(us(11.0), 1064);
+        d.on_cnp(&CnpSample::at(us(10.5)));
+        d.on_send(us(11.0), 0, 1064);
         close(d.alpha, 0.9617669750476122);
         // 89 more CNP-free ticks (12..100 us): multiply by (255/256)^89.
-        d.on_send(us(100.0), 1064);
+        d.on_send(us(100.0), 0, 1064);
         close(d.alpha, 0.9617669750476122 * (255.0f64 / 256.0).powi(89));
         assert_eq!(d.metrics().alpha, d.alpha);
 
         // 100 periods with no CNP at all: (255/256)^100 = 0.6761164651095474.
         let mut e = new("");
-        e.on_cnp(us(3.0));
+        e.on_cnp(&CnpSample::at(us(3.0)));
         e.on_timer(us(103.0));
         close(e.alpha, 0.6761164651095474);
     }
@@ -677,7 +678,7 @@ mod tests {
     fn timer_increases_fast_recovery_then_additive_then_hyper() {
         // F = 1 (hpcc), R_AI = 50 Mbps, R_HAI = 100 Mbps, T_inc = 900 us.
         let mut d = new(RECOVERY);
-        d.on_cnp(0);
+        d.on_cnp(&CnpSample::at(0));
         assert_eq!((d.rc, d.rt), (50.0 * G, 50.0 * G));
         let d1 = us(4.0) + 1000;
         fire(&mut d, d1);
@@ -704,7 +705,7 @@ mod tests {
     #[test]
     fn fast_recovery_halves_the_gap_for_f_events() {
         let mut d = new(&format!("{RECOVERY}\nfast_recovery_steps = 3"));
-        d.on_cnp(0);
+        d.on_cnp(&CnpSample::at(0));
         let d1 = us(4.0) + 1000;
         fire(&mut d, d1);
         // Gap to Rt = 50 G: 25, 12.5, 6.25, 3.125 G over F = 3 events.
@@ -726,7 +727,7 @@ mod tests {
     fn target_is_capped_at_line_rate_and_timers_stop_there() {
         // hpcc with F = 0: every event increases Rt, which is already the line rate.
         let mut d = new("g = 0.5\nalpha_timer = \"10ms\"\nfast_recovery_steps = 0");
-        d.on_cnp(0);
+        d.on_cnp(&CnpSample::at(0));
         let d1 = us(4.0) + 1000;
         fire(&mut d, d1);
         assert_eq!((d.rc, d.rt), (50.0 * G, 100.0 * G));
@@ -748,16 +749,16 @@ mod tests {
     #[test]
     fn min_rate_floors_the_cut() {
         let mut d = new(&format!("{RECOVERY}\nmin_rate = \"30Gbps\""));
-        d.on_cnp(0);
+        d.on_cnp(&CnpSample::at(0));
         let d1 = us(4.0) + 1000;
         fire(&mut d, d1);
         // 50 G x (1 - 1/2) = 25 G < 30 G.
         assert_eq!(d.rc, 30.0 * G);
         // Default hpcc floor, 100 Mbps: ten halvings from 50 G would reach 48.8 Mbps.
         let mut e = new(RECOVERY);
-        e.on_cnp(0);
+        e.on_cnp(&CnpSample::at(0));
         for k in 1..=10 {
-            e.on_cnp(k * us(4.0));
+            e.on_cnp(&CnpSample::at(k * us(4.0)));
             fire(&mut e, k * us(4.0) + 1000);
         }
         // 50 G / 2^9 = 97.7 Mbps: floored at the ninth cut, and at the tenth.
@@ -769,11 +770,11 @@ mod tests {
         // The increase timer due at d1 + 900 us coincides with a decrease check
         // (900 = 225 x 4); the increase goes first.
         let mut d = new("g = 0.5\nalpha_timer = \"10us\"\nrate_on_first_cnp = 0.5");
-        d.on_cnp(0);
+        d.on_cnp(&CnpSample::at(0));
         let d1 = us(4.0) + 1000;
         fire(&mut d, d1);
         assert_eq!((d.rc, d.rt), (25.0 * G, 50.0 * G));
-        d.on_cnp(d1 + us(899.0));
+        d.on_cnp(&CnpSample::at(d1 + us(899.0)));
         fire(&mut d, d1 + us(900.0));
         // Increase: Rc = 37.5 G (stage 0 < F); then the cut: stage 1 > 0 so Rt = Rc = 37.5 G;
         // alpha = 1 x 0.5^90 (ticks at 10 .. 900 us, the CNP's tick at 910 us is later):
@@ -784,16 +785,16 @@ mod tests {
         assert_eq!(d.time_stage, 0);
         assert_eq!(d.next_timer(), Some(d1 + us(1800.0)));
         // Without an increase since the cut, a second cut keeps Rt.
-        d.on_cnp(d1 + us(901.0));
+        d.on_cnp(&CnpSample::at(d1 + us(901.0)));
         fire(&mut d, d1 + us(904.0));
         assert_eq!(d.rt, 37.5 * G);
         // With clamp_target every cut sets Rt = Rc, increase or not: 50 -> 25 G with
         // Rt = 50 G, then 25 -> 12.5 G with Rt = 25 G.
         let mut c = new(&format!("{RECOVERY}\nclamp_target = true"));
-        c.on_cnp(0);
+        c.on_cnp(&CnpSample::at(0));
         fire(&mut c, d1);
         assert_eq!((c.rc, c.rt), (25.0 * G, 50.0 * G));
-        c.on_cnp(us(5.0));
+        c.on_cnp(&CnpSample::at(us(5.0)));
         fire(&mut c, us(8.0) + 1000);
         assert_eq!((c.rc, c.rt), (12.5 * G, 25.0 * G));
     }
@@ -804,20 +805,20 @@ mod tests {
         // here F = 2, B = 10 kB and Rc = Rt = 50 G on the first CNP.
         let mut d =
             new("profile = \"paper\"\nfast_recovery_steps = 2\nbyte_counter = \"10KB\"\nrate_on_first_cnp = 0.5");
-        d.on_cnp(0);
+        d.on_cnp(&CnpSample::at(0));
         // Cut at the CNP with alpha = 1: Rt = 50 G, Rc = 25 G; timer at 55 us.
         assert_eq!((d.rc, d.rt), (25.0 * G, 50.0 * G));
         assert_eq!(d.next_timer(), Some(us(55.0)));
         // Byte events: (T, BC) before each event = (0, 0), (0, 1): fast recovery.
-        d.on_send(us(1.0), 10_000);
+        d.on_send(us(1.0), 0, 10_000);
         assert_eq!(d.rc, 37.5 * G);
-        d.on_send(us(2.0), 10_000);
+        d.on_send(us(2.0), 0, 10_000);
         assert_eq!((d.rc, d.rt, d.byte_stage), (43.75 * G, 50.0 * G, 2));
         // (0, 2): one counter has reached F: additive. Rt = 50.04 G, Rc = 46.895 G.
-        d.on_send(us(3.0), 10_000);
+        d.on_send(us(3.0), 0, 10_000);
         close(d.rt, 50.04 * G);
         close(d.rc, 46.895 * G);
-        d.on_send(us(4.0), 4_000);
+        d.on_send(us(4.0), 0, 4_000);
         close(d.rc, 46.895 * G);
         // Timer events (1, 3)... (2, 3): additive, Rt += 40 Mbps each.
         fire(&mut d, us(55.0));
@@ -832,12 +833,12 @@ mod tests {
         assert_eq!((d.time_stage, d.byte_stage), (3, 3));
         // 4000 + 6000 bytes complete a byte event at (3, 3): both above F: hyper.
         // Rt = 50.56 G, Rc = (49.731875 + 50.56) / 2 = 50.1459375 G.
-        d.on_send(us(166.0), 6_000);
+        d.on_send(us(166.0), 0, 6_000);
         close(d.rt, 50.56 * G);
         close(d.rc, 50.1459375 * G);
         // A new CNP cuts at once, with the alpha of the ticks so far (55, 110 and
         // 165 us, none with a CNP in its period): alpha = (255/256)^3; Rt = Rc (clamp).
-        d.on_cnp(us(170.0));
+        d.on_cnp(&CnpSample::at(us(170.0)));
         let a = (255.0f64 / 256.0).powi(3);
         close(d.alpha, a);
         close(d.rt, 50.1459375 * G);
@@ -850,7 +851,7 @@ mod tests {
     fn hyper_increase_needs_both_counters_past_f() {
         // paper with F = 2 and a flow that sends nothing: only the timer counts.
         let mut d = new("profile = \"paper\"\nfast_recovery_steps = 2\nrate_on_first_cnp = 0.5");
-        d.on_cnp(0);
+        d.on_cnp(&CnpSample::at(0));
         assert_eq!((d.rc, d.rt), (25.0 * G, 50.0 * G));
         // (0,0) FR 37.5; (1,0) FR 43.75; then additive forever: Rt += 40 Mbps.
         let mut rc = 25.0 * G;
@@ -873,18 +874,18 @@ mod tests {
         let mut d = new(
             "profile = \"paper\"\nincrease_timer = \"0us\"\nfast_recovery_steps = 2\nbyte_counter = \"1000B\"\nrate_on_first_cnp = 0.5",
         );
-        d.on_cnp(0);
+        d.on_cnp(&CnpSample::at(0));
         assert_eq!(d.next_timer(), None);
         // One 4000-byte packet completes four byte events (stages 0, 1, 2, 3):
         // FR 37.5, FR 43.75, AI Rt 50.04 -> Rc 46.895, HAI Rt 50.44 -> Rc 48.6675 G.
-        d.on_send(us(1.0), 4000);
+        d.on_send(us(1.0), 0, 4000);
         assert_eq!(d.byte_stage, 4);
         close(d.rt, 50.44 * G);
         close(d.rc, 48.6675 * G);
         // Remainders carry over: 999 bytes do nothing, one more completes an event (hyper).
-        d.on_send(us(2.0), 999);
+        d.on_send(us(2.0), 0, 999);
         close(d.rc, 48.6675 * G);
-        d.on_send(us(3.0), 1);
+        d.on_send(us(3.0), 0, 1);
         close(d.rt, 50.84 * G);
         close(d.rc, 49.7537500 * G);
     }
@@ -1028,7 +1029,7 @@ mod tests {
                     );
                     assert!((lazy.rt - eager.rt).abs() <= 1e-9 * eager.rt, "rt {} vs {} at {w}", lazy.rt, eager.rt);
                 }
-                lazy.on_cnp(t);
+                lazy.on_cnp(&CnpSample::at(t));
                 eager.cnp(t);
                 assert!((lazy.rc - eager.rc).abs() <= 2.0 + 1e-9 * eager.rc, "rc {} vs {} at {t}", lazy.rc, eager.rc);
                 assert!((lazy.rt - eager.rt).abs() <= 1e-9 * eager.rt, "rt {} vs {} at {t}", lazy.rt, eager.rt);
@@ -1043,7 +1044,7 @@ mod tests {
         let mut d = new(&format!("{RECOVERY}\nwindow = true"));
         // BDP 100_000 bytes x Rc / C.
         assert_eq!(d.cwnd(), 100_000);
-        d.on_cnp(0);
+        d.on_cnp(&CnpSample::at(0));
         assert_eq!(d.cwnd(), 50_000);
         fire(&mut d, us(4.0) + 1000);
         assert_eq!(d.cwnd(), 25_000);

@@ -8,8 +8,10 @@
 //! `u64::MAX` means "no window"; a rate equal to the line rate means "no pacing".
 
 pub mod dcqcn;
+pub mod dcqcn_rev;
 pub mod dctcp;
 pub mod hpcc;
+pub mod mcc;
 pub mod none;
 pub mod nscc;
 pub mod swift;
@@ -63,6 +65,22 @@ pub struct AckSample<'a> {
     pub int: Option<&'a crate::signal::int::IntStack>,
 }
 
+/// A congestion notification packet as the controller sees it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CnpSample {
+    pub now_ps: u64,
+    /// The fair share of the congestion root the CNP reports (DCQCN-Rev's
+    /// enhanced notification point), if it carries one.
+    pub fair_share_bps: Option<u64>,
+}
+
+impl CnpSample {
+    /// A plain DCQCN CNP at `now_ps`.
+    pub fn at(now_ps: u64) -> Self {
+        CnpSample { now_ps, fair_share_bps: None }
+    }
+}
+
 /// A snapshot of a controller for telemetry.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CcMetrics {
@@ -81,10 +99,10 @@ pub trait CongestionControl {
     fn on_nack(&mut self, _now_ps: u64, _snd_nxt: u32) {}
     /// The retransmission timer fired.
     fn on_timeout(&mut self, _now_ps: u64) {}
-    /// A data packet of `bytes` wire bytes left the NIC.
-    fn on_send(&mut self, _now_ps: u64, _bytes: u32) {}
+    /// Data packet `psn` (new or resent) of `bytes` wire bytes left the NIC.
+    fn on_send(&mut self, _now_ps: u64, _psn: u32, _bytes: u32) {}
     /// A congestion notification packet (CNP) for this flow arrived.
-    fn on_cnp(&mut self, _now_ps: u64) {}
+    fn on_cnp(&mut self, _cnp: &CnpSample) {}
     /// The earliest time the controller wants [`on_timer`](Self::on_timer),
     /// if any. Asked after every hook; the engine keeps one pending timer
     /// event per flow (timers are fields, not queue entries).
@@ -113,6 +131,8 @@ pub enum Cc {
     Timely(timely::Timely),
     Hpcc(hpcc::Hpcc),
     Nscc(nscc::Nscc),
+    DcqcnRev(dcqcn_rev::DcqcnRev),
+    Mcc(mcc::Mcc),
 }
 
 /// Every algorithm this build knows, for `csigsim list`.
@@ -124,6 +144,8 @@ pub const KINDS: &[(&str, &str)] = &[
     ("timely", "Timely RTT-gradient rate control; queue-stamp (MAX, SUM, SUM_SQU) variants"),
     ("hpcc", "HPCC window control from multi-hop INT (Li et al. 2019); needs [signals.int]"),
     ("nscc", "UEC NSCC delay and ECN window control; delay_signal = \"csig\" for CSIG max(Delay)"),
+    ("dcqcn_rev", "DCQCN-Rev: DCQCN with the enhanced notification and reaction points (fair share of the root); needs ecn mode = \"ecp\""),
+    ("mcc", "MCC message-level window control for sprayed traffic (partial vs global congestion)"),
 ];
 
 impl Cc {
@@ -136,6 +158,8 @@ impl Cc {
             CcKind::Timely => Cc::Timely(timely::Timely::new(&t.timely, p)),
             CcKind::Hpcc => Cc::Hpcc(hpcc::Hpcc::new(&t.hpcc, p)),
             CcKind::Nscc => Cc::Nscc(nscc::Nscc::new(&t.nscc, p)),
+            CcKind::DcqcnRev => Cc::DcqcnRev(dcqcn_rev::DcqcnRev::new(&t.dcqcn, &t.dcqcn_rev, p)),
+            CcKind::Mcc => Cc::Mcc(mcc::Mcc::new(&t.mcc, p)),
         }
     }
 
@@ -149,6 +173,8 @@ impl Cc {
             Cc::Timely(c) => c,
             Cc::Hpcc(c) => c,
             Cc::Nscc(c) => c,
+            Cc::DcqcnRev(c) => c,
+            Cc::Mcc(c) => c,
         }
     }
 
@@ -162,6 +188,8 @@ impl Cc {
             Cc::Timely(c) => c,
             Cc::Hpcc(c) => c,
             Cc::Nscc(c) => c,
+            Cc::DcqcnRev(c) => c,
+            Cc::Mcc(c) => c,
         }
     }
 }
@@ -179,6 +207,8 @@ impl CongestionControl for Cc {
             Cc::Timely(c) => c.on_ack(a),
             Cc::Hpcc(c) => c.on_ack(a),
             Cc::Nscc(c) => c.on_ack(a),
+            Cc::DcqcnRev(c) => c.on_ack(a),
+            Cc::Mcc(c) => c.on_ack(a),
         }
     }
     fn on_nack(&mut self, now: u64, snd_nxt: u32) {
@@ -187,29 +217,33 @@ impl CongestionControl for Cc {
     fn on_timeout(&mut self, now: u64) {
         self.inner_mut().on_timeout(now)
     }
-    fn on_cnp(&mut self, now: u64) {
-        self.inner_mut().on_cnp(now)
+    fn on_cnp(&mut self, cnp: &CnpSample) {
+        self.inner_mut().on_cnp(cnp)
     }
     #[inline]
     fn next_timer(&self) -> Option<u64> {
         match self {
             Cc::None(_) | Cc::Dctcp(_) | Cc::Swift(_) | Cc::Timely(_) | Cc::Hpcc(_) | Cc::Nscc(_) => None,
             Cc::Dcqcn(c) => c.next_timer(),
+            Cc::DcqcnRev(c) => c.next_timer(),
+            Cc::Mcc(c) => c.next_timer(),
         }
     }
     fn on_timer(&mut self, now: u64) {
         self.inner_mut().on_timer(now)
     }
     #[inline]
-    fn on_send(&mut self, now: u64, bytes: u32) {
+    fn on_send(&mut self, now: u64, psn: u32, bytes: u32) {
         match self {
-            Cc::None(c) => c.on_send(now, bytes),
-            Cc::Dctcp(c) => c.on_send(now, bytes),
-            Cc::Swift(c) => c.on_send(now, bytes),
-            Cc::Dcqcn(c) => c.on_send(now, bytes),
-            Cc::Timely(c) => c.on_send(now, bytes),
-            Cc::Hpcc(c) => c.on_send(now, bytes),
-            Cc::Nscc(c) => c.on_send(now, bytes),
+            Cc::None(c) => c.on_send(now, psn, bytes),
+            Cc::Dctcp(c) => c.on_send(now, psn, bytes),
+            Cc::Swift(c) => c.on_send(now, psn, bytes),
+            Cc::Dcqcn(c) => c.on_send(now, psn, bytes),
+            Cc::Timely(c) => c.on_send(now, psn, bytes),
+            Cc::Hpcc(c) => c.on_send(now, psn, bytes),
+            Cc::Nscc(c) => c.on_send(now, psn, bytes),
+            Cc::DcqcnRev(c) => c.on_send(now, psn, bytes),
+            Cc::Mcc(c) => c.on_send(now, psn, bytes),
         }
     }
     #[inline]
@@ -222,6 +256,8 @@ impl CongestionControl for Cc {
             Cc::Timely(c) => c.cwnd(),
             Cc::Hpcc(c) => c.cwnd(),
             Cc::Nscc(c) => c.cwnd(),
+            Cc::DcqcnRev(c) => c.cwnd(),
+            Cc::Mcc(c) => c.cwnd(),
         }
     }
     #[inline]
@@ -234,6 +270,8 @@ impl CongestionControl for Cc {
             Cc::Timely(c) => c.rate(),
             Cc::Hpcc(c) => c.rate(),
             Cc::Nscc(c) => c.rate(),
+            Cc::DcqcnRev(c) => c.rate(),
+            Cc::Mcc(c) => c.rate(),
         }
     }
     fn metrics(&self) -> CcMetrics {

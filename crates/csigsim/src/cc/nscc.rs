@@ -556,7 +556,7 @@ impl CongestionControl for Nscc {
         self.cwnd = (self.cwnd - self.mss).max(self.min_cwnd);
     }
 
-    fn on_send(&mut self, _now: u64, bytes: u32) {
+    fn on_send(&mut self, _now: u64, _psn: u32, bytes: u32) {
         self.inflight += bytes.saturating_sub(self.header_bytes) as f64;
     }
 
@@ -864,8 +864,8 @@ mod tests {
     fn on_send_tracks_payload_in_flight() {
         let mut n = plain();
         n.on_ack(&ack(1.0, 13.0, false));
-        n.on_send(US, 1064);
-        n.on_send(US, 564);
+        n.on_send(US, 0, 1064);
+        n.on_send(US, 1, 564);
         assert_eq!(n.inflight, 40_000.0 + 1000.0 + 500.0);
     }
 

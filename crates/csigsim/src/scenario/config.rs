@@ -217,6 +217,8 @@ pub enum CcKind {
     Timely,
     Hpcc,
     Nscc,
+    DcqcnRev,
+    Mcc,
 }
 
 impl TransportConfig {
@@ -233,7 +235,7 @@ impl TransportConfig {
 impl CcKind {
     /// Does the receiver send CNPs for CE-marked packets (DCQCN's notification point)?
     pub fn uses_cnp(self) -> bool {
-        self == CcKind::Dcqcn
+        matches!(self, CcKind::Dcqcn | CcKind::DcqcnRev)
     }
 }
 
@@ -326,6 +328,10 @@ pub struct TransportConfig {
     pub hpcc: crate::cc::hpcc::HpccConfig,
     #[serde(default)]
     pub nscc: crate::cc::nscc::NsccConfig,
+    #[serde(default)]
+    pub dcqcn_rev: crate::cc::dcqcn_rev::DcqcnRevConfig,
+    #[serde(default)]
+    pub mcc: crate::cc::mcc::MccConfig,
 }
 fn default_mtu() -> u32 {
     4096
@@ -376,6 +382,8 @@ impl Default for TransportConfig {
             timely: Default::default(),
             hpcc: Default::default(),
             nscc: Default::default(),
+            dcqcn_rev: Default::default(),
+            mcc: Default::default(),
         }
     }
 }

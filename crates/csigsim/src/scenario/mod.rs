@@ -136,6 +136,8 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
     t.timely.validate().map_err(|(k, m)| err(&format!("transport.timely.{k}"), m))?;
     t.hpcc.validate().map_err(|(k, m)| err(&format!("transport.hpcc.{k}"), m))?;
     t.nscc.validate().map_err(|(k, m)| err(&format!("transport.nscc.{k}"), m))?;
+    t.dcqcn_rev.validate().map_err(|(k, m)| err(&format!("transport.dcqcn_rev.{k}"), m))?;
+    t.mcc.validate().map_err(|(k, m)| err(&format!("transport.mcc.{k}"), m))?;
     if t.cc == CcKind::Hpcc && sf.signals.int.is_none() {
         return Err(err("transport.cc", "cc = \"hpcc\" needs INT: add [signals.int]".into()));
     }

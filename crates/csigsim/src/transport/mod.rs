@@ -317,7 +317,7 @@ impl World {
             f.retransmits += 1;
         }
         f.bytes_sent += wire as u64;
-        f.cc.on_send(now, wire);
+        f.cc.on_send(now, psn, wire);
         let rate = f.cc.rate().min(f.rate_cap);
         if rate < line {
             f.next_send_ps = now + tx_time_ps(wire as u64, rate);
@@ -385,7 +385,7 @@ impl World {
                 self.consume(pkt);
                 let f = &mut self.flows[p.flow as usize];
                 if f.sender_done_ps.is_none() {
-                    f.cc.on_cnp(self.now);
+                    f.cc.on_cnp(&crate::cc::CnpSample::at(self.now));
                     self.arm_cc_timer(p.flow);
                 }
             }

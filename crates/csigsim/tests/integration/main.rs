@@ -7,6 +7,7 @@ mod fairness;
 mod fct;
 mod incast;
 mod input_errors;
+mod mcc;
 mod routing;
 mod scenarios;
 mod signals;

@@ -1,0 +1,1 @@
+//! MCC on sprayed traffic: partial versus global congestion.
