@@ -395,6 +395,21 @@ impl Dcqcn {
         self.check_recovered();
     }
 
+    /// Sets both rates at `now` as a cut would (DCQCN-Rev's reaction point):
+    /// deadlines up to now run first; any pending decrease is dropped; the
+    /// increase machinery restarts from `now`.
+    pub(crate) fn set_rates(&mut self, now: u64, rc: f64, rt: f64) {
+        self.advance(now);
+        self.rc = rc.clamp(self.min_rate.min(self.line), self.line);
+        self.rt = rt.clamp(self.rc, self.line);
+        self.cnp_for_decrease = false;
+        self.restart_increase(now);
+    }
+
+    pub(crate) fn line_rate(&self) -> f64 {
+        self.line
+    }
+
     /// Back at the line rate (within 1 b/s): stop the increase machinery.
     fn check_recovered(&mut self) {
         if self.rt >= self.line && self.rc >= self.line - 1.0 {

@@ -66,18 +66,21 @@ pub struct AckSample<'a> {
 }
 
 /// A congestion notification packet as the controller sees it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CnpSample {
     pub now_ps: u64,
-    /// The fair share of the congestion root the CNP reports (DCQCN-Rev's
-    /// enhanced notification point), if it carries one.
+    /// The fair share per contributor of the congestion root the CNP reports
+    /// (DCQCN-Rev's enhanced notification point), if it carries one,
     pub fair_share_bps: Option<u64>,
+    /// and the factor in (0, 1] below that share that would drain the root's
+    /// queue (1 without a share).
+    pub drain: f64,
 }
 
 impl CnpSample {
     /// A plain DCQCN CNP at `now_ps`.
     pub fn at(now_ps: u64) -> Self {
-        CnpSample { now_ps, fair_share_bps: None }
+        CnpSample { now_ps, fair_share_bps: None, drain: 1.0 }
     }
 }
 

@@ -69,6 +69,13 @@ pub struct Packet {
     pub enq_ps: u64,
     /// Ingress port at the current switch, for buffer accounting.
     pub in_port: u32,
+    /// Data: the rate advice of the congestion root that marked the packet
+    /// with the lowest advice (the enhanced congestion point): the fair share
+    /// per contributor in Mb/s (0 = none), and the drain factor x 255 that the
+    /// root's queue excess asks for (advice = share x drain / 255). CNP: the
+    /// pair the notification point reports.
+    pub share_mbps: u32,
+    pub drain: u8,
 }
 
 #[derive(Debug, Default)]
@@ -179,5 +186,25 @@ impl PacketArena {
     /// Slots ever allocated: the arena's high-water mark.
     pub fn capacity_used(&self) -> usize {
         self.slots.len()
+    }
+}
+
+impl Packet {
+    /// The enhanced congestion point's rate advice: keep the root whose
+    /// advice (share x drain) is lowest.
+    #[inline]
+    pub fn stamp_advice(&mut self, share_bps: u64, drain: f64) {
+        let mbps = (share_bps / 1_000_000).clamp(1, u32::MAX as u64) as u32;
+        let d = (drain * 255.0).round().clamp(1.0, 255.0) as u8;
+        if self.share_mbps == 0 || (mbps as u64 * d as u64) < self.share_mbps as u64 * self.drain as u64 {
+            self.share_mbps = mbps;
+            self.drain = d;
+        }
+    }
+
+    /// The advice as a rate in bits per second (0 = none).
+    #[inline]
+    pub fn advice_bps(&self) -> u64 {
+        self.share_mbps as u64 * 1_000_000 * self.drain as u64 / 255
     }
 }

@@ -137,6 +137,14 @@ impl World {
                     self.switches[sw as usize].ecn_rng.unit() < prob
                 };
                 if mark {
+                    if ecn.mode == EcnMode::Ecp {
+                        let port = &self.ports[out as usize];
+                        if let Some(share) = port.occupancy.contributor_share(q + wire, ecn.fair_share, port.rate_bps) {
+                            let threshold = ecn.root_threshold.unwrap_or(ecn.kmin).0;
+                            let drain = ecp::drain_factor(q + wire, threshold, port.rate_bps, ecn.drain_time.0);
+                            self.pkts.get_mut(pkt).stamp_advice(share, drain);
+                        }
+                    }
                     self.pkts.get_mut(pkt).flags |= F_CE;
                     self.stats.ecn_marks += 1;
                     let port = &mut self.ports[out as usize];

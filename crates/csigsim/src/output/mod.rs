@@ -55,6 +55,7 @@ pub struct Summary {
     pub acks_sent: u64,
     pub nacks_sent: u64,
     pub cnps_sent: u64,
+    pub cnps_suppressed: u64,
     pub retransmits: u64,
     pub timeouts: u64,
     pub flows_total: usize,
@@ -188,6 +189,7 @@ pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
         acks_sent: s.acks_sent,
         nacks_sent: s.nacks_sent,
         cnps_sent: s.cnps_sent,
+        cnps_suppressed: s.cnps_suppressed,
         retransmits: s.retransmits,
         timeouts: s.timeouts,
         flows_total: w.flows.len(),
@@ -213,7 +215,7 @@ pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
 }
 
 fn flows_csv(w: &World, flows: &[FlowResult]) -> String {
-    let mut s = String::from("flow_id,name,src,dst,size_bytes,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown,bytes_sent,retransmits,timeouts,nacks,trims,ecn_marked,delivered_bytes\n");
+    let mut s = String::from("flow_id,name,src,dst,size_bytes,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown,bytes_sent,retransmits,timeouts,nacks,trims,ecn_marked,delivered_bytes,cnps\n");
     let hosts = &w.sc.topology.hosts;
     for f in flows {
         let (fin, fct, slow) = match f.finish_ps {
@@ -225,7 +227,7 @@ fn flows_csv(w: &World, flows: &[FlowResult]) -> String {
         };
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             f.flow_id,
             csv_field(&f.name),
             csv_field(&hosts[f.src as usize]),
@@ -245,7 +247,8 @@ fn flows_csv(w: &World, flows: &[FlowResult]) -> String {
             {
                 let fl = &w.flows[f.flow_id as usize];
                 (fl.rcv_nxt as u64 * fl.mss as u64).min(fl.size)
-            }
+            },
+            w.flows[f.flow_id as usize].cnps,
         );
     }
     s

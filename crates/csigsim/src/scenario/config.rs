@@ -97,6 +97,14 @@ pub struct EcnConfig {
     /// ECP: flows tracked per egress queue.
     #[serde(default = "default_max_flows")]
     pub max_flows: u32,
+    /// ECP: the time in which the rate advice stamped into marked packets
+    /// would drain the root's queue above `root_threshold` (the advice is the
+    /// fair share / (1 + excess / (rate x drain_time))).
+    #[serde(default = "default_drain_time")]
+    pub drain_time: Time,
+}
+fn default_drain_time() -> Time {
+    Time::us(10)
 }
 fn default_fair_share() -> f64 {
     1.0

@@ -152,6 +152,9 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
         if !(e.fair_share > 0.0 && e.fair_share.is_finite()) {
             return Err(err("switch.ecn.fair_share", format!("fair_share must be above zero, got {}", e.fair_share)));
         }
+        if e.drain_time.0 == 0 {
+            return Err(err("switch.ecn.drain_time", "drain_time must be above zero".into()));
+        }
         if e.max_flows == 0 {
             return Err(err("switch.ecn.max_flows", "max_flows must be at least 1".into()));
         }
@@ -172,6 +175,12 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
     let signals = crate::signal::SignalSetup::new(&sf.signals, &topology, s.buffer).map_err(|(k, m)| err(&format!("signals.{k}"), m))?;
     if t.cc == CcKind::Timely {
         t.timely.check_stamps(signals.stamp.as_ref()).map_err(|(k, m)| err(&format!("transport.timely.{k}"), m))?;
+    }
+    if t.cc == CcKind::DcqcnRev && s.ecn.is_none_or(|e| e.mode != EcnMode::Ecp) {
+        return Err(err(
+            "transport.cc",
+            "cc = \"dcqcn_rev\" needs its enhanced congestion point: set [switch] ecn = { ..., mode = \"ecp\" }".into(),
+        ));
     }
     if let Some(e) = s.ecn {
         if e.root_threshold.is_some() && e.mode != EcnMode::Ecp {

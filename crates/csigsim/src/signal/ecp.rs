@@ -63,6 +63,41 @@ impl Occupancy {
     }
 }
 
+impl Occupancy {
+    /// The fair share of a root's capacity for each contributor: the bytes of
+    /// the flows below their fair share of the queue (and of untracked flows)
+    /// stand for the capacity those flows keep; the rest is split evenly among
+    /// the contributors (one water-filling step: a FIFO queue's composition
+    /// follows its arrival rates). `None` when no flow contributes.
+    pub fn contributor_share(&self, queue_bytes: u64, factor: f64, rate_bps: u64) -> Option<u64> {
+        if queue_bytes == 0 {
+            return None;
+        }
+        let (mut n, mut bytes) = (0u64, 0u64);
+        for &(flow, b) in &self.entries {
+            if self.contributes(flow, queue_bytes, factor) {
+                n += 1;
+                bytes += b;
+            }
+        }
+        if n == 0 {
+            return None;
+        }
+        let frac = (bytes as f64 / queue_bytes as f64).min(1.0);
+        Some((rate_bps as f64 * frac / n as f64) as u64)
+    }
+}
+
+/// How far below its fair share a contributor should send so that the
+/// root's queue above `threshold` drains in about `drain_time`:
+/// 1 / (1 + excess / (rate x drain_time)), HPCC's normalization of a standing
+/// queue by the bytes one base RTT carries.
+pub fn drain_factor(queue_bytes: u64, threshold: u64, rate_bps: u64, drain_time_ps: u64) -> f64 {
+    let excess = queue_bytes.saturating_sub(threshold) as f64;
+    let per_drain_time = rate_bps as f64 * drain_time_ps as f64 / 8e12;
+    1.0 / (1.0 + excess / per_drain_time.max(1.0))
+}
+
 /// Whether an egress port is a congestion root now.
 #[inline]
 pub fn is_root(queue_bytes: u64, root_threshold: u64, paused: bool, last_pause_end_ps: Option<u64>, now: u64, pause_memory: u64) -> bool {
@@ -93,6 +128,35 @@ mod tests {
         o.remove(3, 25);
         assert_eq!(o.flows(), 2);
         assert_eq!(o.bytes(3), 0);
+    }
+
+    #[test]
+    fn contributors_split_what_the_others_leave() {
+        let mut o = Occupancy::default();
+        // Two heavy flows (40 KB each) and one light one (20 KB): fair share of
+        // the queue is 100/3 KB, so the light flow is not a contributor and
+        // keeps a fifth of the capacity; the heavy ones split four fifths.
+        o.add(1, 40_000, 8);
+        o.add(2, 40_000, 8);
+        o.add(3, 20_000, 8);
+        assert_eq!(o.contributor_share(100_000, 1.0, 100_000_000_000), Some(40_000_000_000));
+        // Equal flows: the capacity split evenly.
+        let mut e = Occupancy::default();
+        for f in 0..4 {
+            e.add(f, 25_000, 8);
+        }
+        assert_eq!(e.contributor_share(100_000, 1.0, 100_000_000_000), Some(25_000_000_000));
+        // Bytes of untracked flows count as capacity they keep.
+        assert_eq!(e.contributor_share(200_000, 1.0, 100_000_000_000), None, "no tracked flow holds its fair share of 200 KB");
+        assert_eq!(Occupancy::default().contributor_share(0, 1.0, 1), None);
+    }
+
+    #[test]
+    fn the_drain_factor_normalizes_the_excess_by_one_drain_time() {
+        // 100 Gb/s x 10 us = 125 KB: an excess of 125 KB halves the advice.
+        assert_eq!(drain_factor(140_000, 15_000, 100_000_000_000, 10_000_000), 0.5);
+        assert_eq!(drain_factor(10_000, 15_000, 100_000_000_000, 10_000_000), 1.0);
+        assert!((drain_factor(15_000 + 1_250_000, 15_000, 100_000_000_000, 10_000_000) - 1.0 / 11.0).abs() < 1e-12);
     }
 
     #[test]

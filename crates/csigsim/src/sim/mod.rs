@@ -57,6 +57,8 @@ pub struct Stats {
     pub acks_sent: u64,
     pub nacks_sent: u64,
     pub cnps_sent: u64,
+    /// CNPs DCQCN-Rev's enhanced notification point decided not to send.
+    pub cnps_suppressed: u64,
     pub retransmits: u64,
     pub timeouts: u64,
     pub flows_completed: u64,

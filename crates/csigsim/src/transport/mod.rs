@@ -74,9 +74,18 @@ pub struct Flow {
     pending_sig: Signals,
     /// The pending congestion-control timer event, or u64::MAX.
     pub cc_timer_at: u64,
-    /// Notification point: when the receiver last sent a CNP.
+    /// Notification point: when the receiver last sent a CNP (or, with
+    /// DCQCN-Rev, last decided not to).
     pub last_cnp_ps: Option<u64>,
     pub cnps: u64,
+    /// DCQCN-Rev's enhanced notification point: the lowest rate advice
+    /// (fair share in Mb/s and drain factor, as on the packet) among the
+    /// marked packets since the last decision, the bytes delivered since
+    /// then, and the CNPs it chose not to send.
+    pub enp_share_mbps: u32,
+    pub enp_drain: u8,
+    pub enp_bytes: u64,
+    pub cnps_suppressed: u64,
     /// Delayed ACK: when the pending ACK must go at the latest, and the last
     /// data packet it covers (for the echo and the reflected signals).
     pub ack_at: u64,
@@ -143,6 +152,10 @@ impl Flow {
             cc_timer_at: u64::MAX,
             last_cnp_ps: None,
             cnps: 0,
+            enp_share_mbps: 0,
+            enp_drain: 0,
+            enp_bytes: 0,
+            cnps_suppressed: 0,
             tag_rng: Stream::new(seed, id as u64, Purpose::CsigTag),
             sigmon: FlowSignalMon::default(),
             ccmon: Default::default(),
@@ -385,7 +398,9 @@ impl World {
                 self.consume(pkt);
                 let f = &mut self.flows[p.flow as usize];
                 if f.sender_done_ps.is_none() {
-                    f.cc.on_cnp(&crate::cc::CnpSample::at(self.now));
+                    let share = (p.share_mbps > 0).then(|| p.share_mbps as u64 * 1_000_000);
+                    let drain = if p.share_mbps > 0 { p.drain as f64 / 255.0 } else { 1.0 };
+                    f.cc.on_cnp(&crate::cc::CnpSample { now_ps: self.now, fair_share_bps: share, drain });
                     self.arm_cc_timer(p.flow);
                 }
             }
@@ -412,6 +427,8 @@ impl World {
             acked: acked.min(u16::MAX as u32) as u16,
             ce: ce.min(u16::MAX as u32) as u16,
             sent_ps: data.sent_ps,
+            share_mbps: if kind == PacketKind::Cnp { data.share_mbps } else { 0 },
+            drain: if kind == PacketKind::Cnp { data.drain } else { 0 },
             ..Default::default()
         };
         match kind {
@@ -462,6 +479,7 @@ impl World {
             return;
         }
         self.stats.data_packets_delivered += 1;
+        self.flows[flow as usize].enp_bytes += p.wire as u64;
         let ce = (p.flags & F_CE != 0) as u32;
         if ce == 1 && self.sc.transport.cc.uses_cnp() {
             self.maybe_cnp(flow, p);
@@ -716,17 +734,47 @@ impl World {
 
     /// The notification point: a CE-marked data packet arrived; send a CNP
     /// unless one went to this flow less than `cnp_interval` ago.
+    ///
+    /// DCQCN-Rev's enhanced notification point keeps the lowest root fair
+    /// share of the marked packets it ignored, reports it in the next CNP, and
+    /// (with `suppress`) sends no CNP to a flow whose data arrived, since the
+    /// last decision, at no more than the rate the CNP would set
+    /// (`target_utilization` x share): that flow has already slowed down.
     fn maybe_cnp(&mut self, flow: u32, p: &Packet) {
         let now = self.now;
-        let interval = self.sc.transport.cnp_interval_ps();
+        let t = &self.sc.transport;
+        let interval = t.cnp_interval_ps();
+        let rev = (t.cc == crate::scenario::config::CcKind::DcqcnRev).then_some(t.dcqcn_rev);
         let f = &mut self.flows[flow as usize];
+        // The lowest advice since the last decision, kept on a packet header.
+        let mut advice = Packet { share_mbps: f.enp_share_mbps, drain: f.enp_drain, ..Default::default() };
+        if rev.is_some() && p.share_mbps > 0 {
+            advice.stamp_advice(p.share_mbps as u64 * 1_000_000, p.drain as f64 / 255.0);
+            (f.enp_share_mbps, f.enp_drain) = (advice.share_mbps, advice.drain);
+        }
         if f.last_cnp_ps.is_some_and(|t| now < t + interval) {
             return;
         }
+        if let (Some(rev), Some(last)) = (rev, f.last_cnp_ps) {
+            // Delivered rate since the last decision, against the rate the CNP would set.
+            let delivered_bps = f.enp_bytes as f64 * 8e12 / (now - last).max(1) as f64;
+            if rev.suppress && advice.share_mbps > 0 && delivered_bps <= rev.target_utilization * advice.advice_bps() as f64 {
+                f.last_cnp_ps = Some(now);
+                f.enp_bytes = 0;
+                f.enp_share_mbps = 0;
+                f.cnps_suppressed += 1;
+                self.stats.cnps_suppressed += 1;
+                return;
+            }
+        }
         f.last_cnp_ps = Some(now);
+        f.enp_bytes = 0;
+        f.enp_share_mbps = 0;
         f.cnps += 1;
         self.stats.cnps_sent += 1;
-        self.send_ctrl(flow, PacketKind::Cnp, p.psn, p, 0, 1, false, None);
+        let mut cnp_of = *p;
+        (cnp_of.share_mbps, cnp_of.drain) = (advice.share_mbps, advice.drain);
+        self.send_ctrl(flow, PacketKind::Cnp, p.psn, &cnp_of, 0, 1, false, None);
     }
 
     /// The delayed-ACK timer: send the coalesced ACK if it is still pending.

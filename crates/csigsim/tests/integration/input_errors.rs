@@ -96,6 +96,14 @@ fn bad_values_name_their_key() {
     check(&format!("{GOOD}[switch]\necn = {{ kmin = \"400KB\", kmax = \"100KB\" }}\n"), "switch.ecn.kmin", 15, "above kmax");
     check(&format!("{GOOD}[transport]\nack_every = 0\n"), "transport.ack_every", 15, "at least 1");
     check(&GOOD.replace("dst = \"h1\"", "dst = 0"), "flow[0].dst", 12, "must differ");
+    check(&format!("{GOOD}[transport]\ncc = \"dcqcn_rev\"\n"), "transport.cc", 15, "mode = \"ecp\"");
+    check(
+        &format!("{GOOD}[switch]\necn = {{ kmin = \"1KB\", kmax = \"2KB\", mode = \"ecp\", drain_time = \"0us\" }}\n"),
+        "switch.ecn.drain_time",
+        15,
+        "above zero",
+    );
+    check(&format!("{GOOD}[transport.dcqcn_rev]\ntarget_utilization = 0\n"), "transport.dcqcn_rev.target_utilization", 15, "(0, 1]");
     check(&GOOD.replace("dst = \"h1\"", "dst = 5"), "flow[0].dst", 12, "out of range");
 }
 

@@ -2,6 +2,7 @@
 
 mod cc_dumbbell;
 mod common;
+mod dcqcn_rev;
 mod determinism;
 mod fairness;
 mod fct;
