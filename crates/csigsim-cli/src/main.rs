@@ -246,6 +246,14 @@ fn print_summary(r: &RunOutput, out: &Path) {
                 s.slowdown_p99.map(|v| format!("{v:.2}")).unwrap_or("-".into())
             ),
         ),
+        (
+            "flow throughput min / max",
+            match (s.throughput_min_gbps, s.throughput_max_gbps) {
+                (Some(lo), Some(hi)) if lo > 0.0 => format!("{lo:.2} / {hi:.2} Gb/s (max : min = {:.2})", hi / lo),
+                (Some(lo), Some(hi)) => format!("{lo:.2} / {hi:.2} Gb/s"),
+                _ => "-".into(),
+            },
+        ),
         ("data packets delivered", s.packets_delivered.to_string()),
         ("drops / trims / ECN marks", format!("{} / {} / {}", s.packets_dropped, s.packets_trimmed, s.ecn_marks)),
         ("PFC pauses / resumes", format!("{} / {}", s.pauses_sent, s.resumes_sent)),

@@ -60,6 +60,24 @@ pub fn cases() -> Vec<BenchCase> {
             toml: fat_tree_permutation_with(16, "hpcc", "[signals.int]\nmax_hops = 5\n"),
         },
         BenchCase { name: "fat_tree_1024_nscc", description: "the 1024-host case under NSCC", toml: fat_tree_permutation(16, "nscc") },
+        BenchCase {
+            name: "fat_tree_1024_dcqcn_rev",
+            description: "the 1024-host case under DCQCN-Rev (ECP marking, hpcc profile)",
+            toml: fat_tree_permutation(16, "dcqcn_rev").replace("pmax = 0.2 }", "pmax = 0.2, mode = \"ecp\" }"),
+        },
+        BenchCase { name: "fat_tree_1024_mcc", description: "the 1024-host case under MCC", toml: fat_tree_permutation(16, "mcc") },
         BenchCase { name: "fat_tree_8192", description: "8192-host fat tree (k=32), permutation of 2 MB flows, DCTCP", toml: fat_tree_permutation(32, "dctcp") },
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_case_is_a_valid_scenario_with_a_unique_name() {
+        let cases = super::cases();
+        for c in &cases {
+            crate::scenario::load_str(&c.toml, c.name, std::path::Path::new("."), &[], None).unwrap_or_else(|e| panic!("{}: {e}", c.name));
+            assert_eq!(cases.iter().filter(|d| d.name == c.name).count(), 1, "{}", c.name);
+        }
+    }
 }

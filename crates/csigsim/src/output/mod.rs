@@ -65,6 +65,8 @@ pub struct Summary {
     pub fct_max_ns: Option<f64>,
     pub slowdown_p50: Option<f64>,
     pub slowdown_p99: Option<f64>,
+    pub throughput_min_gbps: Option<f64>,
+    pub throughput_max_gbps: Option<f64>,
     pub max_switch_buffer_bytes: u64,
     pub invariants_ok: bool,
     pub invariant_violations: Vec<String>,
@@ -158,6 +160,17 @@ pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
             Some(slow[((slow.len() as f64 * q).ceil() as usize).clamp(1, slow.len()) - 1])
         }
     };
+    // Each started flow's average throughput: payload delivered in order over
+    // the time from its start to its completion (or to the end of the run).
+    let tputs: Vec<f64> = w
+        .flows
+        .iter()
+        .filter(|f| f.start_ps < w.now)
+        .map(|f| {
+            let bytes = (f.rcv_nxt as u64 * f.mss as u64).min(f.size);
+            bytes as f64 * 8.0 / (f.finish_ps.unwrap_or(w.now) - f.start_ps).max(1) as f64 * 1e3
+        })
+        .collect();
     let violations = w.check_invariants();
     let s = &w.stats;
     let events = w.q.popped();
@@ -199,6 +212,8 @@ pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
         fct_max_ns: fcts.last().map(|&v| v as f64 / 1000.0),
         slowdown_p50: pct_f(0.5),
         slowdown_p99: pct_f(0.99),
+        throughput_min_gbps: tputs.iter().copied().reduce(f64::min),
+        throughput_max_gbps: tputs.iter().copied().reduce(f64::max),
         max_switch_buffer_bytes: w.switches.iter().map(|s| s.max_used).max().unwrap_or(0),
         invariants_ok: violations.is_empty(),
         invariant_violations: violations,
