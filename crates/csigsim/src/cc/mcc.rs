@@ -406,3 +406,348 @@ impl CongestionControl for Mcc {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::PS_PER_US;
+
+    const US: u64 = PS_PER_US;
+    /// One 1000 B packet at 100 Gb/s: 80 ns.
+    const TX: u64 = 80_000;
+
+    /// 100 Gb/s, 10 us base RTT, 1000 B packets (headers folded into the
+    /// payload so the arithmetic stays round): BDP = 125,000 B, max window
+    /// 187,500 B. With `chunk = 4000` a message is 4 packets and
+    /// ideal = 10 us + 4 x 80 ns = 10.32 us; both thresholds are 10 us.
+    fn params() -> FlowParams {
+        FlowParams { line_rate_bps: 100_000_000_000, base_rtt_ps: 10 * US, mss: 1000, packet_bytes: 1000, hops: 3 }
+    }
+
+    fn mcc(c: MccConfig) -> Mcc {
+        Mcc::new(&c, &params())
+    }
+
+    fn four() -> Mcc {
+        mcc(MccConfig { chunk: Size(4000), ..Default::default() })
+    }
+
+    fn ack(m: &mut Mcc, now: u64, rtt: u64, snd_una: u32, snd_nxt: u32) {
+        m.on_ack(&AckSample {
+            now_ps: now,
+            acked_bytes: 1000,
+            acked_pkts: 1,
+            rtt_ps: rtt,
+            snd_una,
+            snd_nxt,
+            ..Default::default()
+        });
+    }
+
+    /// Sends packets `from..to` back to back from `t`.
+    fn send(m: &mut Mcc, t: u64, from: u32, to: u32) {
+        for (i, psn) in (from..to).enumerate() {
+            m.on_send(t + i as u64 * TX, psn, 1000);
+        }
+    }
+
+    /// Completes message `[from, from + 4)` at `done`: four ACKs, the first
+    /// `delayed` of them with a 25 us RTT (15 us of queueing), the others 10 us.
+    fn finish(m: &mut Mcc, done: u64, from: u32, delayed: u32, snd_nxt: u32) {
+        for i in 0..4 {
+            let rtt = if i < delayed { 25 * US } else { 10 * US };
+            ack(m, done - (3 - i as u64) * TX, rtt, from + i + 1, snd_nxt);
+        }
+    }
+
+    #[test]
+    fn derived_constants() {
+        let m = four();
+        assert_eq!(m.chunk_pkts, 4);
+        assert_eq!((m.window, m.min_window, m.max_window, m.ai), (125_000, 1000, 187_500, 1000));
+        assert_eq!((m.msg_threshold_ps, m.pkt_threshold_ps), (10 * US, 10 * US));
+        assert_eq!(m.ideal_ps(4), 10 * US + 4 * TX);
+        assert_eq!(m.rate(), 100_000_000_000, "no pacing");
+        // Default chunk 64 KiB over 1000 B packets: 66 packets (rounded up).
+        assert_eq!(mcc(MccConfig::default()).chunk_pkts, 66);
+        assert_eq!(mcc(MccConfig { chunk: Size(1), ..Default::default() }).chunk_pkts, 1);
+        // Overrides, and the initial window clamped into [min, max].
+        let o = mcc(MccConfig {
+            init_window: Some(Size(500_000)),
+            max_window: Some(Size(200_000)),
+            min_window: Some(Size(3000)),
+            ai: Some(Size(250)),
+            msg_threshold: Some(Time::us(3)),
+            pkt_threshold: Some(Time::us(4)),
+            ..Default::default()
+        });
+        assert_eq!((o.window, o.max_window, o.min_window, o.ai), (200_000, 200_000, 3000, 250));
+        assert_eq!((o.msg_threshold_ps, o.pkt_threshold_ps), (3 * US, 4 * US));
+    }
+
+    #[test]
+    fn an_undelayed_message_adds_ai() {
+        let mut m = four();
+        send(&mut m, 0, 0, 4);
+        // The last ACK at 10.32 us: md = 10.32 - 0 - 10.32 = 0.
+        finish(&mut m, 10 * US + 4 * TX, 0, 0, 4);
+        assert_eq!(m.window, 126_000);
+        assert_eq!((m.messages_none, m.messages_partial, m.messages_global), (1, 0, 0));
+        assert_eq!(m.last_md_ps, 0);
+        // md exactly at the threshold (sent at 11 us, done at 31.32 us) is
+        // still no congestion, however delayed the samples.
+        send(&mut m, 11 * US, 4, 8);
+        finish(&mut m, 31 * US + 4 * TX, 4, 4, 8);
+        assert_eq!(m.last_md_ps, 10 * US);
+        assert_eq!((m.window, m.messages_none), (127_000, 2));
+        // Never above max_window.
+        m.window = 187_000;
+        send(&mut m, 32 * US, 8, 12);
+        finish(&mut m, 42 * US + 4 * TX, 8, 0, 12);
+        assert_eq!(m.window, 187_500);
+    }
+
+    #[test]
+    fn a_globally_delayed_message_cuts_by_the_excess_delay() {
+        let mut m = four();
+        send(&mut m, 0, 0, 4);
+        // Done at 30 us, every sample 15 us > 10 us: md = 30 - 10.32 = 19.68 us;
+        // factor = 1 - 0.8 x 9.68 / 19.68 = 0.60650...; 125,000 x that = 75,813.
+        finish(&mut m, 30 * US, 0, 4, 4);
+        assert_eq!(m.last_md_ps, 19_680_000);
+        assert_eq!(m.last_class, Some(Congestion::Global));
+        assert_eq!(m.window, 75_813);
+        assert_eq!((m.messages_global, m.decreases, m.samples, m.delayed_samples), (1, 1, 4, 4));
+        assert_eq!(m.last_decrease_ps, Some(30 * US));
+        assert!((m.metrics().alpha - 1.968).abs() < 1e-9, "md in base RTTs");
+    }
+
+    #[test]
+    fn a_partially_delayed_message_keeps_the_window() {
+        for delayed in [1, 3] {
+            let mut m = four();
+            send(&mut m, 0, 0, 4);
+            finish(&mut m, 30 * US, 0, delayed, 4);
+            assert_eq!(m.last_class, Some(Congestion::Partial), "{delayed} of 4 delayed");
+            assert_eq!(m.window, 125_000);
+            assert_eq!((m.messages_partial, m.decreases), (1, 0));
+        }
+        // global_fraction 0.75: 3 of 4 is global.
+        let mut m = mcc(MccConfig { chunk: Size(4000), global_fraction: 0.75, ..Default::default() });
+        send(&mut m, 0, 0, 4);
+        finish(&mut m, 30 * US, 0, 3, 4);
+        assert_eq!(m.last_class, Some(Congestion::Global));
+        // A delay exactly at pkt_threshold (RTT 20 us) is not above it.
+        let mut m = four();
+        send(&mut m, 0, 0, 4);
+        for i in 0..4u32 {
+            ack(&mut m, 27 * US + i as u64, 20 * US, i + 1, 4);
+        }
+        assert_eq!(m.last_class, Some(Congestion::Partial));
+        assert_eq!(m.delayed_samples, 0);
+    }
+
+    #[test]
+    fn no_samples_counts_as_global() {
+        let mut m = four();
+        send(&mut m, 0, 0, 4);
+        // A cumulative ACK with no RTT sample completes the message at 30 us.
+        m.on_ack(&AckSample { now_ps: 30 * US, acked_bytes: 4000, snd_una: 4, snd_nxt: 4, ..Default::default() });
+        assert_eq!(m.last_class, Some(Congestion::Global));
+        assert_eq!(m.window, 75_813);
+    }
+
+    #[test]
+    fn the_decrease_is_bounded_by_max_mdf() {
+        let mut m = four();
+        send(&mut m, 0, 0, 4);
+        // md = 189.68 us: 1 - 0.8 x 179.68 / 189.68 = 0.242 -> 0.5.
+        finish(&mut m, 200 * US, 0, 4, 4);
+        assert_eq!(m.window, 62_500);
+        // And by min_window.
+        m.window = 1500;
+        send(&mut m, 201 * US, 4, 8);
+        finish(&mut m, 400 * US, 4, 4, 8);
+        assert_eq!(m.window, 1000);
+        let mut m = mcc(MccConfig { chunk: Size(4000), max_mdf: 0.25, ..Default::default() });
+        send(&mut m, 0, 0, 4);
+        finish(&mut m, 200 * US, 0, 4, 4);
+        assert_eq!(m.window, 93_750);
+    }
+
+    #[test]
+    fn one_decrease_per_round_trip() {
+        let mut m = four();
+        // Two messages sent back to back from 0; both globally delayed.
+        send(&mut m, 0, 0, 8);
+        finish(&mut m, 30 * US, 0, 4, 8);
+        assert_eq!(m.window, 75_813);
+        // The second was sent before the decrease at 30 us: classified, not applied.
+        finish(&mut m, 31 * US, 4, 4, 8);
+        assert_eq!(m.window, 75_813);
+        assert_eq!((m.messages_global, m.decreases), (2, 1));
+        // A message first sent at the decrease or later may decrease again:
+        // md = 62 - 30 - 10.32 = 21.68 us, factor 1 - 0.8 x 11.68 / 21.68;
+        // 75,813 x 0.56900... = 43,137.
+        send(&mut m, 30 * US, 8, 12);
+        finish(&mut m, 62 * US, 8, 4, 12);
+        assert_eq!(m.window, 43_137);
+        assert_eq!(m.decreases, 2);
+        // An undelayed message still adds ai in the round trip after a decrease.
+        send(&mut m, 62 * US, 12, 16);
+        finish(&mut m, 73 * US, 12, 0, 16);
+        assert_eq!(m.window, 44_137);
+    }
+
+    #[test]
+    fn samples_go_to_the_oldest_open_message_and_follow_sample_every() {
+        let mut m = mcc(MccConfig { chunk: Size(4000), sample_every: 2, ..Default::default() });
+        send(&mut m, 0, 0, 8);
+        // Four delayed ACKs for message 0, two of them sampled: global.
+        finish(&mut m, 30 * US, 0, 4, 8);
+        assert_eq!((m.samples, m.delayed_samples), (2, 2));
+        assert_eq!(m.last_class, Some(Congestion::Global));
+        // Message 1: delayed ACKs 1 and 3 unsampled, 2 and 4 (undelayed) sampled:
+        // no delayed sample -> partial (md 31 - 0.32 - 10.32 > 10 us).
+        for (i, rtt) in [25, 10, 25, 10].into_iter().enumerate() {
+            ack(&mut m, 31 * US + i as u64, rtt * US, 5 + i as u32, 8);
+        }
+        assert_eq!(m.last_class, Some(Congestion::Partial));
+        assert_eq!((m.samples, m.delayed_samples), (4, 2));
+        // A duplicate ACK (no packet covered) is not a sample.
+        let mut m = four();
+        send(&mut m, 0, 0, 4);
+        m.on_ack(&AckSample { now_ps: US, rtt_ps: 30 * US, snd_una: 0, snd_nxt: 4, ..Default::default() });
+        assert_eq!(m.samples, 0);
+    }
+
+    #[test]
+    fn chunk_boundaries_short_last_chunk_and_resends() {
+        // chunk 4500 B over 1000 B packets: 5 packets per message.
+        assert_eq!(mcc(MccConfig { chunk: Size(4500), ..Default::default() }).chunk_pkts, 5);
+        // A 10-packet flow with 4-packet messages: [0,4), [4,8), [8,10).
+        let mut m = four();
+        send(&mut m, 0, 0, 10);
+        assert_eq!(m.open_messages(), 3);
+        assert_eq!(m.open_message(0), Some((0, 4)));
+        assert_eq!(m.open_message(1), Some((4, 8)));
+        assert_eq!(m.open_message(2), Some((8, 12)), "the end is not known yet");
+        // Go-back-N resends 4..10 at 5 us: nothing reopens, first sends stand.
+        send(&mut m, 5 * US, 4, 10);
+        send(&mut m, 6 * US, 0, 1);
+        assert_eq!(m.open_messages(), 3);
+        // ACKs up to 8 at 11 us: messages 0 and 1 complete; message 1 was first
+        // sent at 4 x 80 ns = 0.32 us, so md = 11 - 0.32 - 10.32 = 0.36 us.
+        ack(&mut m, 11 * US, 10 * US, 8, 10);
+        assert_eq!(m.messages_none, 2);
+        assert_eq!(m.last_md_ps, 360_000);
+        // The final ACK (everything sent is acknowledged) ends the short last
+        // message, ideal over its 2 packets: md = 30 - 0.64 - 10.16 = 19.2 us.
+        ack(&mut m, 30 * US, 25 * US, 10, 10);
+        assert_eq!(m.open_messages(), 0);
+        assert_eq!(m.last_md_ps, 19_200_000);
+        assert_eq!((m.messages_none, m.messages_global), (2, 1));
+        // Resending and then sending new packets after that opens nothing stale.
+        send(&mut m, 31 * US, 9, 10);
+        assert_eq!(m.open_messages(), 0);
+    }
+
+    #[test]
+    fn a_drained_window_ends_the_message_and_the_rest_opens_anew() {
+        let mut m = four();
+        send(&mut m, 0, 0, 2);
+        // All that was sent is acknowledged at 10.16 us: message [0,2) ends, md 0.
+        ack(&mut m, 10 * US + 2 * TX, 10 * US, 2, 2);
+        assert_eq!((m.messages_none, m.open_messages()), (1, 0));
+        assert_eq!(m.window, 126_000);
+        // The rest of chunk 0 opens as its own message, then chunk 1 as usual.
+        send(&mut m, 11 * US, 2, 6);
+        assert_eq!(m.open_message(0), Some((2, 4)));
+        assert_eq!(m.open_message(1), Some((4, 8)));
+    }
+
+    #[test]
+    fn nack_and_timeout() {
+        let mut m = four();
+        m.on_nack(US, 0);
+        assert_eq!(m.window, 62_500);
+        // Within a round trip (the base RTT before any sample): no second cut.
+        m.on_nack(5 * US, 0);
+        assert_eq!(m.window, 62_500);
+        m.on_nack(11 * US, 0);
+        assert_eq!(m.window, 31_250);
+        assert_eq!((m.nacks, m.nack_decreases), (3, 2));
+        // The round trip follows the latest RTT sample (30 us).
+        ack(&mut m, 12 * US, 30 * US, 0, 0);
+        m.on_nack(25 * US, 0);
+        assert_eq!(m.window, 31_250);
+        m.on_nack(41 * US, 0);
+        assert_eq!(m.window, 15_625);
+        // A NACK decrease also holds off message decreases sent before it.
+        send(&mut m, 0, 0, 4);
+        finish(&mut m, 50 * US, 0, 4, 4);
+        assert_eq!((m.window, m.decreases), (15_625, 0));
+        m.on_timeout(60 * US);
+        assert_eq!(m.window, 1000);
+        assert_eq!(m.timeouts, 1);
+        assert_eq!(m.cwnd(), 1000);
+    }
+
+    #[test]
+    fn open_messages_fit_the_ring() {
+        // 187,500 B of window over 4000 B messages: 46 + 4 slots. Keep a full
+        // window of messages open and slide it: nothing is evicted.
+        let mut m = four();
+        let mut una = 0u32;
+        let mut nxt = 0u32;
+        for round in 0..20u64 {
+            while (nxt - una) as u64 * 1000 + 1000 <= m.max_window {
+                m.on_send(round * 100 * US, nxt, 1000);
+                nxt += 1;
+            }
+            una += 40;
+            ack(&mut m, round * 100 * US + 50 * US, 10 * US, una, nxt);
+        }
+        assert_eq!(m.messages_evicted, 0);
+        assert_eq!(m.messages_none + m.messages_partial + m.messages_global, una as u64 / 4);
+    }
+
+    #[test]
+    fn validate_names_the_key() {
+        assert!(MccConfig::default().validate().is_ok());
+        let bad = |c: MccConfig| c.validate().unwrap_err().0;
+        assert_eq!(bad(MccConfig { chunk: Size(0), ..Default::default() }), "chunk");
+        assert_eq!(bad(MccConfig { sample_every: 0, ..Default::default() }), "sample_every");
+        assert_eq!(bad(MccConfig { msg_threshold: Some(Time(0)), ..Default::default() }), "msg_threshold");
+        for g in [0.0, -0.1, 1.5, f64::NAN] {
+            assert_eq!(bad(MccConfig { global_fraction: g, ..Default::default() }), "global_fraction");
+        }
+        assert!(MccConfig { global_fraction: 1.0, ..Default::default() }.validate().is_ok());
+        assert_eq!(bad(MccConfig { beta: -1.0, ..Default::default() }), "beta");
+        for f in [0.0, 1.0, f64::NAN] {
+            assert_eq!(bad(MccConfig { max_mdf: f, ..Default::default() }), "max_mdf");
+        }
+        assert_eq!(bad(MccConfig { min_window: Some(Size(0)), ..Default::default() }), "min_window");
+        assert_eq!(bad(MccConfig { max_window_bdps: 0.0, ..Default::default() }), "max_window_bdps");
+        let e = MccConfig { min_window: Some(Size(5000)), max_window: Some(Size(4000)), ..Default::default() }.validate().unwrap_err();
+        assert_eq!(e.0, "max_window");
+        assert!(e.1.contains("below min_window"), "{}", e.1);
+        assert_eq!(bad(MccConfig { init_window: Some(Size(0)), ..Default::default() }), "init_window");
+    }
+
+    #[test]
+    fn config_parses_from_toml_keys() {
+        let c: MccConfig = toml::from_str(
+            "chunk = \"64KB\"\nmsg_threshold = \"8us\"\npkt_threshold = \"2us\"\nglobal_fraction = 0.5\nai = \"2KB\"\nmax_window = \"1MB\"",
+        )
+        .unwrap();
+        assert_eq!(c.chunk, Size(64_000));
+        assert_eq!(c.msg_threshold, Some(Time::us(8)));
+        assert_eq!(c.pkt_threshold, Some(Time::us(2)));
+        assert_eq!(c.global_fraction, 0.5);
+        assert_eq!(c.ai, Some(Size(2000)));
+        assert_eq!(c.max_window, Some(Size(1_000_000)));
+        assert!(toml::from_str::<MccConfig>("bogus = 1").is_err());
+        assert!(toml::from_str::<MccConfig>("chunk = \"lots\"").is_err());
+    }
+}
