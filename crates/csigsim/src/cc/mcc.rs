@@ -43,6 +43,11 @@ pub struct MccConfig {
     pub pkt_threshold: Option<Time>,
     /// Share of delayed samples from which a delayed message is global congestion.
     pub global_fraction: f64,
+    /// Delayed samples a delayed, non-global message needs to count as partial
+    /// congestion; with fewer, no path showed queueing, so the excess message
+    /// time is the sender's own (a small window) and the message counts as
+    /// none. 0 makes every delayed, non-global message partial.
+    pub partial_min_delayed: u32,
     /// Window increase per message without congestion; default one `mtu`.
     pub ai: Option<Size>,
     /// Multiplicative-decrease gain.
@@ -67,6 +72,7 @@ impl Default for MccConfig {
             msg_threshold: None,
             pkt_threshold: None,
             global_fraction: 0.9,
+            partial_min_delayed: 1,
             ai: None,
             beta: 0.8,
             max_mdf: 0.5,
@@ -154,6 +160,7 @@ pub struct Mcc {
     pub msg_threshold_ps: u64,
     pub pkt_threshold_ps: u64,
     global_fraction: f64,
+    partial_min_delayed: u32,
     pub ai: u64,
     beta: f64,
     max_mdf: f64,
@@ -217,6 +224,7 @@ impl Mcc {
             msg_threshold_ps: c.msg_threshold.map(|t| t.0).unwrap_or(p.base_rtt_ps),
             pkt_threshold_ps: c.pkt_threshold.map(|t| t.0).unwrap_or(p.base_rtt_ps),
             global_fraction: c.global_fraction,
+            partial_min_delayed: c.partial_min_delayed,
             ai: c.ai.map(|s| s.0).unwrap_or(mss),
             beta: c.beta,
             max_mdf: c.max_mdf,
@@ -297,8 +305,10 @@ impl Mcc {
             Congestion::None
         } else if m.samples == 0 || m.delayed as f64 >= self.global_fraction * m.samples as f64 {
             Congestion::Global
-        } else {
+        } else if m.delayed >= self.partial_min_delayed {
             Congestion::Partial
+        } else {
+            Congestion::None
         };
         self.last_class = Some(class);
         match class {
