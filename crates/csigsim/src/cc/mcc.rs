@@ -177,7 +177,8 @@ pub struct Mcc {
     high_sent: u32,
     /// First packet of the next message to open.
     next_open: u32,
-    acks: u64,
+    /// ACKs still to count before the next sample.
+    until_sample: u32,
     /// When the last decrease (message or NACK) was applied.
     pub last_decrease_ps: Option<u64>,
     /// The latest RTT sample (base RTT before the first), the round trip of the NACK gate.
@@ -236,7 +237,7 @@ impl Mcc {
             len: 0,
             high_sent: 0,
             next_open: 0,
-            acks: 0,
+            until_sample: c.sample_every.max(1),
             last_decrease_ps: None,
             last_rtt_ps: p.base_rtt_ps,
             last_md_ps: 0,
@@ -340,8 +341,11 @@ impl CongestionControl for Mcc {
         // Packet delay: a duplicate ACK (no packet covered) carries no sample.
         if a.rtt_ps > 0 && a.acked_pkts > 0 {
             self.last_rtt_ps = a.rtt_ps;
-            self.acks += 1;
-            if self.acks % self.sample_every as u64 == 0 && self.len > 0 {
+            self.until_sample -= 1;
+            if self.until_sample == 0 {
+                self.until_sample = self.sample_every;
+            }
+            if self.until_sample == self.sample_every && self.len > 0 {
                 let delayed = a.rtt_ps.saturating_sub(self.base_rtt_ps) > self.pkt_threshold_ps;
                 let h = self.head;
                 self.ring[h].samples += 1;
@@ -547,14 +551,31 @@ mod tests {
         send(&mut m, 0, 0, 4);
         finish(&mut m, 30 * US, 0, 3, 4);
         assert_eq!(m.last_class, Some(Congestion::Global));
-        // A delay exactly at pkt_threshold (RTT 20 us) is not above it.
+        // A delay exactly at pkt_threshold (RTT 20 us) is not above it: no
+        // sample delayed, so the message delay is the sender's own and the
+        // message counts as none (partial_min_delayed = 1).
         let mut m = four();
         send(&mut m, 0, 0, 4);
         for i in 0..4u32 {
             ack(&mut m, 27 * US + i as u64, 20 * US, i + 1, 4);
         }
+        assert_eq!(m.last_class, Some(Congestion::None));
+        assert_eq!((m.delayed_samples, m.window), (0, 126_000));
+        // partial_min_delayed = 0: the literal rule, partial.
+        let mut m = mcc(MccConfig { chunk: Size(4000), partial_min_delayed: 0, ..Default::default() });
+        send(&mut m, 0, 0, 4);
+        finish(&mut m, 30 * US, 0, 0, 4);
         assert_eq!(m.last_class, Some(Congestion::Partial));
-        assert_eq!(m.delayed_samples, 0);
+        assert_eq!(m.window, 125_000);
+        // partial_min_delayed = 2: one delayed sample is not enough.
+        let mut m = mcc(MccConfig { chunk: Size(4000), partial_min_delayed: 2, ..Default::default() });
+        send(&mut m, 0, 0, 4);
+        finish(&mut m, 30 * US, 0, 1, 4);
+        assert_eq!(m.last_class, Some(Congestion::None));
+        finish(&mut m, 30 * US, 0, 0, 4);
+        send(&mut m, 31 * US, 4, 8);
+        finish(&mut m, 61 * US, 4, 2, 8);
+        assert_eq!(m.last_class, Some(Congestion::Partial));
     }
 
     #[test]
@@ -618,12 +639,20 @@ mod tests {
         assert_eq!((m.samples, m.delayed_samples), (2, 2));
         assert_eq!(m.last_class, Some(Congestion::Global));
         // Message 1: delayed ACKs 1 and 3 unsampled, 2 and 4 (undelayed) sampled:
-        // no delayed sample -> partial (md 31 - 0.32 - 10.32 > 10 us).
+        // md 31 - 0.32 - 10.32 > 10 us, but no delayed sample -> none.
         for (i, rtt) in [25, 10, 25, 10].into_iter().enumerate() {
             ack(&mut m, 31 * US + i as u64, rtt * US, 5 + i as u32, 8);
         }
-        assert_eq!(m.last_class, Some(Congestion::Partial));
+        assert_eq!(m.last_class, Some(Congestion::None));
         assert_eq!((m.samples, m.delayed_samples), (4, 2));
+        // Message 2: RTTs 10, 25, 10, 10; the 2nd and 4th are sampled, one of
+        // them delayed (1 of 2 < 90%) -> partial.
+        send(&mut m, 32 * US, 8, 12);
+        for (i, rtt) in [10, 25, 10, 10].into_iter().enumerate() {
+            ack(&mut m, 60 * US + i as u64, rtt * US, 9 + i as u32, 12);
+        }
+        assert_eq!(m.last_class, Some(Congestion::Partial));
+        assert_eq!((m.samples, m.delayed_samples), (6, 3));
         // A duplicate ACK (no packet covered) is not a sample.
         let mut m = four();
         send(&mut m, 0, 0, 4);
