@@ -88,9 +88,11 @@ fn partial_fabric(cc: &str) -> String {
 const T0: u64 = 500_000_000; // 0.5 ms
 const T1: u64 = 3_000_000_000; // 3 ms
 
-/// Aggregate main-flow throughput (Gb/s) over 0.5 to 3 ms, and the world.
-fn partial_run(cc: &str) -> (f64, Vec<u64>, World) {
-    let mut w = World::new(load_with(&partial_fabric(cc), &["stop=\"3ms\""]));
+/// Aggregate main-flow throughput (Gb/s) over 0.5 to 3 ms, per-flow bytes, and the world.
+fn partial_run(cc: &str, extra: &[&str]) -> (f64, Vec<u64>, World) {
+    let mut sets = vec!["stop=\"3ms\""];
+    sets.extend_from_slice(extra);
+    let mut w = World::new(load_with(&partial_fabric(cc), &sets));
     let (bytes, _) = measure(&mut w, T0, T1, None);
     let main: u64 = bytes[..3].iter().sum();
     (gbps(main, T0, T1), bytes, w)
@@ -98,12 +100,14 @@ fn partial_run(cc: &str) -> (f64, Vec<u64>, World) {
 
 #[test]
 fn partial_congestion_keeps_the_window_where_dcqcn_slows_down() {
-    let (mcc, mb, w) = partial_run("mcc");
-    let (dcqcn, db, _) = partial_run("dcqcn");
-    let (none, nb, _) = partial_run("none");
+    let (mcc, mb, w) = partial_run("mcc", &[]);
+    let (literal, lb, _) = partial_run("mcc", &["transport.mcc.partial_min_delayed=0"]);
+    let (dcqcn, db, _) = partial_run("dcqcn", &[]);
+    let (none, nb, _) = partial_run("none", &[]);
     let per = |b: &[u64]| b.iter().map(|&x| format!("{:.1}", gbps(x, T0, T1))).collect::<Vec<_>>().join(" / ");
     println!("partial congestion, main flows over 0.5-3 ms (per flow a0 / a1 / a2 / cross, Gb/s):");
     println!("  mcc   {mcc:.1} Gb/s ({})", per(&mb));
+    println!("  mcc with partial_min_delayed = 0 {literal:.1} Gb/s ({})", per(&lb));
     println!("  dcqcn {dcqcn:.1} Gb/s ({})", per(&db));
     println!("  none  {none:.1} Gb/s ({})", per(&nb));
     let (mut none_m, mut partial, mut global, mut dec) = (0, 0, 0, 0);
@@ -121,6 +125,9 @@ fn partial_congestion_keeps_the_window_where_dcqcn_slows_down() {
     }
     println!("  main flows: none {none_m} partial {partial} global {global} decreases {dec}");
     assert!(mcc > dcqcn * 1.2, "MCC {mcc:.1} Gb/s vs DCQCN {dcqcn:.1} Gb/s");
+    // Counting messages without a delayed sample as partial freezes windows
+    // that a decrease left small (docs/cc/mcc.md).
+    assert!(literal < mcc, "partial_min_delayed = 0: {literal:.1} Gb/s vs {mcc:.1} Gb/s");
     // Most delayed messages are recognized as partial congestion.
     assert!(partial > 2 * global, "partial {partial} vs global {global}");
     // The flow whose packets never meet the congested spine is never slowed:
@@ -216,4 +223,26 @@ fn mcc_on_the_dumbbell() {
             assert!(f.jain >= 0.95, "N={n}: Jain {:.4}", f.jain);
         }
     }
+}
+
+#[test]
+fn bad_parameters_name_their_key() {
+    let base = partial_fabric("mcc");
+    for (set, key, needle) in [
+        ("transport.mcc.global_fraction=1.5", "transport.mcc.global_fraction", "global_fraction must be in (0, 1]"),
+        ("transport.mcc.max_mdf=1.0", "transport.mcc.max_mdf", "max_mdf must be in (0, 1)"),
+        ("transport.mcc.chunk=\"0B\"", "transport.mcc.chunk", "chunk must be at least 1 byte"),
+        ("transport.mcc.sample_every=0", "transport.mcc.sample_every", "sample_every"),
+    ] {
+        let ov = [csigsim::Override::parse(set).unwrap()];
+        let e = csigsim::scenario::load_str(&base, "bad.toml", std::path::Path::new("."), &ov, None).expect_err(set);
+        assert_eq!(e.key.as_deref(), Some(key), "{e}");
+        assert!(e.to_string().contains(needle), "{e}");
+    }
+    let both = format!("{base}\n[transport.mcc]\nmin_window = \"8KB\"\nmax_window = \"4KB\"\n");
+    let e = csigsim::scenario::load_str(&both, "bad.toml", std::path::Path::new("."), &[], None).unwrap_err();
+    assert_eq!(e.key.as_deref(), Some("transport.mcc.max_window"), "{e}");
+    let unknown = format!("{base}\n[transport.mcc]\nchunk_size = \"64KB\"\n");
+    let e = csigsim::scenario::load_str(&unknown, "bad.toml", std::path::Path::new("."), &[], None).unwrap_err();
+    assert!(e.to_string().contains("chunk_size"), "{e}");
 }
