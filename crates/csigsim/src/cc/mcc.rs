@@ -18,8 +18,10 @@
 //!   if at least `global_fraction` of the samples were delayed (or there were
 //!   none), global congestion
 //!   (`W *= max(1 - beta (md - msg_threshold) / md, 1 - max_mdf)`, at most once
-//!   per round trip); else partial congestion, which adaptive routing absorbs
-//!   (`W` unchanged);
+//!   per round trip); else, if at least `partial_min_delayed` samples were
+//!   delayed, partial congestion, which adaptive routing absorbs (`W`
+//!   unchanged); else no path queued and the excess is the sender's own
+//!   window, so it counts as none;
 //! - a NACK cuts `W` by `max_mdf` at most once per round trip; a timeout sets
 //!   `W` to `min_window`. No pacing.
 
