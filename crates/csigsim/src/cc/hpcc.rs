@@ -1,7 +1,7 @@
 //! HPCC (Li et al., SIGCOMM 2019), window-based as in the paper's sender
 //! algorithm, driven by the multi-hop INT stack the receiver reflects in each
-//! ACK. The page is docs/cc/hpcc.md; the rules are research notes
-//! `algorithms.md` §6.3.
+//! ACK. The page is docs/cc/hpcc.md; the rules are the paper's
+//! MeasureInflight, ComputeWind and NewAck.
 //!
 //! Per ACK that carries INT (`T` = base RTT, `B_j` = hop j's port rate):
 //!
