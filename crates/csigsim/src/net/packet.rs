@@ -69,13 +69,10 @@ pub struct Packet {
     pub enq_ps: u64,
     /// Ingress port at the current switch, for buffer accounting.
     pub in_port: u32,
-    /// Data: the rate advice of the congestion root that marked the packet
-    /// with the lowest advice (the enhanced congestion point): the fair share
-    /// per contributor in Mb/s (0 = none), and the drain factor x 255 that the
-    /// root's queue excess asks for (advice = share x drain / 255). CNP: the
-    /// pair the notification point reports.
-    pub share_mbps: u32,
-    pub drain: u8,
+    /// Data: the lowest rate advice of the congestion roots that marked the
+    /// packet (the enhanced congestion point). CNP: the advice the
+    /// notification point reports.
+    pub advice: Advice,
 }
 
 #[derive(Debug, Default)]
@@ -189,22 +186,89 @@ impl PacketArena {
     }
 }
 
-impl Packet {
-    /// The enhanced congestion point's rate advice: keep the root whose
-    /// advice (share x drain) is lowest.
+/// A congestion root's rate advice to its contributors, in one 32-bit field:
+/// the fair share per contributor in Mb/s (24 bits, 0 = no advice) and the
+/// drain factor that the root's queue excess asks for, in 1/255 steps
+/// (8 bits). The advised rate is share x drain / 255.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Advice(u32);
+
+impl Advice {
+    pub const NONE: Advice = Advice(0);
+    const SHARE_MAX: u64 = (1 << 24) - 1;
+
+    /// Encodes a share (at least 1 Mb/s, at most 16.7 Tb/s) and a drain
+    /// factor in (0, 1] (at least 1/255).
+    pub fn new(share_bps: u64, drain: f64) -> Self {
+        let mbps = (share_bps / 1_000_000).clamp(1, Self::SHARE_MAX) as u32;
+        let d = (drain * 255.0).round().clamp(1.0, 255.0) as u32;
+        Advice(mbps << 8 | d)
+    }
+
     #[inline]
-    pub fn stamp_advice(&mut self, share_bps: u64, drain: f64) {
-        let mbps = (share_bps / 1_000_000).clamp(1, u32::MAX as u64) as u32;
-        let d = (drain * 255.0).round().clamp(1.0, 255.0) as u8;
-        if self.share_mbps == 0 || (mbps as u64 * d as u64) < self.share_mbps as u64 * self.drain as u64 {
-            self.share_mbps = mbps;
-            self.drain = d;
+    pub fn is_none(self) -> bool {
+        self.0 == 0
+    }
+
+    pub fn share_mbps(self) -> u32 {
+        self.0 >> 8
+    }
+
+    /// The fair share in bits per second, if there is advice.
+    pub fn share_bps(self) -> Option<u64> {
+        (!self.is_none()).then(|| self.share_mbps() as u64 * 1_000_000)
+    }
+
+    /// The drain factor in (0, 1]; 1 without advice.
+    pub fn drain(self) -> f64 {
+        if self.is_none() {
+            1.0
+        } else {
+            (self.0 & 0xff) as f64 / 255.0
         }
     }
 
-    /// The advice as a rate in bits per second (0 = none).
+    /// The advised rate in bits per second (0 = none).
+    pub fn bps(self) -> u64 {
+        self.share_mbps() as u64 * 1_000_000 * (self.0 & 0xff) as u64 / 255
+    }
+
+    /// Of two pieces of advice, the one with the lower advised rate.
     #[inline]
-    pub fn advice_bps(&self) -> u64 {
-        self.share_mbps as u64 * 1_000_000 * self.drain as u64 / 255
+    pub fn lower(self, other: Advice) -> Advice {
+        let product = |a: Advice| a.share_mbps() as u64 * (a.0 & 0xff) as u64;
+        match (self.is_none(), other.is_none()) {
+            (true, _) => other,
+            (_, true) => self,
+            _ if product(other) < product(self) => other,
+            _ => self,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_packet_stays_within_one_cache_line() {
+        assert!(std::mem::size_of::<Packet>() <= 64, "{}", std::mem::size_of::<Packet>());
+    }
+
+    #[test]
+    fn advice_encodes_share_and_drain_and_keeps_the_lower() {
+        let a = Advice::new(25_000_000_000, 0.5);
+        assert_eq!((a.share_mbps(), a.share_bps(), a.bps()), (25_000, Some(25_000_000_000), 25_000_000_000 * 128 / 255));
+        assert!((a.drain() - 128.0 / 255.0).abs() < 1e-12);
+        assert_eq!((Advice::NONE.share_bps(), Advice::NONE.drain(), Advice::NONE.bps()), (None, 1.0, 0));
+        // Saturation: below 1 Mb/s and above 2^24 - 1 Mb/s; drain at least 1/255.
+        assert_eq!(Advice::new(10, 0.0).share_mbps(), 1);
+        assert_eq!(Advice::new(u64::MAX, 1.0).share_mbps(), (1 << 24) - 1);
+        assert_eq!(Advice::new(1_000_000, 0.0).bps(), 1_000_000 / 255);
+        let b = Advice::new(40_000_000_000, 0.25);
+        assert_eq!(a.lower(b), b, "10 G advised beats 12.5 G");
+        assert_eq!(b.lower(a), b);
+        assert_eq!(Advice::NONE.lower(a), a);
+        assert_eq!(a.lower(Advice::NONE), a);
     }
 }

@@ -10,7 +10,7 @@
 //! - ECN (RED on the egress data queue, sampled on enqueue) marks ECT packets.
 //! - Buffer is released when a packet starts transmission.
 
-use crate::net::packet::{Packet, PacketKind, F_CE, F_ECT, F_TRIMMED, F_XOFF};
+use crate::net::packet::{Advice, Packet, PacketKind, F_CE, F_ECT, F_TRIMMED, F_XOFF};
 use crate::scenario::config::{EcnMode, RoutingPolicy, SwitchMode};
 use crate::signal::ecp;
 use crate::sim::rng::mix;
@@ -142,7 +142,8 @@ impl World {
                         if let Some(share) = port.occupancy.contributor_share(q + wire, ecn.fair_share, port.rate_bps) {
                             let threshold = ecn.root_threshold.unwrap_or(ecn.kmin).0;
                             let drain = ecp::drain_factor(q + wire, threshold, port.rate_bps, ecn.drain_time.0);
-                            self.pkts.get_mut(pkt).stamp_advice(share, drain);
+                            let p = self.pkts.get_mut(pkt);
+                            p.advice = p.advice.lower(Advice::new(share, drain));
                         }
                     }
                     self.pkts.get_mut(pkt).flags |= F_CE;

@@ -167,8 +167,7 @@ pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
         .iter()
         .filter(|f| f.start_ps < w.now)
         .map(|f| {
-            let bytes = (f.rcv_nxt as u64 * f.mss as u64).min(f.size);
-            bytes as f64 * 8.0 / (f.finish_ps.unwrap_or(w.now) - f.start_ps).max(1) as f64 * 1e3
+            f.delivered_bytes() as f64 * 8.0 / (f.finish_ps.unwrap_or(w.now) - f.start_ps).max(1) as f64 * 1e3
         })
         .collect();
     let violations = w.check_invariants();
@@ -259,10 +258,7 @@ fn flows_csv(w: &World, flows: &[FlowResult]) -> String {
             f.nacks,
             f.trims,
             w.flows[f.flow_id as usize].ce_marks,
-            {
-                let fl = &w.flows[f.flow_id as usize];
-                (fl.rcv_nxt as u64 * fl.mss as u64).min(fl.size)
-            },
+            w.flows[f.flow_id as usize].delivered_bytes(),
             w.flows[f.flow_id as usize].cnps,
         );
     }

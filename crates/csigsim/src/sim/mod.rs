@@ -230,19 +230,20 @@ impl World {
         // NSCC derives its constants from one network-wide RTT (htsim's
         // network_rtt): unless the scenario sets it, the largest unloaded RTT
         // among the flows.
-        let mut transport = w.sc.transport.clone();
+        let base_rtts: Vec<u64> = w.sc.flows.iter().map(|f| w.base_rtt(f.src, f.dst)).collect();
+        let mut transport = w.sc.transport;
         if transport.cc == crate::scenario::config::CcKind::Nscc && transport.nscc.network_rtt.is_none() {
-            let longest = w.sc.flows.iter().map(|f| w.base_rtt(f.src, f.dst)).max().unwrap_or(0);
+            let longest = base_rtts.iter().copied().max().unwrap_or(0);
             transport.nscc.network_rtt = (longest > 0).then_some(crate::units::Time(longest));
         }
-        for i in 0..w.sc.flows.len() {
+        for (i, &base_rtt_ps) in base_rtts.iter().enumerate() {
             let f = &w.sc.flows[i];
             let (src, dst) = (f.src, f.dst);
             let port = &w.ports[w.hosts[src as usize].port as usize];
             let t = &w.sc.transport;
             let params = FlowParams {
                 line_rate_bps: port.rate_bps,
-                base_rtt_ps: w.base_rtt(src, dst),
+                base_rtt_ps,
                 mss: t.mtu,
                 packet_bytes: t.mtu + t.header + w.sig.tag_bytes + w.sig.int_bytes,
                 hops: w.path_hops(src, dst),

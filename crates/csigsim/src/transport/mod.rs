@@ -12,7 +12,7 @@
 //! itself if the deadline moved later.
 
 use crate::cc::{AckSample, Cc, CongestionControl};
-use crate::net::packet::{Packet, PacketKind, F_CE, F_DONE, F_ECT, F_RTX, F_TRIMMED};
+use crate::net::packet::{Advice, Packet, PacketKind, F_CE, F_DONE, F_ECT, F_RTX, F_TRIMMED};
 use crate::scenario::config::{Retransmit, TransportConfig};
 use crate::scenario::FlowSpec;
 use crate::sim::{Event, World};
@@ -78,12 +78,10 @@ pub struct Flow {
     /// DCQCN-Rev, last decided not to).
     pub last_cnp_ps: Option<u64>,
     pub cnps: u64,
-    /// DCQCN-Rev's enhanced notification point: the lowest rate advice
-    /// (fair share in Mb/s and drain factor, as on the packet) among the
-    /// marked packets since the last decision, the bytes delivered since
+    /// DCQCN-Rev's enhanced notification point: the lowest rate advice among
+    /// the marked packets since the last decision, the bytes delivered since
     /// then, and the CNPs it chose not to send.
-    pub enp_share_mbps: u32,
-    pub enp_drain: u8,
+    pub enp_advice: Advice,
     pub enp_bytes: u64,
     pub cnps_suppressed: u64,
     /// Delayed ACK: when the pending ACK must go at the latest, and the last
@@ -111,6 +109,11 @@ fn set_bit(v: &mut [u64], i: u32) {
 }
 
 impl Flow {
+    /// Payload bytes the receiver has in order.
+    pub fn delivered_bytes(&self) -> u64 {
+        (self.rcv_nxt as u64 * self.mss as u64).min(self.size)
+    }
+
     pub fn new(id: u32, f: &FlowSpec, t: &TransportConfig, cc: Cc, entropy: u32, base_rtt_ps: u64, seed: u64) -> Flow {
         let npkts = f.size.div_ceil(t.mtu as u64) as u32;
         let selective = t.retransmit == Retransmit::Selective;
@@ -152,8 +155,7 @@ impl Flow {
             cc_timer_at: u64::MAX,
             last_cnp_ps: None,
             cnps: 0,
-            enp_share_mbps: 0,
-            enp_drain: 0,
+            enp_advice: Advice::NONE,
             enp_bytes: 0,
             cnps_suppressed: 0,
             tag_rng: Stream::new(seed, id as u64, Purpose::CsigTag),
@@ -398,9 +400,8 @@ impl World {
                 self.consume(pkt);
                 let f = &mut self.flows[p.flow as usize];
                 if f.sender_done_ps.is_none() {
-                    let share = (p.share_mbps > 0).then(|| p.share_mbps as u64 * 1_000_000);
-                    let drain = if p.share_mbps > 0 { p.drain as f64 / 255.0 } else { 1.0 };
-                    f.cc.on_cnp(&crate::cc::CnpSample { now_ps: self.now, fair_share_bps: share, drain });
+                    let cnp = crate::cc::CnpSample { now_ps: self.now, fair_share_bps: p.advice.share_bps(), drain: p.advice.drain() };
+                    f.cc.on_cnp(&cnp);
                     self.arm_cc_timer(p.flow);
                 }
             }
@@ -427,8 +428,7 @@ impl World {
             acked: acked.min(u16::MAX as u32) as u16,
             ce: ce.min(u16::MAX as u32) as u16,
             sent_ps: data.sent_ps,
-            share_mbps: if kind == PacketKind::Cnp { data.share_mbps } else { 0 },
-            drain: if kind == PacketKind::Cnp { data.drain } else { 0 },
+            advice: if kind == PacketKind::Cnp { data.advice } else { Advice::NONE },
             ..Default::default()
         };
         match kind {
@@ -746,34 +746,32 @@ impl World {
         let interval = t.cnp_interval_ps();
         let rev = (t.cc == crate::scenario::config::CcKind::DcqcnRev).then_some(t.dcqcn_rev);
         let f = &mut self.flows[flow as usize];
-        // The lowest advice since the last decision, kept on a packet header.
-        let mut advice = Packet { share_mbps: f.enp_share_mbps, drain: f.enp_drain, ..Default::default() };
-        if rev.is_some() && p.share_mbps > 0 {
-            advice.stamp_advice(p.share_mbps as u64 * 1_000_000, p.drain as f64 / 255.0);
-            (f.enp_share_mbps, f.enp_drain) = (advice.share_mbps, advice.drain);
+        if rev.is_some() {
+            f.enp_advice = f.enp_advice.lower(p.advice);
         }
         if f.last_cnp_ps.is_some_and(|t| now < t + interval) {
             return;
         }
-        if let (Some(rev), Some(last)) = (rev, f.last_cnp_ps) {
-            // Delivered rate since the last decision, against the rate the CNP would set.
-            let delivered_bps = f.enp_bytes as f64 * 8e12 / (now - last).max(1) as f64;
-            if rev.suppress && advice.share_mbps > 0 && delivered_bps <= rev.target_utilization * advice.advice_bps() as f64 {
-                f.last_cnp_ps = Some(now);
-                f.enp_bytes = 0;
-                f.enp_share_mbps = 0;
-                f.cnps_suppressed += 1;
-                self.stats.cnps_suppressed += 1;
-                return;
+        let advice = f.enp_advice;
+        // Delivered rate since the last decision, against the rate the CNP would set.
+        let suppress = match (rev, f.last_cnp_ps) {
+            (Some(rev), Some(last)) if rev.suppress && !advice.is_none() => {
+                f.enp_bytes as f64 * 8e12 / (now - last).max(1) as f64 <= rev.target_utilization * advice.bps() as f64
             }
-        }
+            _ => false,
+        };
+        // Either way this is a decision: the interval, the count and the advice restart.
         f.last_cnp_ps = Some(now);
         f.enp_bytes = 0;
-        f.enp_share_mbps = 0;
+        f.enp_advice = Advice::NONE;
+        if suppress {
+            f.cnps_suppressed += 1;
+            self.stats.cnps_suppressed += 1;
+            return;
+        }
         f.cnps += 1;
         self.stats.cnps_sent += 1;
-        let mut cnp_of = *p;
-        (cnp_of.share_mbps, cnp_of.drain) = (advice.share_mbps, advice.drain);
+        let cnp_of = Packet { advice, ..*p };
         self.send_ctrl(flow, PacketKind::Cnp, p.psn, &cnp_of, 0, 1, false, None);
     }
 
