@@ -6,6 +6,7 @@ mod dcqcn_rev;
 mod determinism;
 mod fairness;
 mod fct;
+mod golden;
 mod incast;
 mod input_errors;
 mod mcc;

@@ -1,0 +1,120 @@
+//! The regression net for refactors: every output file of every shipped
+//! scenario and every benchmark case (at 128 hosts) is compared byte for byte
+//! with the digests recorded in tests/golden/outputs.sha256.
+//!
+//! A change that is meant to move an output re-records the digests with
+//! `CSIGSIM_BLESS=1 cargo test -p csigsim --test integration golden` and says
+//! in its commit which outputs moved and why. On a mismatch the outputs of
+//! this build are left in the directory the failure message names.
+
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+fn golden_file() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/outputs.sha256")
+}
+
+/// Run-time figures that depend on the machine, not the simulation.
+fn machine_neutral(mut s: csigsim::output::Summary) -> csigsim::output::Summary {
+    s.wall_s = 0.0;
+    s.link_hops_per_s = 0.0;
+    s
+}
+
+struct Case {
+    name: String,
+    toml: String,
+    base: PathBuf,
+    sets: Vec<&'static str>,
+    pcap: bool,
+}
+
+fn cases() -> Vec<Case> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for p in files {
+        let stem = p.file_stem().unwrap().to_string_lossy().to_string();
+        let toml = std::fs::read_to_string(&p).unwrap();
+        out.push(Case { name: stem.clone(), toml: toml.clone(), base: dir.clone(), sets: vec![], pcap: false });
+        // The same run with the congestion-control monitor on, so cc.csv is covered too.
+        out.push(Case { name: format!("{stem}+cc"), toml, base: dir.clone(), sets: vec!["monitor.cc=true"], pcap: false });
+    }
+    for c in csigsim::bench::cases() {
+        // Every benchmark case at 128 hosts (k = 8), links.csv on.
+        let toml = c.toml.replace("k = 16", "k = 8").replace("k = 32", "k = 8").replace("links = false", "links = true");
+        out.push(Case { name: format!("bench_{}", c.name), toml, base: dir.clone(), sets: vec![], pcap: false });
+    }
+    // Packet capture of a run with CSIG tags and INT-free frames.
+    let chain = dir.join("chain_csig_delay.toml");
+    out.push(Case { name: "chain_csig_delay+pcap".into(), toml: std::fs::read_to_string(chain).unwrap(), base: dir, sets: vec![], pcap: true });
+    out
+}
+
+/// Runs one case into `dir` and returns (file name, sha256 hex, bytes) of every output.
+fn run_case(c: &Case, dir: &Path) -> Vec<(String, String, usize)> {
+    let ov: Vec<csigsim::Override> = c.sets.iter().map(|s| csigsim::Override::parse(s).unwrap()).collect();
+    let sc = csigsim::scenario::load_str(&c.toml, &c.name, &c.base, &ov, None).unwrap_or_else(|e| panic!("{e}"));
+    let mut opts = csigsim::RunOptions::default();
+    std::fs::create_dir_all(dir).unwrap();
+    if c.pcap {
+        let filter = csigsim::output::capture::CaptureFilter { snaplen: 256, ..Default::default() };
+        opts.capture = Some((dir.join("capture.pcap"), filter));
+    }
+    let mut out = csigsim::run_with(sc, &opts, |_| true).unwrap();
+    out.summary = machine_neutral(out.summary);
+    out.write_dir(dir).unwrap();
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().to_string()).collect();
+    names.sort();
+    names
+        .into_iter()
+        .map(|n| {
+            let bytes = std::fs::read(dir.join(&n)).unwrap();
+            let hex: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+            (n, hex, bytes.len())
+        })
+        .collect()
+}
+
+#[test]
+fn every_output_of_every_shipped_scenario_and_bench_case_is_unchanged() {
+    let root = std::env::temp_dir().join(format!("csigsim-golden-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let mut actual = BTreeMap::new();
+    for c in cases() {
+        for (file, hex, len) in run_case(&c, &root.join(&c.name)) {
+            actual.insert(format!("{}/{}", c.name, file), format!("{hex} {len}"));
+        }
+    }
+    let text: String = actual.iter().map(|(k, v)| format!("{k} {v}\n")).collect();
+    if std::env::var_os("CSIGSIM_BLESS").is_some() {
+        std::fs::write(golden_file(), &text).unwrap();
+        let _ = std::fs::remove_dir_all(&root);
+        return;
+    }
+    let expected: BTreeMap<String, String> = std::fs::read_to_string(golden_file())
+        .expect("tests/golden/outputs.sha256 (record it with CSIGSIM_BLESS=1)")
+        .lines()
+        .filter_map(|l| l.split_once(' ').map(|(k, v)| (k.to_string(), v.to_string())))
+        .collect();
+    let mut diffs = Vec::new();
+    for (k, v) in &expected {
+        match actual.get(k) {
+            None => diffs.push(format!("missing now: {k}")),
+            Some(a) if a != v => diffs.push(format!("changed: {k} (recorded {v}, now {a})")),
+            _ => {}
+        }
+    }
+    for k in actual.keys().filter(|k| !expected.contains_key(*k)) {
+        diffs.push(format!("new output: {k}"));
+    }
+    assert!(diffs.is_empty(), "{} outputs differ; this build's outputs are in {}:\n{}", diffs.len(), root.display(), diffs.join("\n"));
+    let _ = std::fs::remove_dir_all(&root);
+}
