@@ -32,10 +32,12 @@
 
 pub mod bench;
 pub mod cc;
+pub mod engine;
 pub mod lb;
 pub mod monitor;
 pub mod net;
 pub mod output;
+pub mod packet;
 pub mod scenario;
 pub mod signal;
 pub mod sim;
@@ -46,7 +48,7 @@ pub mod workload;
 
 pub use output::RunOutput;
 pub use scenario::{InputError, Override, Scenario};
-pub use sim::World;
+pub use engine::World;
 
 /// The crate version, written into every summary.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -69,7 +71,7 @@ pub const CHUNK_EVENTS: u64 = 1 << 20;
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
     /// Write a pcap of the packets the filter selects to this file.
-    pub capture: Option<(std::path::PathBuf, output::capture::CaptureFilter)>,
+    pub capture: Option<(std::path::PathBuf, monitor::capture::CaptureFilter)>,
 }
 
 /// Runs a scenario to completion (or its stop time). `progress` is called
@@ -85,7 +87,15 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
     let started = std::time::Instant::now();
     let mut w = World::new(sc);
     if let Some((path, filter)) = &opts.capture {
-        w.capture = Some(output::capture::Capture::open(path, filter, &w)?);
+        let links = (0..w.ports().len())
+            .map(|p| {
+                let port = &w.ports()[p];
+                let (from_node, to_node) = (port.node(), w.ports()[port.peer() as usize].node());
+                monitor::capture::LinkEnds { from_node, to_node, from: w.node_name(from_node).into(), to: w.node_name(to_node).into() }
+            })
+            .collect();
+        let c = monitor::capture::Capture::open(path, filter, links, w.flows().len(), w.scenario().signals.csig.as_ref())?;
+        w.observers_mut().attach_capture(c);
     }
     let reason = loop {
         match w.run(CHUNK_EVENTS) {
@@ -93,11 +103,11 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
             sim::RunState::Stopped => break "stop_time",
             sim::RunState::Paused => {
                 let p = Progress {
-                    sim_time_ps: w.now,
-                    stop_ps: w.stop_ps,
-                    events: w.q.popped(),
-                    flows_completed: w.stats.flows_completed,
-                    flows_total: w.flows.len(),
+                    sim_time_ps: w.now(),
+                    stop_ps: w.stop_ps(),
+                    events: w.events(),
+                    flows_completed: w.stats().flows_completed,
+                    flows_total: w.flows().len(),
                 };
                 if !progress(&p) {
                     break "interrupted";
@@ -106,7 +116,7 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
         }
     };
     w.finish();
-    if let Some(c) = w.capture.take() {
+    if let Some(c) = w.observers_mut().take_capture() {
         c.finish()?;
     }
     let wall = started.elapsed().as_secs_f64();

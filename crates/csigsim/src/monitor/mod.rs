@@ -1,11 +1,185 @@
-//! Windowed per-link counters. Nothing here schedules events: each port rolls
-//! its window forward when it is touched, and intervals that span a window
-//! boundary (a transmission, a pause) are split exactly at the boundary.
-//! Only windows in which something happened are stored; the writers fill the
-//! idle windows with zeros.
+//! Observers: what watches a run without taking part in it. The forwarding
+//! path and the transport report typed events to [`Observers`] and do not
+//! know which observers are attached; a run without them pays a branch per
+//! event and nothing else.
+//!
+//! - links ([`PortMon`]): windowed per-link counters for links.csv;
+//! - signals ([`signals`]): the reflected signals per flow and window;
+//! - cc ([`cc`]): congestion-control state per flow and window;
+//! - capture ([`capture`]): a pcap of the packets a filter selects.
+//!
+//! Nothing here schedules events: each monitor rolls its window forward when
+//! it is touched, and intervals that span a window boundary (a transmission,
+//! a pause) are split exactly at the boundary. Only windows in which something
+//! happened are stored; the writers fill the idle windows with zeros.
 
+pub mod capture;
 pub mod cc;
 pub mod signals;
+
+use crate::cc::CcMetrics;
+use crate::packet::{IntStack, PacketArena};
+use crate::signal::{CsigSample, StampSample, NO_WRITER};
+use signals::{FlowSignalMon, Series};
+
+/// Which observers a run has, and their state.
+#[derive(Default)]
+pub struct Observers {
+    window_ps: u64,
+    /// Per port, when links.csv is wanted.
+    links: Option<Vec<PortMon>>,
+    /// Per flow, when the run has any in-band signal.
+    signals: Option<Vec<FlowSignalMon>>,
+    /// Per flow, when cc.csv is wanted.
+    cc: Option<Vec<cc::FlowCcMon>>,
+    capture: Option<capture::Capture>,
+}
+
+/// What an ACK told its sender, for the signal and cc monitors.
+#[derive(Clone, Copy, Debug)]
+pub struct AckSeen<'a> {
+    pub csig: Option<CsigSample>,
+    pub stamps: Option<StampSample>,
+    pub int: Option<&'a IntStack>,
+    /// The controller's state after the ACK, the RTT sample, and the data
+    /// packets the ACK covers and how many carried CE.
+    pub metrics: CcMetrics,
+    pub rtt_ps: u64,
+    pub acked_pkts: u32,
+    pub ce_pkts: u32,
+}
+
+impl Observers {
+    /// `links`, `signals` and `cc` say which monitors to attach.
+    pub fn new(window_ps: u64, ports: usize, flows: usize, links: bool, signals: bool, cc: bool) -> Observers {
+        Observers {
+            window_ps,
+            links: links.then(|| vec![PortMon::default(); ports]),
+            signals: signals.then(|| vec![FlowSignalMon::default(); flows]),
+            cc: cc.then(|| vec![cc::FlowCcMon::default(); flows]),
+            capture: None,
+        }
+    }
+
+    pub fn window_ps(&self) -> u64 {
+        self.window_ps
+    }
+
+    pub fn attach_capture(&mut self, c: capture::Capture) {
+        self.capture = Some(c);
+    }
+
+    pub fn take_capture(&mut self) -> Option<capture::Capture> {
+        self.capture.take()
+    }
+
+    /// `pkt` starts on the wire of `port` over [start, end), decided at `now`.
+    #[inline]
+    pub fn on_tx(&mut self, now: u64, port: u32, pkts: &PacketArena, pkt: u32, start: u64, end: u64) {
+        if let Some(l) = &mut self.links {
+            l[port as usize].on_tx(now, start, end, pkts.get(pkt).wire as u64, self.window_ps);
+        }
+        if let Some(c) = &mut self.capture {
+            c.on_tx(port, pkts, pkt, start);
+        }
+    }
+
+    /// The data queue of `port` now holds `queue_bytes`.
+    #[inline]
+    pub fn on_queue(&mut self, now: u64, port: u32, queue_bytes: u64) {
+        if let Some(l) = &mut self.links {
+            l[port as usize].on_queue(now, queue_bytes, self.window_ps);
+        }
+    }
+
+    #[inline]
+    fn count(&mut self, now: u64, port: u32, field: fn(&mut LinkWindow) -> &mut u32) {
+        if let Some(l) = &mut self.links {
+            let m = &mut l[port as usize];
+            m.advance(now, self.window_ps);
+            *field(&mut m.cur) += 1;
+        }
+    }
+
+    /// A data packet was dropped at the egress `port`.
+    pub fn on_drop(&mut self, now: u64, port: u32) {
+        self.count(now, port, |w| &mut w.drops);
+    }
+
+    /// A data packet was trimmed at the egress `port`.
+    pub fn on_trim(&mut self, now: u64, port: u32) {
+        self.count(now, port, |w| &mut w.trims);
+    }
+
+    /// A data packet was ECN-marked joining the queue of `port`.
+    #[inline]
+    pub fn on_mark(&mut self, now: u64, port: u32) {
+        self.count(now, port, |w| &mut w.ecn_marks);
+    }
+
+    /// `port`'s data class was paused or resumed by its peer.
+    pub fn on_pause(&mut self, now: u64, port: u32, paused: bool) {
+        if let Some(l) = &mut self.links {
+            l[port as usize].on_pause(now, paused, self.window_ps);
+        }
+    }
+
+    /// An ACK reached the sender of `flow`.
+    #[inline]
+    pub fn on_ack(&mut self, now: u64, flow: u32, a: &AckSeen) {
+        let w = self.window_ps;
+        if let Some(cc) = &mut self.cc {
+            cc[flow as usize].record(now, w, a.metrics, a.rtt_ps, a.acked_pkts, a.ce_pkts);
+        }
+        let Some(sm) = &mut self.signals else { return };
+        let m = &mut sm[flow as usize];
+        if let Some(c) = a.csig {
+            let writer = (c.writer != NO_WRITER).then_some((c.writer, c.locator));
+            m.record(now, w, Series::Csig, c.value, writer);
+        }
+        if let Some(st) = a.stamps {
+            m.record(now, w, Series::StampMax, st.max as f64, None);
+            m.record(now, w, Series::StampSum, st.sum as f64, None);
+            m.record(now, w, Series::StampSumSqu, st.sum_squ, None);
+            m.record(now, w, Series::StampInd, st.ind as u8 as f64, None);
+        }
+        if let Some(st) = a.int {
+            let qmax = st.hops().iter().map(|h| h.qlen_bytes).max().unwrap_or(0);
+            m.record(now, w, Series::IntHops, st.n as f64, None);
+            m.record(now, w, Series::IntMaxQlen, qmax as f64, None);
+        }
+    }
+
+    /// Closes every monitor's windows at the end of the run (`end`).
+    pub fn finish(&mut self, end: u64) {
+        if let Some(l) = &mut self.links {
+            for m in l.iter_mut() {
+                m.finish(end, self.window_ps);
+            }
+        }
+        for m in self.signals.iter_mut().flatten() {
+            m.finish();
+        }
+        for m in self.cc.iter_mut().flatten() {
+            m.finish();
+        }
+    }
+
+    /// The rows of links.csv per port, if the link monitor is attached.
+    pub fn link_rows(&self) -> Option<impl Iterator<Item = &[LinkWindow]>> {
+        self.links.as_ref().map(|l| l.iter().map(|m| &m.rows[..]))
+    }
+
+    /// The signal rows of one flow (empty without the signal monitor).
+    pub fn signal_rows(&self, flow: u32) -> &[signals::SignalRow] {
+        self.signals.as_ref().map_or(&[], |s| &s[flow as usize].rows[..])
+    }
+
+    /// The cc rows of one flow (empty without the cc monitor).
+    pub fn cc_rows(&self, flow: u32) -> &[cc::CcRow] {
+        self.cc.as_ref().map_or(&[], |s| &s[flow as usize].rows[..])
+    }
+}
 
 /// One directed link's counters for one monitor window.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -1,75 +1,292 @@
 //! The network: ports (one per end of each full-duplex link), switches with a
 //! shared buffer, routing and the forwarding path.
+//!
+//! [`Network`] owns the ports, the switches and the routing table, each
+//! switch with the configuration resolved for it and each egress port with
+//! its own ECN marking. Host NICs live in the transport; they own their host's
+//! port through [`Network::host_port_mut`].
 
-pub mod packet;
+pub mod config;
+pub use crate::packet;
+pub mod port;
 pub mod routing;
 pub mod switch;
 pub mod topology;
 
-use crate::monitor::PortMon;
-use crate::sim::rng::Stream;
-use std::collections::VecDeque;
+pub use config::*;
+pub use port::Port;
+pub use switch::Switch;
 
-/// One end of a full-duplex link. As an egress port it owns the data queue towards
-/// its peer; as an ingress port it owns the PFC accounting of the bytes that
-/// arrived through it and still sit in its switch's buffer.
+use crate::signal::{SignalRuntime, SignalSetup};
+use crate::sim::rng::{Purpose, Stream};
+use routing::{Routes, SwitchGraph};
+use topology::{NodeRef, TopologySpec};
+
+/// The fabric: every port, every switch and the routes between them.
 #[derive(Debug)]
-pub struct Port {
-    /// Node index: hosts first (0..hosts), then switches.
-    pub node: u32,
-    /// The port at the other end of the link.
-    pub peer: u32,
-    pub rate_bps: u64,
-    pub delay_ps: u64,
-    /// The transmitter is busy until this time.
-    pub busy_until: u64,
-    /// A `TxDone` event for `busy_until` is in the queue.
-    pub txdone_pending: bool,
-    /// The data class is paused by the peer's PFC.
-    pub paused: bool,
-    /// The data queue. Control packets never wait here: they are committed
-    /// to the wire as soon as they arrive (see `push_ctrl`).
-    pub data: VecDeque<u32>,
-    pub data_bytes: u64,
-    /// Ingress accounting (switch ports, pfc mode): bytes admitted through this
-    /// port outside headroom, and in headroom.
-    pub in_bytes: u64,
-    pub in_headroom: u64,
-    /// This port has sent XOFF upstream and not yet XON.
-    pub xoff_sent: bool,
-    /// Wire bytes this port has sent in the whole run (INT's txBytes).
-    pub tx_total: u64,
-    /// When the peer last resumed this port's data class (ECP root detection).
-    pub last_pause_end: Option<u64>,
-    /// ECP: which flows occupy the data queue, and with how many bytes.
-    pub occupancy: crate::signal::ecp::Occupancy,
-    pub mon: PortMon,
+pub struct Network {
+    pub(crate) ports: Vec<Port>,
+    pub(crate) switches: Vec<Switch>,
+    pub(crate) routes: Routes,
+    pub(crate) num_hosts: u32,
+    /// Per host: its NIC's port.
+    host_port: Vec<u32>,
+    /// The distinct ECN settings of the egress ports (`Port::marking` indexes it).
+    pub(crate) markings: Vec<EcnConfig>,
+    /// The run's signal set-up and the per-port signal state.
+    pub(crate) signals: SignalSetup,
+    pub(crate) sig: SignalRuntime,
 }
 
-impl Port {
-    #[inline]
-    pub fn queue_bytes(&self) -> u64 {
-        self.data_bytes
+/// PFC headroom of an ingress port on a link of `rate_bps` and `delay_ps`:
+/// what arrives after XOFF is sent, while the PAUSE crosses the link and the
+/// upstream finishes its current packet.
+pub fn pfc_headroom(sw: &SwitchConfig, rate_bps: u64, delay_ps: u64, max_packet: u64) -> u64 {
+    if let Some(h) = sw.pfc.headroom {
+        return h.0;
     }
+    2 * crate::units::bytes_in(delay_ps, rate_bps) + 2 * max_packet + 64
 }
 
-/// A switch's shared buffer and its per-switch randomness.
-#[derive(Debug)]
-pub struct Switch {
-    pub name: String,
-    pub tier: u8,
-    pub dmodk_divisor: u32,
-    pub first_port: u32,
-    pub num_ports: u32,
-    /// Shared pool after per-port reservations (and PFC headroom).
-    pub shared_size: u64,
-    pub shared_used: u64,
-    /// Bytes of data in the buffer now, and the most ever.
-    pub used: u64,
-    pub max_used: u64,
-    /// PFC headroom per ingress port.
-    pub headroom: u64,
-    pub hash_salt: u64,
-    pub ecn_rng: Stream,
-    pub spray_rng: Stream,
+impl Network {
+    /// Builds the fabric of `topo`: ports grouped by node in link order,
+    /// switches with `sw`'s configuration, per-port marking and signal state,
+    /// and the routing table. `max_packet` is the largest data packet on the wire.
+    pub fn new(topo: &TopologySpec, sw: &SwitchConfig, max_packet: u64, signals: &SignalSetup, seed: u64) -> Network {
+        let nh = topo.hosts.len() as u32;
+        let ns = topo.switches.len();
+        let node_of = |r: NodeRef| match r {
+            NodeRef::Host(h) => h,
+            NodeRef::Switch(s) => nh + s,
+        };
+        let mut node_ports: Vec<Vec<(usize, bool)>> = vec![Vec::new(); nh as usize + ns];
+        for (i, l) in topo.links.iter().enumerate() {
+            node_ports[node_of(l.a) as usize].push((i, true));
+            node_ports[node_of(l.b) as usize].push((i, false));
+        }
+        let mut port_of_end = vec![[0u32; 2]; topo.links.len()];
+        let mut ports = Vec::with_capacity(topo.links.len() * 2);
+        let mut first_port = vec![0u32; node_ports.len()];
+        for (n, list) in node_ports.iter().enumerate() {
+            first_port[n] = ports.len() as u32;
+            for &(li, is_a) in list {
+                let l = &topo.links[li];
+                port_of_end[li][if is_a { 0 } else { 1 }] = ports.len() as u32;
+                ports.push(Port::new(n as u32, l.rate.0, l.delay.0));
+            }
+        }
+        for ends in &port_of_end {
+            ports[ends[0] as usize].peer = ends[1];
+            ports[ends[1] as usize].peer = ends[0];
+        }
+        let switches: Vec<Switch> = topo
+            .switches
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let n = nh as usize + i;
+                let fp = first_port[n];
+                let np = node_ports[n].len() as u32;
+                let headroom = if sw.mode == SwitchMode::Pfc {
+                    (fp..fp + np)
+                        .map(|p| pfc_headroom(sw, ports[p as usize].rate_bps, ports[p as usize].delay_ps, max_packet))
+                        .max()
+                        .unwrap_or(0)
+                } else {
+                    0
+                };
+                let reserved_total = sw.reserved.0 * np as u64 + headroom * np as u64;
+                Switch {
+                    name: s.name.clone(),
+                    tier: s.tier,
+                    dmodk_divisor: s.dmodk_divisor.max(1),
+                    first_port: fp,
+                    num_ports: np,
+                    cfg: sw.clone(),
+                    shared_size: sw.buffer.0.saturating_sub(reserved_total),
+                    shared_used: 0,
+                    used: 0,
+                    max_used: 0,
+                    headroom,
+                    hash_salt: Stream::new(seed, i as u64, Purpose::SwitchHash).next_u64(),
+                    ecn_rng: Stream::new(seed, i as u64, Purpose::SwitchEcn),
+                    spray_rng: Stream::new(seed, i as u64, Purpose::SwitchSpray),
+                }
+            })
+            .collect();
+        // Routing table over the switch graph.
+        let mut attach_switch = vec![0u32; nh as usize];
+        let mut attach_port = vec![0u32; nh as usize];
+        let switch_ports: Vec<Vec<(u32, Option<u32>)>> = (0..ns)
+            .map(|i| {
+                let n = nh as usize + i;
+                (first_port[n]..first_port[n] + node_ports[n].len() as u32)
+                    .map(|p| {
+                        let peer_node = ports[ports[p as usize].peer as usize].node;
+                        if peer_node < nh {
+                            attach_switch[peer_node as usize] = i as u32;
+                            attach_port[peer_node as usize] = p;
+                            (p, None)
+                        } else {
+                            (p, Some(peer_node - nh))
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        let routes = Routes::build(&SwitchGraph { switch_ports: &switch_ports }, attach_switch, attach_port);
+        let host_port = (0..nh).map(|h| first_port[h as usize]).collect();
+        let mut net = Network {
+            ports,
+            switches,
+            routes,
+            num_hosts: nh,
+            host_port,
+            markings: Vec::new(),
+            signals: signals.clone(),
+            sig: SignalRuntime::default(),
+        };
+        net.resolve_markings(sw);
+        net.sig = net.signal_runtime();
+        net
+    }
+
+    /// Does switch port `pid` of switch `si` face down: towards a host or a
+    /// lower tier, or, between equals, towards the lower index?
+    fn faces_down(&self, si: usize, pid: u32) -> bool {
+        let peer = self.ports[self.ports[pid as usize].peer as usize].node;
+        if peer < self.num_hosts {
+            return true;
+        }
+        let (s, ps) = (&self.switches[si], &self.switches[(peer - self.num_hosts) as usize]);
+        ps.tier < s.tier || (ps.tier == s.tier && peer - self.num_hosts < si as u32)
+    }
+
+    /// Each switch egress port's ECN settings: `switch.ecn`, then every
+    /// matching `switch.ecn_rule` in order.
+    fn resolve_markings(&mut self, sw: &SwitchConfig) {
+        for si in 0..self.switches.len() {
+            for (j, pid) in self.switches[si].ports().enumerate() {
+                let s = &self.switches[si];
+                let (rate, down) = (self.ports[pid as usize].rate_bps, self.faces_down(si, pid));
+                let mut ecn = sw.ecn;
+                for r in &sw.ecn_rule {
+                    if r.matches(&s.name, s.tier, j as u32, rate, down) {
+                        ecn = Some(r.ecn);
+                    }
+                }
+                if let Some(e) = ecn {
+                    let idx = match self.markings.iter().position(|m| *m == e) {
+                        Some(i) => i,
+                        None => {
+                            self.markings.push(e);
+                            self.markings.len() - 1
+                        }
+                    };
+                    self.ports[pid as usize].marking = idx as u16;
+                }
+            }
+        }
+    }
+
+    /// Per-port CSIG actions, locators and ABW meters.
+    fn signal_runtime(&self) -> SignalRuntime {
+        use crate::signal::csig::{locator, PortAction, SignalType};
+        let setup = &self.signals;
+        let mut rt = SignalRuntime { on: setup.any(), ..Default::default() };
+        if let Some(cs) = &setup.csig {
+            rt.tag_bytes = cs.size.bytes();
+            rt.abw_on = matches!(cs.sig, SignalType::Abw | SignalType::AbwC);
+            rt.action = vec![PortAction::Update; self.ports.len()];
+            rt.locator = vec![0; self.ports.len()];
+            for (si, s) in self.switches.iter().enumerate() {
+                for (j, pid) in s.ports().enumerate() {
+                    let down = self.faces_down(si, pid);
+                    rt.action[pid as usize] = setup.action(&s.name, s.tier, j as u32);
+                    rt.locator[pid as usize] = locator(cs.lm_bits, s.tier, down, si as u32, j as u32);
+                }
+            }
+            if rt.abw_on {
+                rt.abw = vec![Default::default(); self.ports.len()];
+            }
+        }
+        if let Some(ic) = &setup.int {
+            rt.int_bytes = ic.overhead();
+        }
+        rt
+    }
+
+    pub fn num_hosts(&self) -> u32 {
+        self.num_hosts
+    }
+
+    pub fn ports(&self) -> &[Port] {
+        &self.ports
+    }
+
+    pub fn switches(&self) -> &[Switch] {
+        &self.switches
+    }
+
+    pub fn routes(&self) -> &Routes {
+        &self.routes
+    }
+
+    /// The NIC port of `host`.
+    pub fn host_port(&self, host: u32) -> u32 {
+        self.host_port[host as usize]
+    }
+
+    pub(crate) fn host_port_mut(&mut self, host: u32) -> (u32, &mut Port) {
+        let id = self.host_port[host as usize];
+        (id, &mut self.ports[id as usize])
+    }
+
+    /// Is `node` a host?
+    #[inline]
+    pub fn is_host(&self, node: u32) -> bool {
+        node < self.num_hosts
+    }
+
+    /// The ECN settings of egress port `port`, if it marks.
+    pub fn marking(&self, port: u32) -> Option<&EcnConfig> {
+        let m = self.ports[port as usize].marking;
+        (m != port::NO_MARKING).then(|| &self.markings[m as usize])
+    }
+
+    /// Wire bytes a CSIG tag and an INT stack add to a packet.
+    pub fn signal_bytes(&self) -> (u32, u32) {
+        (self.sig.tag_bytes, self.sig.int_bytes)
+    }
+
+    /// Store-and-forward latency of one packet of `bytes` from `src` to `dst`
+    /// on an idle network (first equal-cost path), and the path's slowest rate.
+    pub fn path_latency(&self, src: u32, dst: u32, bytes: u64) -> (u64, u64) {
+        let mut port = self.host_port[src as usize];
+        let (mut total, mut slowest) = (0, u64::MAX);
+        for _ in 0..256 {
+            let p = &self.ports[port as usize];
+            total += crate::units::tx_time_ps(bytes, p.rate_bps) + p.delay_ps;
+            slowest = slowest.min(p.rate_bps);
+            let node = self.ports[p.peer as usize].node;
+            if node < self.num_hosts {
+                break;
+            }
+            port = self.routes.candidates(node - self.num_hosts, dst)[0];
+        }
+        (total, slowest)
+    }
+
+    /// Links on the first equal-cost path from `src` to `dst`.
+    pub fn path_hops(&self, src: u32, dst: u32) -> u32 {
+        let mut port = self.host_port[src as usize];
+        for hops in 1..=256 {
+            let node = self.ports[self.ports[port as usize].peer as usize].node;
+            if node < self.num_hosts {
+                return hops;
+            }
+            port = self.routes.candidates(node - self.num_hosts, dst)[0];
+        }
+        256
+    }
 }

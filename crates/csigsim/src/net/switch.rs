@@ -7,54 +7,196 @@
 //!   `pfc`: per-ingress-port reservation, shared pool up to the XOFF threshold
 //!   alpha * (free shared buffer), then headroom; crossing XOFF sends a PAUSE
 //!   upstream, draining below XOFF - xon_delta (headroom empty) sends a RESUME.
-//! - ECN (RED on the egress data queue, sampled on enqueue) marks ECT packets.
+//! - ECN (RED on the egress data queue, sampled on enqueue) marks ECT packets,
+//!   with the thresholds resolved for each egress port.
 //! - Buffer is released when a packet starts transmission.
+//!
+//! [`Switch`] holds a switch's buffer state, its randomness and its resolved
+//! configuration; its buffer decisions are methods on it and its ports, so
+//! they can be tested without a network. [`Network`] composes them into the
+//! forwarding path.
 
-use crate::net::packet::{Advice, Packet, PacketKind, F_CE, F_ECT, F_TRIMMED, F_XOFF};
-use crate::scenario::config::{EcnMode, RoutingPolicy, SwitchMode};
+use super::port::{Port, NO_MARKING};
+use super::Network;
+use crate::monitor::Observers;
+use crate::packet::{Advice, Packet, PacketKind, F_CE, F_ECT, F_TRIMMED, F_XOFF};
+use crate::scenario::config::{EcnConfig, EcnMode, RoutingPolicy, SwitchConfig, SwitchMode};
 use crate::signal::ecp;
-use crate::sim::rng::mix;
-use crate::sim::World;
+use crate::sim::rng::{mix, Stream};
+use crate::sim::Ctx;
 
-impl World {
-    pub(crate) fn switch_receive(&mut self, sw: u32, pkt: u32, in_port: u32) {
-        let p = *self.pkts.get(pkt);
+/// A switch's shared buffer, its per-switch randomness and its configuration.
+#[derive(Debug)]
+pub struct Switch {
+    pub(crate) name: String,
+    pub(crate) tier: u8,
+    pub(crate) dmodk_divisor: u32,
+    pub(crate) first_port: u32,
+    pub(crate) num_ports: u32,
+    /// The switch's configuration (buffer, mode, reservations, PFC, trimming);
+    /// ECN thresholds are resolved per egress port instead.
+    pub(crate) cfg: SwitchConfig,
+    /// Shared pool after per-port reservations (and PFC headroom).
+    pub(crate) shared_size: u64,
+    pub(crate) shared_used: u64,
+    /// Bytes of data in the buffer now, and the most ever.
+    pub(crate) used: u64,
+    pub(crate) max_used: u64,
+    /// PFC headroom per ingress port.
+    pub(crate) headroom: u64,
+    pub(crate) hash_salt: u64,
+    pub(crate) ecn_rng: Stream,
+    pub(crate) spray_rng: Stream,
+}
+
+/// Shared bytes a queue of `q` bytes holds beyond its reservation.
+#[inline]
+fn over(q: u64, reserved: u64) -> u64 {
+    q.saturating_sub(reserved)
+}
+
+/// What the ingress accounting decided for a data packet (pfc mode).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ingress {
+    /// Admitted; send XOFF upstream through the ingress port if true.
+    Admitted { send_xoff: bool },
+    /// The headroom itself overflowed (a correctly sized headroom prevents it).
+    Refused,
+}
+
+impl Switch {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn tier(&self) -> u8 {
+        self.tier
+    }
+
+    /// The switch's ports, as a range of port ids.
+    pub fn ports(&self) -> std::ops::Range<u32> {
+        self.first_port..self.first_port + self.num_ports
+    }
+
+    /// The most bytes the buffer ever held.
+    pub fn max_used(&self) -> u64 {
+        self.max_used
+    }
+
+    /// Egress dynamic threshold (lossy and trim): may the egress queue `out`
+    /// take `wire` more bytes? Takes them from the shared pool if so.
+    pub fn admit_egress(&mut self, out: &Port, wire: u64) -> bool {
+        let reserved = self.cfg.reserved.0;
+        let q = out.data_bytes;
+        let extra = over(q + wire, reserved) - over(q, reserved);
+        if extra == 0 {
+            return true;
+        }
+        let free = self.shared_size - self.shared_used;
+        let limit = (self.cfg.dt_alpha * free as f64) as u64;
+        if extra <= free && over(q + wire, reserved) <= limit {
+            self.shared_used += extra;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Ingress accounting with PFC (pfc mode) of `wire` bytes arriving
+    /// through `ip`.
+    pub fn admit_ingress(&mut self, ip: &mut Port, wire: u64) -> Ingress {
+        let reserved = self.cfg.reserved.0;
+        let alpha = self.cfg.pfc.alpha;
+        let q = ip.in_bytes;
+        let extra = over(q + wire, reserved) - over(q, reserved);
+        let free = self.shared_size - self.shared_used;
+        let xoff = (alpha * free as f64) as u64;
+        let fits_shared = extra == 0 || (extra <= free && over(q + wire, reserved) <= xoff && ip.in_headroom == 0);
+        if fits_shared {
+            ip.in_bytes += wire;
+            self.shared_used += extra;
+        } else if ip.in_headroom + wire <= self.headroom {
+            ip.in_headroom += wire;
+        } else {
+            return Ingress::Refused;
+        }
+        // XOFF: the port's shared use reached the threshold, or headroom is in use.
+        let free = self.shared_size - self.shared_used;
+        let xoff = (alpha * free as f64) as u64;
+        let send_xoff = !ip.xoff_sent && (ip.in_headroom > 0 || over(ip.in_bytes, reserved) >= xoff);
+        if send_xoff {
+            ip.xoff_sent = true;
+        }
+        Ingress::Admitted { send_xoff }
+    }
+
+    /// Egress accounting of a data packet of `wire` bytes leaving queue `out` (lossy, trim).
+    pub fn release_egress(&mut self, out: &mut Port, wire: u64) {
+        let q = out.data_bytes;
+        self.shared_used -= over(q, self.cfg.reserved.0) - over(q - wire, self.cfg.reserved.0);
+        out.data_bytes -= wire;
+    }
+
+    /// Ingress accounting of `wire` bytes that arrived through `ip` leaving
+    /// the buffer (pfc). Returns true when `ip` should send XON upstream.
+    pub fn release_ingress(&mut self, ip: &mut Port, wire: u64) -> bool {
+        let reserved = self.cfg.reserved.0;
+        let from_headroom = ip.in_headroom.min(wire);
+        ip.in_headroom -= from_headroom;
+        let rest = wire - from_headroom;
+        let q = ip.in_bytes;
+        self.shared_used -= over(q, reserved) - over(q - rest, reserved);
+        ip.in_bytes -= rest;
+        if ip.xoff_sent && ip.in_headroom == 0 {
+            let free = self.shared_size - self.shared_used;
+            let xoff = (self.cfg.pfc.alpha * free as f64) as u64;
+            let shared = over(ip.in_bytes, reserved);
+            if shared == 0 || shared + self.cfg.pfc.xon_delta.0 <= xoff {
+                ip.xoff_sent = false;
+                return true;
+            }
+        }
+        false
+    }
+
+    /// RED: does a packet joining a data queue of `q` bytes get marked?
+    #[inline]
+    pub fn red(&mut self, ecn: &EcnConfig, q: u64) -> bool {
+        if q <= ecn.kmin.0 {
+            false
+        } else if q >= ecn.kmax.0 {
+            true
+        } else {
+            let prob = ecn.pmax * (q - ecn.kmin.0) as f64 / (ecn.kmax.0 - ecn.kmin.0) as f64;
+            self.ecn_rng.unit() < prob
+        }
+    }
+}
+
+impl Network {
+    pub(crate) fn switch_receive(&mut self, ctx: &mut Ctx, obs: &mut Observers, sw: u32, pkt: u32, in_port: u32) {
+        let p = *ctx.pkts.get(pkt);
         if p.kind == PacketKind::Pause {
-            self.pkts.free(pkt);
-            self.stats.packets_delivered += 1;
-            self.stats.bytes_delivered += p.wire as u64;
-            self.set_paused(in_port, p.flags & F_XOFF != 0);
+            ctx.pkts.free(pkt);
+            ctx.stats.packets_delivered += 1;
+            ctx.stats.bytes_delivered += p.wire as u64;
+            if self.ports[in_port as usize].set_paused(in_port, ctx.now, obs, p.flags & F_XOFF != 0) {
+                self.switch_kick(ctx, obs, in_port);
+            }
             return;
         }
-        let out = self.choose_egress(sw, &p);
-        self.enqueue(sw, out, pkt, in_port);
+        let out = self.choose_egress(ctx.now, sw, &p);
+        self.enqueue(ctx, obs, sw, out, pkt, in_port);
     }
 
-    /// PFC: the peer asked this port to stop (or resume) sending data.
-    pub(crate) fn set_paused(&mut self, port: u32, paused: bool) {
-        let now = self.now;
-        let p = &mut self.ports[port as usize];
-        if p.paused == paused {
-            return;
-        }
-        p.paused = paused;
-        if !paused {
-            p.last_pause_end = Some(now);
-        }
-        p.mon.on_pause(now, paused, self.window_ps);
-        if !paused {
-            self.kick(port);
-        }
-    }
-
-    fn choose_egress(&mut self, sw: u32, p: &Packet) -> u32 {
+    fn choose_egress(&mut self, now: u64, sw: u32, p: &Packet) -> u32 {
         let cands = self.routes.candidates(sw, p.dst);
         if cands.len() == 1 {
             return cands[0];
         }
         let n = cands.len() as u64;
         let s = &mut self.switches[sw as usize];
-        let i = match self.sc.switch.routing {
+        let i = match s.cfg.routing {
             RoutingPolicy::Ecmp => mix(p.entropy as u64, s.hash_salt) % n,
             RoutingPolicy::Spray => s.spray_rng.below(n),
             RoutingPolicy::Deterministic => (p.dst / s.dmodk_divisor) as u64 % n,
@@ -66,7 +208,7 @@ impl World {
                 for k in 0..n {
                     let c = (start + k) % n;
                     let port = &self.ports[cands[c as usize] as usize];
-                    let load = port.queue_bytes() + port.busy_until.saturating_sub(self.now).min(1);
+                    let load = port.queue_bytes() + port.busy_until.saturating_sub(now).min(1);
                     if load < best_load {
                         best_load = load;
                         best = c;
@@ -78,38 +220,48 @@ impl World {
         cands[i as usize]
     }
 
-    fn enqueue(&mut self, sw: u32, out: u32, pkt: u32, in_port: u32) {
-        let now = self.now;
-        let p = self.pkts.get(pkt);
+    fn enqueue(&mut self, ctx: &mut Ctx, obs: &mut Observers, sw: u32, out: u32, pkt: u32, in_port: u32) {
+        let now = ctx.now;
+        let p = ctx.pkts.get(pkt);
         // A trimmed header stays in the control class at every later hop too.
         if p.kind.is_control() || p.flags & F_TRIMMED != 0 {
-            self.push_ctrl(out, pkt);
+            self.push_ctrl(ctx, obs, out, pkt);
             return;
         }
-        let wire = self.pkts.get(pkt).wire as u64;
-        let admitted = match self.sc.switch.mode {
-            SwitchMode::Pfc => self.admit_ingress(sw, in_port, wire),
-            SwitchMode::Lossy | SwitchMode::Trim => self.admit_egress(sw, out, wire),
+        let wire = p.wire as u64;
+        let flow = p.flow;
+        let s = &mut self.switches[sw as usize];
+        let mode = s.cfg.mode;
+        let admitted = match mode {
+            SwitchMode::Pfc => match s.admit_ingress(&mut self.ports[in_port as usize], wire) {
+                Ingress::Admitted { send_xoff } => {
+                    if send_xoff {
+                        self.send_pause(ctx, obs, in_port, true);
+                    }
+                    true
+                }
+                Ingress::Refused => false,
+            },
+            SwitchMode::Lossy | SwitchMode::Trim => s.admit_egress(&self.ports[out as usize], wire),
         };
         if !admitted {
-            let port = &mut self.ports[out as usize];
-            port.mon.advance(now, self.window_ps);
-            if self.sc.switch.mode == SwitchMode::Trim {
-                port.mon.cur.trims += 1;
-                self.trim(out, pkt);
+            if mode == SwitchMode::Trim {
+                obs.on_trim(now, out);
+                self.trim(ctx, obs, sw, out, pkt);
             } else {
-                port.mon.cur.drops += 1;
-                self.drop_packet(pkt);
+                obs.on_drop(now, out);
+                ctx.drop_packet(pkt);
             }
             return;
         }
         let q = self.ports[out as usize].data_bytes;
         if self.sig.on {
-            self.signal_enqueue(pkt, q);
+            crate::signal::egress::on_enqueue(&self.signals, &mut ctx.pkts, pkt, q);
         }
         // ECN: RED on the data queue this packet joins; with ECP only at congestion roots.
-        if let Some(ecn) = self.sc.switch.ecn {
-            let flow = self.pkts.get(pkt).flow;
+        let marking = self.ports[out as usize].marking;
+        if marking != NO_MARKING {
+            let ecn = self.markings[marking as usize];
             let port = &mut self.ports[out as usize];
             let eligible = match ecn.mode {
                 EcnMode::Red => true,
@@ -127,215 +279,149 @@ impl World {
                     mark
                 }
             };
-            if eligible && self.pkts.get(pkt).flags & F_ECT != 0 {
-                let mark = if q <= ecn.kmin.0 {
-                    false
-                } else if q >= ecn.kmax.0 {
-                    true
-                } else {
-                    let prob = ecn.pmax * (q - ecn.kmin.0) as f64 / (ecn.kmax.0 - ecn.kmin.0) as f64;
-                    self.switches[sw as usize].ecn_rng.unit() < prob
-                };
-                if mark {
-                    if ecn.mode == EcnMode::Ecp {
-                        let port = &self.ports[out as usize];
-                        if let Some(share) = port.occupancy.contributor_share(q + wire, ecn.fair_share, port.rate_bps) {
-                            let threshold = ecn.root_threshold.unwrap_or(ecn.kmin).0;
-                            let drain = ecp::drain_factor(q + wire, threshold, port.rate_bps, ecn.drain_time.0);
-                            let p = self.pkts.get_mut(pkt);
-                            p.advice = p.advice.lower(Advice::new(share, drain));
-                        }
+            if eligible && ctx.pkts.get(pkt).flags & F_ECT != 0 && self.switches[sw as usize].red(&ecn, q) {
+                if ecn.mode == EcnMode::Ecp {
+                    let port = &self.ports[out as usize];
+                    if let Some(share) = port.occupancy.contributor_share(q + wire, ecn.fair_share, port.rate_bps) {
+                        let threshold = ecn.root_threshold.unwrap_or(ecn.kmin).0;
+                        let drain = ecp::drain_factor(q + wire, threshold, port.rate_bps, ecn.drain_time.0);
+                        let p = ctx.pkts.get_mut(pkt);
+                        p.advice = p.advice.lower(Advice::new(share, drain));
                     }
-                    self.pkts.get_mut(pkt).flags |= F_CE;
-                    self.stats.ecn_marks += 1;
-                    let port = &mut self.ports[out as usize];
-                    port.mon.advance(now, self.window_ps);
-                    port.mon.cur.ecn_marks += 1;
                 }
+                ctx.pkts.get_mut(pkt).flags |= F_CE;
+                ctx.stats.ecn_marks += 1;
+                obs.on_mark(now, out);
             }
         }
         let s = &mut self.switches[sw as usize];
         s.used += wire;
         s.max_used = s.max_used.max(s.used);
-        let p = self.pkts.get_mut(pkt);
+        let p = ctx.pkts.get_mut(pkt);
         p.in_port = in_port;
         p.enq_ps = now;
         let port = &mut self.ports[out as usize];
         port.data.push_back(pkt);
         port.data_bytes += wire;
-        if self.record_links {
-            let qb = port.queue_bytes();
-            port.mon.on_queue(now, qb, self.window_ps);
-        }
+        obs.on_queue(now, out, port.data_bytes);
         if !port.paused {
-            self.kick(out);
+            self.switch_kick(ctx, obs, out);
         }
     }
 
-    /// Sends a control packet on `port`. Control has strict priority and is
-    /// never paused, so its start time is known now: right after whatever is
-    /// on the wire or already committed. It is committed at once, which saves
-    /// the `TxDone` event a queued packet would need.
-    pub(crate) fn push_ctrl(&mut self, port: u32, pkt: u32) {
-        let now = self.now;
+    /// Starts the transmitter of switch port `port` now if it is idle, or
+    /// makes sure a `TxDone` will serve it when the current packet is out.
+    #[inline]
+    pub(crate) fn switch_kick(&mut self, ctx: &mut Ctx, obs: &mut Observers, port: u32) {
+        if self.ports[port as usize].kick(port, ctx) {
+            self.switch_transmit(ctx, obs, port);
+        }
+    }
+
+    /// The transmitter of switch port `port` is free: send the next data
+    /// packet, if any and not paused.
+    pub(crate) fn switch_transmit(&mut self, ctx: &mut Ctx, obs: &mut Observers, port: u32) {
+        let now = ctx.now;
+        let p = &mut self.ports[port as usize];
+        if p.paused {
+            return;
+        }
+        let Some(pkt) = p.data.pop_front() else { return };
+        let sw = p.node - self.num_hosts;
+        self.release(ctx, obs, sw, port, pkt);
+        obs.on_queue(now, port, self.ports[port as usize].data_bytes);
+        if self.sig.on {
+            let p = &self.ports[port as usize];
+            let e = crate::signal::egress::Egress { port, rate_bps: p.rate_bps, queue_bytes: p.data_bytes, tx_total: p.tx_total };
+            crate::signal::egress::on_depart(&self.signals, &mut self.sig, ctx, e, pkt);
+        }
+        let end = self.start_tx(ctx, obs, port, pkt, now);
+        if !self.ports[port as usize].data.is_empty() {
+            self.ports[port as usize].again_at(port, ctx, end);
+        }
+    }
+
+    /// A switch port puts `pkt` on the wire (and its ABW meter sees it).
+    #[inline]
+    fn start_tx(&mut self, ctx: &mut Ctx, obs: &mut Observers, port: u32, pkt: u32, start: u64) -> u64 {
+        if self.sig.abw_on {
+            let wire = ctx.pkts.get(pkt).wire as u64;
+            let end = start + crate::units::tx_time_ps(wire, self.ports[port as usize].rate_bps);
+            crate::signal::egress::on_tx(&self.signals, &mut self.sig, port, ctx.now, start, end);
+        }
+        self.ports[port as usize].start_tx(port, ctx, obs, pkt, start)
+    }
+
+    /// Sends a control packet on switch port `port`. Control has strict
+    /// priority and is never paused, so its start time is known now: right
+    /// after whatever is on the wire or already committed. It is committed at
+    /// once, which saves the `TxDone` event a queued packet would need.
+    pub(crate) fn push_ctrl(&mut self, ctx: &mut Ctx, obs: &mut Observers, port: u32, pkt: u32) {
+        let now = ctx.now;
         let p = &self.ports[port as usize];
         let start = p.busy_until.max(now);
         // A switch's control class has a finite queue too: headers trimmed
         // faster than the port drains them (and ACKs behind them) are dropped.
         // PAUSE frames always go.
-        if p.node >= self.num_hosts && self.pkts.get(pkt).kind != PacketKind::Pause {
+        if ctx.pkts.get(pkt).kind != PacketKind::Pause {
+            let sw = p.node - self.num_hosts;
             let backlog = crate::units::bytes_in(start - now, p.rate_bps);
-            if backlog + self.pkts.get(pkt).wire as u64 > self.sc.switch.ctrl_buffer.0 {
-                let port = &mut self.ports[port as usize];
-                port.mon.advance(now, self.window_ps);
-                port.mon.cur.drops += 1;
-                self.drop_packet(pkt);
+            if backlog + ctx.pkts.get(pkt).wire as u64 > self.switches[sw as usize].cfg.ctrl_buffer.0 {
+                obs.on_drop(now, port);
+                ctx.drop_packet(pkt);
                 return;
             }
         }
-        self.pkts.get_mut(pkt).enq_ps = now;
-        self.start_tx(port, pkt, start);
+        ctx.pkts.get_mut(pkt).enq_ps = now;
+        self.start_tx(ctx, obs, port, pkt, start);
     }
 
     /// Cuts a data packet to its headers and forwards it as control.
-    fn trim(&mut self, out: u32, pkt: u32) {
-        let keep = self.sc.switch.trim_size;
-        let old = self.pkts.get(pkt).wire;
+    fn trim(&mut self, ctx: &mut Ctx, obs: &mut Observers, sw: u32, out: u32, pkt: u32) {
+        let keep = self.switches[sw as usize].cfg.trim_size;
+        let old = ctx.pkts.get(pkt).wire;
         if old > keep {
-            self.stats.bytes_trimmed += (old - keep) as u64;
-            self.pkts.set_wire(pkt, keep);
+            ctx.stats.bytes_trimmed += (old - keep) as u64;
+            ctx.pkts.set_wire(pkt, keep);
         }
-        self.stats.packets_trimmed += 1;
-        self.pkts.get_mut(pkt).flags |= F_TRIMMED;
+        ctx.stats.packets_trimmed += 1;
+        ctx.pkts.get_mut(pkt).flags |= F_TRIMMED;
         if self.sig.on {
             // The tag of a trimmed packet no longer describes a full packet's path.
-            self.pkts.sig_mut(pkt).csig_d = true;
+            ctx.pkts.sig_mut(pkt).csig_d = true;
         }
-        self.push_ctrl(out, pkt);
+        self.push_ctrl(ctx, obs, out, pkt);
     }
 
-    /// Shared bytes a queue of `q` bytes holds beyond its reservation.
-    #[inline]
-    fn over(q: u64, reserved: u64) -> u64 {
-        q.saturating_sub(reserved)
-    }
-
-    /// Egress dynamic threshold (lossy and trim).
-    fn admit_egress(&mut self, sw: u32, out: u32, wire: u64) -> bool {
-        let reserved = self.sc.switch.reserved.0;
-        let s = &mut self.switches[sw as usize];
-        let q = self.ports[out as usize].data_bytes;
-        let extra = Self::over(q + wire, reserved) - Self::over(q, reserved);
-        if extra == 0 {
-            return true;
-        }
-        let free = s.shared_size - s.shared_used;
-        let limit = (self.sc.switch.dt_alpha * free as f64) as u64;
-        if extra <= free && Self::over(q + wire, reserved) <= limit {
-            s.shared_used += extra;
-            true
-        } else {
-            false
-        }
-    }
-
-    /// Ingress accounting with PFC (pfc mode). Returns false only when the
-    /// headroom itself overflows, which a correctly sized headroom prevents.
-    fn admit_ingress(&mut self, sw: u32, in_port: u32, wire: u64) -> bool {
-        let reserved = self.sc.switch.reserved.0;
-        let alpha = self.sc.switch.pfc.alpha;
-        let s = &mut self.switches[sw as usize];
-        let ip = &mut self.ports[in_port as usize];
-        let q = ip.in_bytes;
-        let extra = Self::over(q + wire, reserved) - Self::over(q, reserved);
-        let free = s.shared_size - s.shared_used;
-        let xoff = (alpha * free as f64) as u64;
-        let fits_shared = extra == 0 || (extra <= free && Self::over(q + wire, reserved) <= xoff && ip.in_headroom == 0);
-        if fits_shared {
-            ip.in_bytes += wire;
-            s.shared_used += extra;
-        } else if ip.in_headroom + wire <= s.headroom {
-            ip.in_headroom += wire;
-        } else {
-            return false;
-        }
-        // XOFF: the port's shared use reached the threshold, or headroom is in use.
-        let free = s.shared_size - s.shared_used;
-        let xoff = (alpha * free as f64) as u64;
-        let send_xoff = !ip.xoff_sent && (ip.in_headroom > 0 || Self::over(ip.in_bytes, reserved) >= xoff);
-        if send_xoff {
-            ip.xoff_sent = true;
-            self.send_pause(in_port, true);
-        }
-        true
-    }
-
-    fn send_pause(&mut self, port: u32, xoff: bool) {
+    fn send_pause(&mut self, ctx: &mut Ctx, obs: &mut Observers, port: u32, xoff: bool) {
         let p = Packet { kind: PacketKind::Pause, flags: if xoff { F_XOFF } else { 0 }, wire: 64, ..Default::default() };
         if xoff {
-            self.stats.pauses_sent += 1;
+            ctx.stats.pauses_sent += 1;
         } else {
-            self.stats.resumes_sent += 1;
+            ctx.stats.resumes_sent += 1;
         }
-        let id = self.inject(p);
-        self.push_ctrl(port, id);
+        let id = ctx.inject(p);
+        self.push_ctrl(ctx, obs, port, id);
     }
 
     /// Releases a data packet's buffer as it starts transmission.
-    fn release(&mut self, sw: u32, out: u32, pkt: u32) {
-        let wire = self.pkts.get(pkt).wire as u64;
-        if self.sc.switch.ecn.is_some_and(|e| e.mode == EcnMode::Ecp) {
-            let flow = self.pkts.get(pkt).flow;
+    fn release(&mut self, ctx: &mut Ctx, obs: &mut Observers, sw: u32, out: u32, pkt: u32) {
+        let p = ctx.pkts.get(pkt);
+        let (wire, flow, in_port) = (p.wire as u64, p.flow, p.in_port);
+        let marking = self.ports[out as usize].marking;
+        if marking != NO_MARKING && self.markings[marking as usize].mode == EcnMode::Ecp {
             self.ports[out as usize].occupancy.remove(flow, wire);
         }
-        let reserved = self.sc.switch.reserved.0;
         let s = &mut self.switches[sw as usize];
         s.used -= wire;
-        let port = &mut self.ports[out as usize];
-        match self.sc.switch.mode {
-            SwitchMode::Lossy | SwitchMode::Trim => {
-                let q = port.data_bytes;
-                s.shared_used -= Self::over(q, reserved) - Self::over(q - wire, reserved);
-                port.data_bytes -= wire;
-            }
+        match s.cfg.mode {
+            SwitchMode::Lossy | SwitchMode::Trim => s.release_egress(&mut self.ports[out as usize], wire),
             SwitchMode::Pfc => {
-                port.data_bytes -= wire;
-                let in_port = self.pkts.get(pkt).in_port;
-                let ip = &mut self.ports[in_port as usize];
-                let from_headroom = ip.in_headroom.min(wire);
-                ip.in_headroom -= from_headroom;
-                let rest = wire - from_headroom;
-                let q = ip.in_bytes;
-                s.shared_used -= Self::over(q, reserved) - Self::over(q - rest, reserved);
-                ip.in_bytes -= rest;
-                if ip.xoff_sent && ip.in_headroom == 0 {
-                    let free = s.shared_size - s.shared_used;
-                    let xoff = (self.sc.switch.pfc.alpha * free as f64) as u64;
-                    let shared = Self::over(ip.in_bytes, reserved);
-                    if shared == 0 || shared + self.sc.switch.pfc.xon_delta.0 <= xoff {
-                        ip.xoff_sent = false;
-                        self.send_pause(in_port, false);
-                    }
+                self.ports[out as usize].data_bytes -= wire;
+                if s.release_ingress(&mut self.ports[in_port as usize], wire) {
+                    self.send_pause(ctx, obs, in_port, false);
                 }
             }
         }
-    }
-
-    /// The next data packet a switch port sends, unless paused.
-    pub(crate) fn switch_next(&mut self, port: u32) -> Option<u32> {
-        let now = self.now;
-        let p = &mut self.ports[port as usize];
-        if p.paused {
-            return None;
-        }
-        let pkt = p.data.pop_front()?;
-        let sw = p.node - self.num_hosts;
-        self.release(sw, port, pkt);
-        if self.record_links {
-            let p = &mut self.ports[port as usize];
-            let qb = p.queue_bytes();
-            p.mon.on_queue(now, qb, self.window_ps);
-        }
-        Some(pkt)
     }
 }

@@ -3,9 +3,9 @@
 //! docs/outputs.md. Times are nanoseconds written exactly (up to three
 //! decimals, since the engine counts picoseconds).
 
-pub mod capture;
+pub use crate::monitor::capture;
 
-use crate::sim::World;
+use crate::engine::World;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -121,7 +121,7 @@ fn percentile(sorted: &[u64], q: f64) -> Option<f64> {
 /// Ideal FCT: the flow alone on its path: the first packet's store-and-forward
 /// latency plus the remaining wire bytes at the path's slowest rate.
 fn ideal_fct(w: &World, f: &crate::transport::Flow) -> u64 {
-    let t = &w.sc.transport;
+    let t = &w.scenario().transport;
     let first = (f.payload(0) + t.header) as u64;
     let total_wire = f.size + f.npkts as u64 * t.header as u64;
     let (lat, slowest) = w.path_latency(f.src, f.dst, first);
@@ -129,9 +129,9 @@ fn ideal_fct(w: &World, f: &crate::transport::Flow) -> u64 {
 }
 
 pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
-    let sc = &w.sc;
-    let mut flows = Vec::with_capacity(w.flows.len());
-    for (i, f) in w.flows.iter().enumerate() {
+    let sc = w.scenario();
+    let mut flows = Vec::with_capacity(w.flows().len());
+    for (i, f) in w.flows().iter().enumerate() {
         flows.push(FlowResult {
             flow_id: f.id,
             name: sc.flows[i].name.clone(),
@@ -162,17 +162,18 @@ pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
     };
     // Each started flow's average throughput: payload delivered in order over
     // the time from its start to its completion (or to the end of the run).
+    let now = w.now();
     let tputs: Vec<f64> = w
-        .flows
+        .flows()
         .iter()
-        .filter(|f| f.start_ps < w.now)
+        .filter(|f| f.start_ps < now)
         .map(|f| {
-            f.delivered_bytes() as f64 * 8.0 / (f.finish_ps.unwrap_or(w.now) - f.start_ps).max(1) as f64 * 1e3
+            f.delivered_bytes() as f64 * 8.0 / (f.finish_ps.unwrap_or(now) - f.start_ps).max(1) as f64 * 1e3
         })
         .collect();
     let violations = w.check_invariants();
-    let s = &w.stats;
-    let events = w.q.popped();
+    let s = w.stats();
+    let events = w.events();
     let summary = Summary {
         name: sc.name.clone(),
         seed: sc.seed,
@@ -185,7 +186,7 @@ pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
         switch_mode: format!("{:?}", sc.switch.mode).to_lowercase(),
         routing: format!("{:?}", sc.switch.routing).to_lowercase(),
         end_reason: end_reason.to_string(),
-        sim_time_ns: w.now as f64 / 1000.0,
+        sim_time_ns: now as f64 / 1000.0,
         wall_s,
         events,
         link_hops: s.link_hops,
@@ -204,7 +205,7 @@ pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
         cnps_suppressed: s.cnps_suppressed,
         retransmits: s.retransmits,
         timeouts: s.timeouts,
-        flows_total: w.flows.len(),
+        flows_total: w.flows().len(),
         flows_completed: s.flows_completed,
         fct_p50_ns: percentile(&fcts, 0.5).map(|v| v / 1000.0),
         fct_p99_ns: percentile(&fcts, 0.99).map(|v| v / 1000.0),
@@ -213,7 +214,7 @@ pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
         slowdown_p99: pct_f(0.99),
         throughput_min_gbps: tputs.iter().copied().reduce(f64::min),
         throughput_max_gbps: tputs.iter().copied().reduce(f64::max),
-        max_switch_buffer_bytes: w.switches.iter().map(|s| s.max_used).max().unwrap_or(0),
+        max_switch_buffer_bytes: w.switches().iter().map(|s| s.max_used()).max().unwrap_or(0),
         invariants_ok: violations.is_empty(),
         invariant_violations: violations,
     };
@@ -230,7 +231,7 @@ pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
 
 fn flows_csv(w: &World, flows: &[FlowResult]) -> String {
     let mut s = String::from("flow_id,name,src,dst,size_bytes,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown,bytes_sent,retransmits,timeouts,nacks,trims,ecn_marked,delivered_bytes,cnps\n");
-    let hosts = &w.sc.topology.hosts;
+    let hosts = &w.scenario().topology.hosts;
     for f in flows {
         let (fin, fct, slow) = match f.finish_ps {
             Some(fp) => {
@@ -257,9 +258,9 @@ fn flows_csv(w: &World, flows: &[FlowResult]) -> String {
             f.timeouts,
             f.nacks,
             f.trims,
-            w.flows[f.flow_id as usize].ce_marks,
-            w.flows[f.flow_id as usize].delivered_bytes(),
-            w.flows[f.flow_id as usize].cnps,
+            w.flows()[f.flow_id as usize].ce_marks,
+            w.flows()[f.flow_id as usize].delivered_bytes(),
+            w.flows()[f.flow_id as usize].cnps,
         );
     }
     s
@@ -270,14 +271,14 @@ fn signals_csv(w: &World) -> String {
     use crate::monitor::signals::Series;
     use crate::signal::stamp::Collector;
     let mut rows: Vec<(u32, u32, &crate::monitor::signals::SignalRow)> = Vec::new();
-    for f in &w.flows {
-        for r in &f.sigmon.rows {
+    for f in w.flows() {
+        for r in w.observers().signal_rows(f.id) {
             rows.push((r.window, f.id, r));
         }
     }
     rows.sort_by_key(|&(win, flow, r)| (win, flow, r.series as u8));
-    let csig = w.sc.signals.csig.as_ref().map(|c| c.sig);
-    let stamp_unit = match w.sc.signals.stamp.map(|s| s.collect) {
+    let csig = w.scenario().signals.csig.as_ref().map(|c| c.sig);
+    let stamp_unit = match w.scenario().signals.stamp.map(|s| s.collect) {
         Some(Collector::Sojourn) => "ns",
         _ => "B",
     };
@@ -298,15 +299,15 @@ fn signals_csv(w: &World) -> String {
         };
         let (lm, bottleneck) = match r.writer {
             Some((port, lm)) => {
-                let p = &w.ports[port as usize];
-                (lm.to_string(), format!("{}->{}", w.node_name(p.node), w.node_name(w.ports[p.peer as usize].node)))
+                let p = &w.ports()[port as usize];
+                (lm.to_string(), format!("{}->{}", w.node_name(p.node()), w.node_name(w.ports()[p.peer() as usize].node())))
             }
             None => (String::new(), String::new()),
         };
         let _ = writeln!(
             s,
             "{},{flow},{name},{unit},{},{},{},{},{lm},{bottleneck}",
-            fmt_ns(win as u64 * w.window_ps),
+            fmt_ns(win as u64 * w.observers().window_ps()),
             r.samples,
             r.mean * scale,
             r.min * scale,
@@ -319,21 +320,21 @@ fn signals_csv(w: &World) -> String {
 /// Congestion-control state per flow and window (docs/outputs.md).
 fn cc_csv(w: &World) -> String {
     let mut rows: Vec<(u32, u32, &crate::monitor::cc::CcRow)> = Vec::new();
-    for f in &w.flows {
-        for r in &f.ccmon.rows {
+    for f in w.flows() {
+        for r in w.observers().cc_rows(f.id) {
             rows.push((r.window, f.id, r));
         }
     }
     rows.sort_by_key(|&(win, flow, _)| (win, flow));
     let cwnd = |v: u64| if v == u64::MAX { String::new() } else { v.to_string() };
     let mut s = String::from("time_ns,flow_id,cc,acks,cwnd_bytes,cwnd_min_bytes,cwnd_max_bytes,rate_bps,alpha,rtt_mean_ns,ce_fraction\n");
-    let cc = format!("{:?}", w.sc.transport.cc).to_lowercase();
+    let cc = format!("{:?}", w.scenario().transport.cc).to_lowercase();
     for (win, flow, r) in rows {
         let ce = if r.acked_pkts > 0 { r.ce_pkts as f64 / r.acked_pkts as f64 } else { 0.0 };
         let _ = writeln!(
             s,
             "{},{flow},{cc},{},{},{},{},{},{},{},{}",
-            fmt_ns(win as u64 * w.window_ps),
+            fmt_ns(win as u64 * w.observers().window_ps()),
             r.acks,
             cwnd(r.last.cwnd_bytes),
             cwnd(r.cwnd_min),
@@ -356,15 +357,17 @@ fn csv_field(v: &str) -> String {
 }
 
 fn links_csv(w: &World) -> String {
-    let window = w.window_ps;
-    let nwin = (w.now / window + 1) as usize;
+    let window = w.observers().window_ps();
+    let nwin = (w.now() / window + 1) as usize;
+    let ports = w.ports();
+    let rows_of: Vec<&[crate::monitor::LinkWindow]> = w.observers().link_rows().map(|r| r.collect()).unwrap_or_default();
     let mut s = String::from("time_ns,from,to,link_id,tx_bytes,utilization,max_queue_bytes,drops,ecn_marks,trims,pause_ns\n");
-    let names: Vec<&str> = (0..w.ports.len()).map(|p| w.node_name(w.ports[p].node)).collect();
-    let mut cursor = vec![0usize; w.ports.len()];
+    let names: Vec<&str> = (0..ports.len()).map(|p| w.node_name(ports[p].node())).collect();
+    let mut cursor = vec![0usize; ports.len()];
     for win in 0..nwin {
         let t = fmt_ns(win as u64 * window);
-        for (pid, port) in w.ports.iter().enumerate() {
-            let rows = &port.mon.rows;
+        for (pid, port) in ports.iter().enumerate() {
+            let rows = rows_of[pid];
             let c = &mut cursor[pid];
             let row = if *c < rows.len() && rows[*c].window as usize == win {
                 *c += 1;
@@ -373,7 +376,7 @@ fn links_csv(w: &World) -> String {
                 Default::default()
             };
             let util = row.busy_ps as f64 / window as f64;
-            let peer = w.ports[port.peer as usize].node;
+            let peer = ports[port.peer() as usize].node();
             let _ = writeln!(
                 s,
                 "{t},{},{},{pid},{},{},{},{},{},{},{}",

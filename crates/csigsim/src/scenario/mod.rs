@@ -142,21 +142,16 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
         return Err(err("transport.cc", "cc = \"hpcc\" needs INT: add [signals.int]".into()));
     }
     let s = &sf.switch;
-    if let Some(e) = s.ecn {
-        if e.kmin > e.kmax {
-            return Err(err("switch.ecn.kmin", format!("kmin ({}) is above kmax ({})", e.kmin, e.kmax)));
-        }
-        if !(0.0..=1.0).contains(&e.pmax) {
-            return Err(err("switch.ecn.pmax", format!("pmax must be in [0, 1], got {}", e.pmax)));
-        }
-        if !(e.fair_share > 0.0 && e.fair_share.is_finite()) {
-            return Err(err("switch.ecn.fair_share", format!("fair_share must be above zero, got {}", e.fair_share)));
-        }
-        if e.drain_time.0 == 0 {
-            return Err(err("switch.ecn.drain_time", "drain_time must be above zero".into()));
-        }
-        if e.max_flows == 0 {
-            return Err(err("switch.ecn.max_flows", "max_flows must be at least 1".into()));
+    if let Some(e) = &s.ecn {
+        check_ecn(e, "switch.ecn", err)?;
+    }
+    for (i, r) in s.ecn_rule.iter().enumerate() {
+        let key = format!("switch.ecn_rule[{i}]");
+        check_ecn(&r.ecn, &format!("{key}.ecn"), err)?;
+        if let Some(name) = &r.switch {
+            if !topology.switches.iter().any(|s| &s.name == name) {
+                return Err(err(&format!("{key}.switch"), format!("unknown switch \"{name}\"")));
+            }
         }
     }
     if !(s.dt_alpha > 0.0 && s.dt_alpha.is_finite()) {
@@ -172,7 +167,9 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
         return Err(err("monitor.window", "window must be above zero".into()));
     }
     check_buffer(&topology, s, t, err)?;
-    let signals = crate::signal::SignalSetup::new(&sf.signals, &topology, s.buffer).map_err(|(k, m)| err(&format!("signals.{k}"), m))?;
+    let max_rate = topology.links.iter().map(|l| l.rate.0).max().unwrap_or(1);
+    let is_switch = |name: &str| topology.switches.iter().any(|s| s.name == name);
+    let signals = crate::signal::SignalSetup::new(&sf.signals, max_rate, &is_switch, s.buffer).map_err(|(k, m)| err(&format!("signals.{k}"), m))?;
     if t.cc == CcKind::Timely {
         t.timely.check_stamps(signals.stamp.as_ref()).map_err(|(k, m)| err(&format!("transport.timely.{k}"), m))?;
     }
@@ -181,11 +178,6 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
             "transport.cc",
             "cc = \"dcqcn_rev\" needs its enhanced congestion point: set [switch] ecn = { ..., mode = \"ecp\" }".into(),
         ));
-    }
-    if let Some(e) = s.ecn {
-        if e.root_threshold.is_some() && e.mode != EcnMode::Ecp {
-            return Err(err("switch.ecn.root_threshold", "root_threshold applies to mode = \"ecp\"".into()));
-        }
     }
     let mut flows = Vec::new();
     let resolve = |h: &HostRef, key: &str| resolve_host(&topology, h).map_err(|m| err(key, m));
@@ -226,6 +218,29 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
     })
 }
 
+/// One ECN setting (`switch.ecn` or a rule's): thresholds in order, probabilities in range.
+fn check_ecn(e: &EcnConfig, key: &str, err: &ErrFn) -> Result<(), InputError> {
+    if e.kmin > e.kmax {
+        return Err(err(&format!("{key}.kmin"), format!("kmin ({}) is above kmax ({})", e.kmin, e.kmax)));
+    }
+    if !(0.0..=1.0).contains(&e.pmax) {
+        return Err(err(&format!("{key}.pmax"), format!("pmax must be in [0, 1], got {}", e.pmax)));
+    }
+    if !(e.fair_share > 0.0 && e.fair_share.is_finite()) {
+        return Err(err(&format!("{key}.fair_share"), format!("fair_share must be above zero, got {}", e.fair_share)));
+    }
+    if e.drain_time.0 == 0 {
+        return Err(err(&format!("{key}.drain_time"), "drain_time must be above zero".into()));
+    }
+    if e.max_flows == 0 {
+        return Err(err(&format!("{key}.max_flows"), "max_flows must be at least 1".into()));
+    }
+    if e.root_threshold.is_some() && e.mode != EcnMode::Ecp {
+        return Err(err(&format!("{key}.root_threshold"), "root_threshold applies to mode = \"ecp\"".into()));
+    }
+    Ok(())
+}
+
 /// Every switch must have shared buffer left after reservations and headroom.
 fn check_buffer(topo: &TopologySpec, s: &SwitchConfig, t: &TransportConfig, err: &ErrFn) -> Result<(), InputError> {
     let mut ports = vec![Vec::new(); topo.switches.len()];
@@ -240,9 +255,7 @@ fn check_buffer(topo: &TopologySpec, s: &SwitchConfig, t: &TransportConfig, err:
     for (i, pl) in ports.iter().enumerate() {
         let headroom: u64 = if s.mode == SwitchMode::Pfc {
             pl.iter()
-                .map(|l| {
-                    s.pfc.headroom.map(|h| h.0).unwrap_or(2 * crate::units::bytes_in(l.delay.0, l.rate.0) + 2 * max_packet + 64)
-                })
+                .map(|l| crate::net::pfc_headroom(s, l.rate.0, l.delay.0, max_packet))
                 .max()
                 .unwrap_or(0)
         } else {

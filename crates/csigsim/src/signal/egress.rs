@@ -1,68 +1,85 @@
 //! The switch side of the signals: what an egress port writes into a data
 //! packet when the packet joins its queue (enqueue-time stamps) and when it
-//! leaves (CSIG compare-and-overwrite, dequeue-time stamps, INT).
+//! leaves (CSIG compare-and-overwrite, dequeue-time stamps, INT), and the
+//! available-bandwidth meter every transmission feeds.
 
 use super::csig::{PortAction, SignalType};
 use super::int::IntHop;
 use super::stamp::Collector;
-use super::NO_TAG;
-use crate::sim::World;
+use super::{SignalRuntime, SignalSetup, NO_TAG};
+use crate::packet::PacketArena;
+use crate::sim::Ctx;
 
-impl World {
-    /// A data packet joins the queue of switch port `port`, which holds `queue_bytes` before it.
-    #[inline]
-    pub(crate) fn signal_enqueue(&mut self, pkt: u32, queue_bytes: u64) {
-        if let Some(st) = &self.sc.signals.stamp {
-            if st.collect == Collector::Enqueue {
-                st.stamp(self.pkts.sig_mut(pkt), queue_bytes);
-            }
+/// A data packet joins a switch egress queue that holds `queue_bytes` before it.
+#[inline]
+pub fn on_enqueue(setup: &SignalSetup, pkts: &mut PacketArena, pkt: u32, queue_bytes: u64) {
+    if let Some(st) = &setup.stamp {
+        if st.collect == Collector::Enqueue {
+            st.stamp(pkts.sig_mut(pkt), queue_bytes);
         }
     }
+}
 
-    /// A data packet leaves switch port `port` now.
-    pub(crate) fn signal_egress(&mut self, port: u32, pkt: u32) {
-        let now = self.now;
-        let sojourn = now - self.pkts.get(pkt).enq_ps;
-        let p = &self.ports[port as usize];
-        let (rate, queue) = (p.rate_bps, p.data_bytes);
-        if let Some(cs) = &self.sc.signals.csig {
-            let tagged = self.pkts.sig(pkt).csig_type != NO_TAG;
-            match self.sig.action[port as usize] {
-                PortAction::Passthrough => {}
-                PortAction::Strip if tagged => {
-                    let w = self.pkts.get(pkt).wire - self.sig.tag_bytes;
-                    self.pkts.set_wire(pkt, w);
-                    self.stats.bytes_stripped += self.sig.tag_bytes as u64;
-                    self.pkts.sig_mut(pkt).csig_type = NO_TAG;
-                }
-                PortAction::Strip => {}
-                PortAction::Update if tagged => {
-                    let local = match cs.sig {
-                        SignalType::Delay => sojourn as f64,
-                        // Drain time of the queue the packet leaves behind, in ps.
-                        SignalType::Nqd => queue as f64 * 8e12 / rate as f64,
-                        SignalType::AbwC => self.sig.abw[port as usize].available(now, cs.abw_interval_ps, cs.abw_ewma),
-                        SignalType::Abw => {
-                            rate as f64 * self.sig.abw[port as usize].available(now, cs.abw_interval_ps, cs.abw_ewma)
-                        }
-                    };
-                    let lm = self.sig.locator[port as usize];
-                    cs.update(self.pkts.sig_mut(pkt), local, lm, port);
-                }
-                PortAction::Update => {}
+/// The egress port as the signals see it when a packet leaves.
+#[derive(Clone, Copy, Debug)]
+pub struct Egress {
+    pub port: u32,
+    pub rate_bps: u64,
+    /// Data bytes still queued behind the departing packet.
+    pub queue_bytes: u64,
+    /// Wire bytes the port sent before this packet (INT's txBytes).
+    pub tx_total: u64,
+}
+
+/// A data packet leaves switch port `e.port` now.
+pub fn on_depart(setup: &SignalSetup, rt: &mut SignalRuntime, ctx: &mut Ctx, e: Egress, pkt: u32) {
+    let now = ctx.now;
+    let pkts = &mut ctx.pkts;
+    let sojourn = now - pkts.get(pkt).enq_ps;
+    let (rate, queue, port) = (e.rate_bps, e.queue_bytes, e.port);
+    if let Some(cs) = &setup.csig {
+        let tagged = pkts.sig(pkt).csig_type != NO_TAG;
+        match rt.action[port as usize] {
+            PortAction::Passthrough => {}
+            PortAction::Strip if tagged => {
+                let w = pkts.get(pkt).wire - rt.tag_bytes;
+                pkts.set_wire(pkt, w);
+                ctx.stats.bytes_stripped += rt.tag_bytes as u64;
+                pkts.sig_mut(pkt).csig_type = NO_TAG;
             }
-        }
-        if let Some(st) = &self.sc.signals.stamp {
-            match st.collect {
-                Collector::Enqueue => {}
-                Collector::Dequeue => st.stamp(self.pkts.sig_mut(pkt), queue),
-                Collector::Sojourn => st.stamp(self.pkts.sig_mut(pkt), sojourn),
+            PortAction::Strip => {}
+            PortAction::Update if tagged => {
+                let local = match cs.sig {
+                    SignalType::Delay => sojourn as f64,
+                    // Drain time of the queue the packet leaves behind, in ps.
+                    SignalType::Nqd => queue as f64 * 8e12 / rate as f64,
+                    SignalType::AbwC => rt.abw[port as usize].available(now, cs.abw_interval_ps, cs.abw_ewma),
+                    SignalType::Abw => rate as f64 * rt.abw[port as usize].available(now, cs.abw_interval_ps, cs.abw_ewma),
+                };
+                let lm = rt.locator[port as usize];
+                cs.update(pkts.sig_mut(pkt), local, lm, port);
             }
+            PortAction::Update => {}
         }
-        if let Some(ic) = self.sc.signals.int {
-            let wire = self.pkts.get(pkt).wire as u64;
-            let hop = IntHop { ts_ps: now, tx_bytes: self.ports[port as usize].tx_total + wire, qlen_bytes: queue, rate_bps: rate };
-            self.pkts.int_mut(pkt).push(hop, ic.max_hops);
+    }
+    if let Some(st) = &setup.stamp {
+        match st.collect {
+            Collector::Enqueue => {}
+            Collector::Dequeue => st.stamp(pkts.sig_mut(pkt), queue),
+            Collector::Sojourn => st.stamp(pkts.sig_mut(pkt), sojourn),
         }
+    }
+    if let Some(ic) = setup.int {
+        let wire = pkts.get(pkt).wire as u64;
+        let hop = IntHop { ts_ps: now, tx_bytes: e.tx_total + wire, qlen_bytes: queue, rate_bps: rate };
+        pkts.int_mut(pkt).push(hop, ic.max_hops);
+    }
+}
+
+/// Switch port `port` transmits over [start, end), decided at `now`: its ABW meter counts it.
+#[inline]
+pub fn on_tx(setup: &SignalSetup, rt: &mut SignalRuntime, port: u32, now: u64, start: u64, end: u64) {
+    if let Some(cs) = &setup.csig {
+        rt.abw[port as usize].on_tx(now, start, end, cs.abw_interval_ps, cs.abw_ewma);
     }
 }

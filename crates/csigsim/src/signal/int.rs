@@ -7,37 +7,7 @@
 
 use serde::Deserialize;
 
-/// Most hops a stack can hold.
-pub const MAX_HOPS: usize = 8;
-
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct IntHop {
-    pub ts_ps: u64,
-    pub tx_bytes: u64,
-    pub qlen_bytes: u64,
-    pub rate_bps: u64,
-}
-
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct IntStack {
-    pub n: u8,
-    pub hops: [IntHop; MAX_HOPS],
-}
-
-impl IntStack {
-    #[inline]
-    pub fn push(&mut self, h: IntHop, max: u8) -> bool {
-        if self.n >= max {
-            return false;
-        }
-        self.hops[self.n as usize] = h;
-        self.n += 1;
-        true
-    }
-    pub fn hops(&self) -> &[IntHop] {
-        &self.hops[..self.n as usize]
-    }
-}
+pub use crate::packet::{IntHop, IntStack, MAX_HOPS};
 
 /// `[signals.int]`.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq)]

@@ -15,7 +15,7 @@
 pub mod abw;
 pub mod csig;
 pub mod ecp;
-mod egress;
+pub mod egress;
 pub mod int;
 pub mod stamp;
 
@@ -33,44 +33,7 @@ pub struct SignalsConfig {
     pub int: Option<int::IntConfig>,
 }
 
-/// Signal state carried by one packet (data: as written by switches; ACK/NACK:
-/// as reflected by the receiver).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Signals {
-    /// CSIG: type, encoded value, locator metadata, do-not-update bit, and the
-    /// exact (egress port) writer kept out of band for analysis.
-    pub csig_type: u8,
-    pub csig_d: bool,
-    pub csig_lm: u16,
-    pub csig_value: u32,
-    pub csig_writer: u32,
-    /// Queue stamps: hops stamped, and MAX, SUM, sum of squares of the quantized values.
-    pub stamp_hops: u8,
-    pub stamp_max: u64,
-    pub stamp_sum: u64,
-    pub stamp_sumsq: f64,
-}
-
-/// No CSIG tag on the packet.
-pub const NO_TAG: u8 = u8::MAX;
-/// No writer: the tag still holds the sender's initial value.
-pub const NO_WRITER: u32 = u32::MAX;
-
-impl Default for Signals {
-    fn default() -> Self {
-        Signals {
-            csig_type: NO_TAG,
-            csig_d: false,
-            csig_lm: 0,
-            csig_value: 0,
-            csig_writer: NO_WRITER,
-            stamp_hops: 0,
-            stamp_max: 0,
-            stamp_sum: 0,
-            stamp_sumsq: 0.0,
-        }
-    }
-}
+pub use crate::packet::{Signals, NO_TAG, NO_WRITER};
 
 /// The CSIG signal of an ACK, decoded for the sender.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -109,18 +72,19 @@ pub struct SignalSetup {
 
 impl SignalSetup {
     /// Resolves `[signals]` against the topology; errors name the key under `signals`.
+    /// `max_rate` is the fastest link's rate; `is_switch` tells switch names.
     pub fn new(
         c: &SignalsConfig,
-        topo: &crate::net::topology::TopologySpec,
+        max_rate: u64,
+        is_switch: &dyn Fn(&str) -> bool,
         buffer: crate::units::Size,
     ) -> Result<SignalSetup, (String, String)> {
         let mut out = SignalSetup::default();
         if let Some(cc) = &c.csig {
-            let max_rate = topo.links.iter().map(|l| l.rate.0).max().unwrap_or(1);
             out.csig = Some(csig::CsigSetup::new(cc, max_rate).map_err(|(k, m)| (format!("csig.{k}"), m))?);
             for (i, r) in cc.port_action.iter().enumerate() {
                 if let Some(name) = &r.switch {
-                    if !topo.switches.iter().any(|s| &s.name == name) {
+                    if !is_switch(name) {
                         return Err((format!("csig.port_action[{i}].switch"), format!("unknown switch \"{name}\"")));
                     }
                 }

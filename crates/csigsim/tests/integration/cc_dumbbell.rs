@@ -30,23 +30,21 @@ pub fn dumbbell_figures(cc: &str, n: usize, extra: &[&str]) -> Figures {
     let mut w = World::new(load_with(&toml, &sets));
     let (t0, t1) = (5_000_000_000u64, 25_000_000_000u64);
     w.run_until(t0);
-    let before: Vec<u64> = w.flows.iter().map(|f| f.rcv_nxt as u64).collect();
-    let s0 = w.switches.iter().position(|s| s.name == "s0").unwrap();
-    let (first, np) = (w.switches[s0].first_port as usize, w.switches[s0].num_ports as usize);
-    let port = (first..first + np).find(|&p| w.node_name(w.ports[w.ports[p].peer as usize].node) == "s1").unwrap();
+    let before: Vec<u64> = w.flows().iter().map(|f| f.rcv_nxt as u64).collect();
+    let port = w.port_between("s0", "s1").unwrap() as usize;
     let mut max_queue = 0;
     let mut t = t0;
     while t < t1 {
         t += 1_000_000;
         w.run_until(t);
-        max_queue = max_queue.max(w.ports[port].data_bytes);
+        max_queue = max_queue.max(w.ports()[port].queue_bytes());
     }
-    let wire = (w.sc.transport.mtu + w.sc.transport.header) as f64;
-    let bytes: Vec<f64> = w.flows.iter().zip(before).map(|(f, b)| (f.rcv_nxt as u64 - b) as f64 * wire).collect();
+    let wire = (w.scenario().transport.mtu + w.scenario().transport.header) as f64;
+    let bytes: Vec<f64> = w.flows().iter().zip(before).map(|(f, b)| (f.rcv_nxt as u64 - b) as f64 * wire).collect();
     let total: f64 = bytes.iter().sum();
     let capacity = (t1 - t0) as f64 * 100e9 / 8e12;
     let sq: f64 = bytes.iter().map(|b| b * b).sum();
-    Figures { util: total / capacity, jain: total * total / (n as f64 * sq), max_queue, drops: w.stats.packets_dropped }
+    Figures { util: total / capacity, jain: total * total / (n as f64 * sq), max_queue, drops: w.stats().packets_dropped }
 }
 
 pub fn check(cc: &str, extra: &[&str]) {
@@ -118,18 +116,18 @@ pub fn swift_ramp_time(fru: bool) -> u64 {
     let mut w = World::new(load_with(&toml, &["stop=\"5ms\""]));
     let step = 2_000_000; // 2 us
     let mut t = 0;
-    while w.flows[1..].iter().any(|f| f.finish_ps.is_none()) {
+    while w.flows()[1..].iter().any(|f| f.finish_ps.is_none()) {
         t += step;
         w.run_until(t);
         assert!(t < 5_000_000_000, "the short flow must finish");
     }
-    let end = w.flows[1..].iter().map(|f| f.finish_ps.unwrap()).max().unwrap();
-    let wire = (w.sc.transport.mtu + w.sc.transport.header) as f64;
+    let end = w.flows()[1..].iter().map(|f| f.finish_ps.unwrap()).max().unwrap();
+    let wire = (w.scenario().transport.mtu + w.scenario().transport.header) as f64;
     // 90% of 100 Gb/s over a 10 us sliding window, sampled every 2 us.
     let win = 10_000_000u64;
     let mut hist: std::collections::VecDeque<(u64, u32)> = std::collections::VecDeque::new();
     loop {
-        hist.push_back((t, w.flows[0].rcv_nxt));
+        hist.push_back((t, w.flows()[0].rcv_nxt));
         while hist.front().is_some_and(|&(t0, _)| t - t0 > win) {
             hist.pop_front();
         }
@@ -187,7 +185,7 @@ fn nscc_csig_max_delay_shares_the_parking_lot_more_evenly() {
         let mut w = World::new(csigsim::scenario::load_file(&path, &ov, None).unwrap());
         w.run(u64::MAX);
         let r = csigsim::output::collect(&w, 0.0, "stop_time");
-        let tput: Vec<f64> = w.flows.iter().map(|f| f.delivered_bytes() as f64 * 8.0 / w.now as f64 * 1e3).collect();
+        let tput: Vec<f64> = w.flows().iter().map(|f| f.delivered_bytes() as f64 * 8.0 / w.now() as f64 * 1e3).collect();
         // Flow 1 is the victim; the summary's min and max are the victim and the busier non-victim.
         assert!(tput[1] < tput[0].min(tput[2]) || signal == "csig");
         let ratio = (tput[0] + tput[2]) / 2.0 / tput[1];

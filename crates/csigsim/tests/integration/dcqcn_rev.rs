@@ -21,17 +21,17 @@ fn run(sets: &[&str]) -> Outcome {
     let ov: Vec<csigsim::Override> = sets.iter().map(|s| csigsim::Override::parse(s).unwrap()).collect();
     let mut w = World::new(csigsim::scenario::load_file(&path, &ov, None).unwrap_or_else(|e| panic!("{e}")));
     w.run(u64::MAX);
-    assert_eq!(w.stats.flows_completed, 5, "{sets:?}");
-    assert_eq!(w.stats.packets_dropped, 0, "{sets:?}");
-    let fct_ns: Vec<f64> = w.flows.iter().map(|f| (f.finish_ps.unwrap() - f.start_ps) as f64 / 1e3).collect();
-    let end_ns = w.flows.iter().map(|f| f.finish_ps.unwrap()).max().unwrap() as f64 / 1e3;
+    assert_eq!(w.stats().flows_completed, 5, "{sets:?}");
+    assert_eq!(w.stats().packets_dropped, 0, "{sets:?}");
+    let fct_ns: Vec<f64> = w.flows().iter().map(|f| (f.finish_ps.unwrap() - f.start_ps) as f64 / 1e3).collect();
+    let end_ns = w.flows().iter().map(|f| f.finish_ps.unwrap()).max().unwrap() as f64 / 1e3;
     Outcome {
         fct_ns,
         end_ns,
-        cnps: w.flows.iter().map(|f| f.cnps).collect(),
-        cnps_sent: w.stats.cnps_sent,
-        cnps_suppressed: w.stats.cnps_suppressed,
-        pauses: w.stats.pauses_sent,
+        cnps: w.flows().iter().map(|f| f.cnps).collect(),
+        cnps_sent: w.stats().cnps_sent,
+        cnps_suppressed: w.stats().cnps_suppressed,
+        pauses: w.stats().pauses_sent,
     }
 }
 

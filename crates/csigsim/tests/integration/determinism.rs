@@ -52,7 +52,7 @@ fn two_simulations_in_one_process_do_not_interfere() {
         }
     }
     let solo = csigsim::run(sc, |_| true);
-    let fin = |w: &csigsim::World| w.flows.iter().map(|f| f.finish_ps).collect::<Vec<_>>();
+    let fin = |w: &csigsim::World| w.flows().iter().map(|f| f.finish_ps).collect::<Vec<_>>();
     assert_eq!(fin(&w1), fin(&w2));
     assert_eq!(fin(&w1), solo.flows.iter().map(|f| f.finish_ps).collect::<Vec<_>>());
 }

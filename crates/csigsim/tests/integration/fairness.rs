@@ -11,29 +11,26 @@ const K: u64 = 100_000;
 /// largest data queue in that interval.
 fn measure(w: &mut World, t0: u64, t1: u64) -> (Vec<u64>, u64) {
     w.run_until(t0);
-    let before: Vec<u64> = w.flows.iter().map(|f| f.rcv_nxt as u64).collect();
+    let before: Vec<u64> = w.flows().iter().map(|f| f.rcv_nxt as u64).collect();
     // The bottleneck is s0's port towards s1.
-    let s0 = w.switches.iter().position(|s| s.name == "s0").unwrap();
-    let first = w.switches[s0].first_port as usize;
-    let n = w.switches[s0].num_ports as usize;
-    let port = (first..first + n).find(|&p| w.node_name(w.ports[w.ports[p].peer as usize].node) == "s1").unwrap();
+    let port = w.port_between("s0", "s1").unwrap() as usize;
     let mut max_q = 0;
     let step = 1_000_000; // 1 us
     let mut t = t0;
     while t < t1 {
         t += step;
         w.run_until(t);
-        max_q = max_q.max(w.ports[port].data_bytes);
+        max_q = max_q.max(w.ports()[port].queue_bytes());
     }
     if std::env::var("DBG").is_ok() {
-        for f in &w.flows {
+        for f in w.flows() {
             if let csigsim::cc::Cc::Dctcp(d) = &f.cc {
                 eprintln!("flow {} cwnd {:.0} alpha {:.4} ssthresh {:.0} rtx {} to {}", f.id, d.cwnd, d.alpha, d.ssthresh, f.retransmits, f.timeouts);
             }
         }
     }
-    let wire = (w.sc.transport.mtu + w.sc.transport.header) as u64;
-    let delivered = w.flows.iter().zip(before).map(|(f, b)| (f.rcv_nxt as u64 - b) * wire).collect();
+    let wire = (w.scenario().transport.mtu + w.scenario().transport.header) as u64;
+    let delivered = w.flows().iter().zip(before).map(|(f, b)| (f.rcv_nxt as u64 - b) * wire).collect();
     (delivered, max_q)
 }
 
@@ -72,7 +69,7 @@ fn check_dctcp(n: usize) {
     assert!(jain(&bytes) > 0.99, "n={n}: Jain index {}", jain(&bytes));
     // DCTCP holds the queue near K: above it by at most a few packets per flow.
     assert!(max_q < K + (n as u64 + 8) * 4160, "n={n}: queue reached {max_q} bytes");
-    assert_eq!(w.stats.packets_dropped, 0, "n={n}");
+    assert_eq!(w.stats().packets_dropped, 0, "n={n}");
 }
 
 #[test]
@@ -100,8 +97,8 @@ fn pfc_without_cc_is_lossless_and_full() {
     let capacity = (t1 - t0) as f64 * 100e9 / 8e12;
     let util = bytes.iter().sum::<u64>() as f64 / capacity;
     assert!(util > 0.99, "utilization {util:.4}");
-    assert_eq!(w.stats.packets_dropped, 0);
-    assert!(w.stats.pauses_sent > 0, "the bottleneck must push back with PAUSE");
+    assert_eq!(w.stats().packets_dropped, 0);
+    assert!(w.stats().pauses_sent > 0, "the bottleneck must push back with PAUSE");
     // Nothing overflowed the 4 MB buffer.
-    assert!(w.switches.iter().all(|s| s.max_used <= 4_000_000));
+    assert!(w.switches().iter().all(|s| s.max_used() <= 4_000_000));
 }

@@ -82,8 +82,8 @@ fn coalesced_acks_never_wait_for_the_retransmission_timer() {
     );
     let mut w = csigsim::World::new(sc);
     w.run(u64::MAX);
-    assert_eq!(w.stats.timeouts, 0);
-    assert_eq!(w.stats.flows_completed, 1);
-    let fct = w.flows[0].finish_ps.unwrap() - w.flows[0].start_ps;
+    assert_eq!(w.stats().timeouts, 0);
+    assert_eq!(w.stats().flows_completed, 1);
+    let fct = w.flows()[0].finish_ps.unwrap() - w.flows()[0].start_ps;
     assert!(fct < 3_000_000_000, "fct {fct} ps");
 }

@@ -8,7 +8,7 @@ use csigsim::cc::Cc;
 use csigsim::World;
 
 fn mcc_of(w: &World, i: usize) -> &Mcc {
-    match &w.flows[i].cc {
+    match &w.flows()[i].cc {
         Cc::Mcc(m) => m,
         _ => unreachable!("flow {i} does not run MCC"),
     }
@@ -18,18 +18,18 @@ fn mcc_of(w: &World, i: usize) -> &Mcc {
 /// largest data queue seen at `port` (if any), sampled every 10 us.
 fn measure(w: &mut World, t0: u64, t1: u64, port: Option<usize>) -> (Vec<u64>, u64) {
     w.run_until(t0);
-    let before: Vec<u64> = w.flows.iter().map(|f| f.rcv_nxt as u64).collect();
+    let before: Vec<u64> = w.flows().iter().map(|f| f.rcv_nxt as u64).collect();
     let mut max_queue = 0;
     let mut t = t0;
     while t < t1 {
         t += 10_000_000;
         w.run_until(t);
         if let Some(p) = port {
-            max_queue = max_queue.max(w.ports[p].data_bytes);
+            max_queue = max_queue.max(w.ports()[p].queue_bytes());
         }
     }
-    let mss = w.sc.transport.mtu as u64;
-    (w.flows.iter().zip(before).map(|(f, b)| (f.rcv_nxt as u64 - b) * mss).collect(), max_queue)
+    let mss = w.scenario().transport.mtu as u64;
+    (w.flows().iter().zip(before).map(|(f, b)| (f.rcv_nxt as u64 - b) * mss).collect(), max_queue)
 }
 
 fn gbps(bytes: u64, t0: u64, t1: u64) -> f64 {
@@ -44,9 +44,7 @@ fn jain(x: &[u64]) -> f64 {
 
 /// The egress port of switch `sw` towards node `to`.
 fn port_towards(w: &World, sw: &str, to: &str) -> usize {
-    let s = w.switches.iter().position(|s| s.name == sw).unwrap();
-    let (first, n) = (w.switches[s].first_port as usize, w.switches[s].num_ports as usize);
-    (first..first + n).find(|&p| w.node_name(w.ports[w.ports[p].peer as usize].node) == to).unwrap()
+    w.port_between(sw, to).unwrap() as usize
 }
 
 /// Two leaves joined by four spines, adaptive routing, PFC. Three long flows
@@ -135,7 +133,7 @@ fn partial_congestion_keeps_the_window_where_dcqcn_slows_down() {
     assert!(gbps(mb[2], T0, T1) > 95.0);
     // Absolute: at least 60% of the 300 Gb/s the uncongested spines can carry.
     assert!(mcc >= 0.6 * 300.0, "MCC {mcc:.1} Gb/s");
-    assert_eq!(w.stats.packets_dropped, 0);
+    assert_eq!(w.stats().packets_dropped, 0);
 }
 
 /// `n` senders on leaf1 of a 2-leaf, 4-spine fabric into h0 on leaf0,
@@ -170,7 +168,7 @@ fn incast_is_global_congestion() {
     w.run_until(200_000_000);
     let onset = classes(&w, n);
     let (bytes, max_queue) = measure(&mut w, 1_000_000_000, T1, Some(port));
-    let wire = (w.sc.transport.mtu + w.sc.transport.header) as f64 / w.sc.transport.mtu as f64;
+    let wire = (w.scenario().transport.mtu + w.scenario().transport.header) as f64 / w.scenario().transport.mtu as f64;
     let util = gbps(bytes.iter().sum(), 1_000_000_000, T1) * wire / 100.0;
     let j = jain(&bytes);
     let max_window = mcc_of(&w, 0).max_window;
@@ -184,7 +182,7 @@ fn incast_is_global_congestion() {
         onset.2,
         onset.3,
         n as u64 * max_window,
-        w.stats.packets_dropped,
+        w.stats().packets_dropped,
         all.0,
         all.1,
         all.2,
@@ -192,7 +190,7 @@ fn incast_is_global_congestion() {
     );
     assert!(util >= 0.90, "utilization {util:.4}");
     assert!(j >= 0.95, "Jain {j:.4}");
-    assert_eq!(w.stats.packets_dropped, 0);
+    assert_eq!(w.stats().packets_dropped, 0);
     // What is queued is in flight, and each flow has at most max_window in flight.
     assert!(max_queue <= n as u64 * max_window, "queue {max_queue}");
     // The congestion is global: at the onset delayed messages are global, and

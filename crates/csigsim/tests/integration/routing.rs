@@ -6,10 +6,10 @@ use csigsim::World;
 /// Wire bytes each directed link carried, keyed "from>to".
 fn link_bytes(w: &World) -> std::collections::BTreeMap<String, u64> {
     let mut m = std::collections::BTreeMap::new();
-    for p in &w.ports {
-        let key = format!("{}>{}", w.node_name(p.node), w.node_name(w.ports[p.peer as usize].node));
-        let b: u64 = p.mon.rows.iter().map(|r| r.tx_bytes).sum::<u64>() + p.mon.cur.tx_bytes;
-        *m.entry(key).or_default() += b;
+    let rows: Vec<_> = w.observers().link_rows().expect("links monitored").collect();
+    for (p, port) in w.ports().iter().enumerate() {
+        let key = format!("{}>{}", w.node_name(port.node()), w.node_name(w.ports()[port.peer() as usize].node()));
+        *m.entry(key).or_default() += rows[p].iter().map(|r| r.tx_bytes).sum::<u64>();
     }
     m
 }
@@ -17,6 +17,7 @@ fn link_bytes(w: &World) -> std::collections::BTreeMap<String, u64> {
 fn run(toml: &str, sets: &[&str]) -> World {
     let mut w = World::new(load_with(toml, sets));
     w.run(u64::MAX);
+    w.finish();
     assert!(w.check_invariants().is_empty(), "{:?}", w.check_invariants());
     w
 }
@@ -46,7 +47,7 @@ fn adaptive_routing_spreads_two_flows_from_one_tor() {
 fn deterministic_routing_balances_all_to_all_on_the_clos() {
     let toml = "name = \"dmodk\"\n[topology]\nkind = \"clos\"\n[switch]\nrouting = \"deterministic\"\nmode = \"pfc\"\n[[workload]]\nkind = \"all_to_all\"\nsize = 4096\n";
     let w = run(toml, &[]);
-    assert_eq!(w.stats.flows_completed, 64 * 63);
+    assert_eq!(w.stats().flows_completed, 64 * 63);
     let b = link_bytes(&w);
     // Every ToR-to-agg link carries the same bytes, and so does every agg-to-spine link.
     for prefix in ["tor", "agg"] {

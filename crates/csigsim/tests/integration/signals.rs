@@ -14,8 +14,8 @@ fn scenario(name: &str) -> std::path::PathBuf {
 }
 
 fn port_name(w: &World, port: u32) -> String {
-    let p = &w.ports[port as usize];
-    format!("{}->{}", w.node_name(p.node), w.node_name(w.ports[p.peer as usize].node))
+    let p = &w.ports()[port as usize];
+    format!("{}->{}", w.node_name(p.node()), w.node_name(w.ports()[p.peer() as usize].node()))
 }
 
 #[test]
@@ -25,7 +25,7 @@ fn max_delay_names_the_deeper_hop_and_sum_adds_both() {
     w.run(u64::MAX);
     w.finish();
     assert!(w.check_invariants().is_empty());
-    let rows = &w.flows[0].sigmon.rows;
+    let rows = w.observers().signal_rows(0);
     let series = |s: Series| rows.iter().filter(move |r| r.series == s);
     let mut checked = 0;
     for c in series(Series::Csig).filter(|r| r.writer.is_some()) {
@@ -69,7 +69,7 @@ fn abw_rows(sets: &[&str]) -> Vec<f64> {
     w.run(u64::MAX);
     w.finish();
     // Skip the first 1 ms: the meter needs a complete 256 us window.
-    w.flows[0].sigmon.rows.iter().filter(|r| r.series == Series::Csig && r.window >= 10 && r.writer.is_some()).map(|r| r.mean).collect()
+    w.observers().signal_rows(0).iter().filter(|r| r.series == Series::Csig && r.window >= 10 && r.writer.is_some()).map(|r| r.mean).collect()
 }
 
 #[test]
@@ -107,8 +107,8 @@ fn ecp_spares_the_victim_that_red_marks() {
         let sc = csigsim::scenario::load_file(&scenario("clos_incast_victim.toml"), &ov, None).unwrap();
         let mut w = World::new(sc);
         w.run(u64::MAX);
-        assert_eq!(w.stats.flows_completed, 5);
-        w.flows.iter().map(|f| f.ce_marks).collect::<Vec<u64>>()
+        assert_eq!(w.stats().flows_completed, 5);
+        w.flows().iter().map(|f| f.ce_marks).collect::<Vec<u64>>()
     };
     let red = run("red");
     let ecp = run("ecp");
@@ -199,7 +199,7 @@ fn a_sender_can_tag_a_fraction_of_its_packets() {
     let mut w = World::new(sc);
     w.run(u64::MAX);
     w.finish();
-    let total = |s: Series| -> u64 { w.flows.iter().flat_map(|f| f.sigmon.rows.iter()).filter(|r| r.series == s).map(|r| r.samples).sum() };
+    let total = |s: Series| -> u64 { w.flows().iter().flat_map(|f| w.observers().signal_rows(f.id).iter()).filter(|r| r.series == s).map(|r| r.samples).sum() };
     // Every ACK carries stamps; a quarter of them reflect a tag.
     let ratio = total(Series::Csig) as f64 / total(Series::StampMax) as f64;
     assert!((ratio - 0.25).abs() < 0.02, "tagged fraction {ratio}");
@@ -211,14 +211,14 @@ fn int_records_every_switch_hop_and_costs_its_bytes() {
     let mut w = World::new(sc);
     w.run(u64::MAX);
     w.finish();
-    let rows: Vec<_> = w.flows[0].sigmon.rows.iter().collect();
+    let rows: Vec<_> = w.observers().signal_rows(0).iter().collect();
     // The main flow crosses s0, s1 and s2: three records on every ACK.
     let hops: Vec<f64> = rows.iter().filter(|r| r.series == Series::IntHops).map(|r| r.mean).collect();
     assert!(!hops.is_empty() && hops.iter().all(|&h| h == 3.0), "{hops:?}");
     // s1 -> s2 queues: some record reports a queue.
     assert!(rows.iter().any(|r| r.series == Series::IntMaxQlen && r.max > 100_000.0));
     // 2 + 8 * 5 = 42 bytes on every data packet of the 4096-byte payload.
-    let sent = w.flows[0].bytes_sent;
-    let npkts = w.flows[0].npkts as u64;
+    let sent = w.flows()[0].bytes_sent;
+    let npkts = w.flows()[0].npkts as u64;
     assert_eq!(sent, 2_000_000 + npkts * (64 + 8 + 42));
 }

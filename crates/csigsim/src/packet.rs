@@ -1,7 +1,9 @@
 //! Packets and their arena. A packet is a small plain struct of parsed header
 //! fields; it lives in a slot of [`PacketArena`] from injection to delivery or
 //! drop and is referred to by its slot index. Nothing on the per-packet path
-//! allocates: freed slots are reused.
+//! allocates: freed slots are reused. In-band signal state (CSIG tag, queue
+//! stamps, INT stack) lives in slots parallel to the packets', only when a run
+//! uses signals. This module is a leaf: every layer of the engine uses it.
 
 /// What a packet is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -82,8 +84,8 @@ pub struct PacketArena {
     live: u64,
     live_bytes: u64,
     /// Signal state per slot, kept only when the run uses signals.
-    sig: Vec<crate::signal::Signals>,
-    int: Vec<crate::signal::int::IntStack>,
+    sig: Vec<Signals>,
+    int: Vec<IntStack>,
     with_sig: bool,
     with_int: bool,
 }
@@ -128,19 +130,19 @@ impl PacketArena {
 
     /// Signal state of a packet (only in an arena made `with_signals`).
     #[inline]
-    pub fn sig(&self, id: u32) -> &crate::signal::Signals {
+    pub fn sig(&self, id: u32) -> &Signals {
         &self.sig[id as usize]
     }
     #[inline]
-    pub fn sig_mut(&mut self, id: u32) -> &mut crate::signal::Signals {
+    pub fn sig_mut(&mut self, id: u32) -> &mut Signals {
         &mut self.sig[id as usize]
     }
     #[inline]
-    pub fn int(&self, id: u32) -> &crate::signal::int::IntStack {
+    pub fn int(&self, id: u32) -> &IntStack {
         &self.int[id as usize]
     }
     #[inline]
-    pub fn int_mut(&mut self, id: u32) -> &mut crate::signal::int::IntStack {
+    pub fn int_mut(&mut self, id: u32) -> &mut IntStack {
         &mut self.int[id as usize]
     }
     pub fn has_signals(&self) -> bool {
@@ -243,6 +245,77 @@ impl Advice {
             _ if product(other) < product(self) => other,
             _ => self,
         }
+    }
+}
+
+/// Signal state carried by one packet (data: as written by switches; ACK/NACK:
+/// as reflected by the receiver).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Signals {
+    /// CSIG: type, encoded value, locator metadata, do-not-update bit, and the
+    /// exact (egress port) writer kept out of band for analysis.
+    pub csig_type: u8,
+    pub csig_d: bool,
+    pub csig_lm: u16,
+    pub csig_value: u32,
+    pub csig_writer: u32,
+    /// Queue stamps: hops stamped, and MAX, SUM, sum of squares of the quantized values.
+    pub stamp_hops: u8,
+    pub stamp_max: u64,
+    pub stamp_sum: u64,
+    pub stamp_sumsq: f64,
+}
+
+/// No CSIG tag on the packet.
+pub const NO_TAG: u8 = u8::MAX;
+/// No writer: the tag still holds the sender's initial value.
+pub const NO_WRITER: u32 = u32::MAX;
+
+impl Default for Signals {
+    fn default() -> Self {
+        Signals {
+            csig_type: NO_TAG,
+            csig_d: false,
+            csig_lm: 0,
+            csig_value: 0,
+            csig_writer: NO_WRITER,
+            stamp_hops: 0,
+            stamp_max: 0,
+            stamp_sum: 0,
+            stamp_sumsq: 0.0,
+        }
+    }
+}
+
+/// Most hops a stack can hold.
+pub const MAX_HOPS: usize = 8;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IntHop {
+    pub ts_ps: u64,
+    pub tx_bytes: u64,
+    pub qlen_bytes: u64,
+    pub rate_bps: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IntStack {
+    pub n: u8,
+    pub hops: [IntHop; MAX_HOPS],
+}
+
+impl IntStack {
+    #[inline]
+    pub fn push(&mut self, h: IntHop, max: u8) -> bool {
+        if self.n >= max {
+            return false;
+        }
+        self.hops[self.n as usize] = h;
+        self.n += 1;
+        true
+    }
+    pub fn hops(&self) -> &[IntHop] {
+        &self.hops[..self.n as usize]
     }
 }
 

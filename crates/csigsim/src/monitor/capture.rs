@@ -6,7 +6,7 @@
 
 use crate::net::packet::{PacketKind, F_CE, F_ECT, F_TRIMMED};
 use crate::signal::{csig::TagSize, NO_TAG};
-use crate::sim::World;
+use crate::packet::{Packet, PacketArena};
 use crate::wire::{ip_of_host, mac_of_node, nak_syndrome, CsigCodec, CsigRepr, FrameRepr, PcapWriter};
 use crate::wire::{OPCODE_RC_ACK, OPCODE_RC_SEND_ONLY, SYNDROME_ACK};
 use std::fs::File;
@@ -25,13 +25,25 @@ pub struct CaptureFilter {
     pub snaplen: u32,
 }
 
+/// The two ends of a directed link (one per port, in port order): node ids
+/// (for the frame addresses) and names (for the index).
+#[derive(Clone, Debug)]
+pub struct LinkEnds {
+    pub from_node: u32,
+    pub to_node: u32,
+    pub from: String,
+    pub to: String,
+}
+
 pub struct Capture {
     pcap: PcapWriter<BufWriter<File>>,
     index: BufWriter<File>,
     codec: CsigCodec,
     flows: Vec<u32>,
-    /// Per port: capture on it.
+    /// Per port: capture on it, and the link's two ends.
     ports: Vec<bool>,
+    ends: Vec<LinkEnds>,
+    tag_size: crate::wire::TagSize,
     start_ps: u64,
     end_ps: u64,
     pub frames: u64,
@@ -39,13 +51,14 @@ pub struct Capture {
 }
 
 impl Capture {
-    /// Opens the capture files; link names are checked against the world.
-    pub fn open(path: &Path, f: &CaptureFilter, w: &World) -> Result<Capture, String> {
-        let mut ports = vec![f.links.is_empty(); w.ports.len()];
+    /// Opens the capture files. `links` gives each port's two ends, in port
+    /// order; link names in the filter are checked against them.
+    pub fn open(path: &Path, f: &CaptureFilter, links: Vec<LinkEnds>, flows: usize, csig: Option<&crate::signal::csig::CsigSetup>) -> Result<Capture, String> {
+        let mut ports = vec![f.links.is_empty(); links.len()];
         for (from, to) in &f.links {
             let mut found = false;
-            for (i, p) in w.ports.iter().enumerate() {
-                if w.node_name(p.node) == from && w.node_name(w.ports[p.peer as usize].node) == to {
+            for (i, l) in links.iter().enumerate() {
+                if &l.from == from && &l.to == to {
                     ports[i] = true;
                     found = true;
                 }
@@ -55,16 +68,32 @@ impl Capture {
             }
         }
         for &fl in &f.flows {
-            if fl as usize >= w.flows.len() {
-                return Err(format!("no flow {fl}: the scenario has {} flows", w.flows.len()));
+            if fl as usize >= flows {
+                return Err(format!("no flow {fl}: the scenario has {flows} flows"));
             }
         }
         let open = |p: &Path| File::create(p).map(BufWriter::new).map_err(|e| format!("cannot create {}: {e}", p.display()));
         let pcap = PcapWriter::new(open(path)?, f.snaplen).map_err(|e| e.to_string())?;
         let mut index = open(&path.with_extension("pcap.csv"))?;
         writeln!(index, "frame,time_ns,from,to,kind,flow_id,psn,wire_bytes,ecn,csig_type,csig_value,csig_locator,csig_d").map_err(|e| e.to_string())?;
-        let codec = w.sc.signals.csig.as_ref().map(|c| c.codec).unwrap_or_default();
-        Ok(Capture { pcap, index, codec, flows: f.flows.clone(), ports, start_ps: f.start_ps, end_ps: f.end_ps.unwrap_or(u64::MAX), frames: 0, error: None })
+        let codec = csig.map(|c| c.codec).unwrap_or_default();
+        let tag_size = match csig.map(|s| s.size) {
+            Some(TagSize::Wide) => crate::wire::TagSize::Wide,
+            _ => crate::wire::TagSize::Compact,
+        };
+        Ok(Capture {
+            pcap,
+            index,
+            codec,
+            flows: f.flows.clone(),
+            ports,
+            ends: links,
+            tag_size,
+            start_ps: f.start_ps,
+            end_ps: f.end_ps.unwrap_or(u64::MAX),
+            frames: 0,
+            error: None,
+        })
     }
 
     pub fn finish(mut self) -> Result<u64, String> {
@@ -77,23 +106,20 @@ impl Capture {
     }
 }
 
-impl World {
+impl Capture {
     /// Captures `pkt` as it starts on `port` at `start`, if the filter wants it.
-    pub(crate) fn capture(&mut self, port: u32, pkt: u32, start: u64) {
-        let Some(mut c) = self.capture.take() else { return };
-        let p = *self.pkts.get(pkt);
+    pub fn on_tx(&mut self, port: u32, pkts: &PacketArena, pkt: u32, start: u64) {
+        let c = self;
+        let p: Packet = *pkts.get(pkt);
         let wanted = c.ports[port as usize]
             && start >= c.start_ps
             && start <= c.end_ps
             && p.kind != PacketKind::Pause
             && (c.flows.is_empty() || c.flows.contains(&p.flow));
         if wanted && c.error.is_none() {
-            let sig = if self.sig.on { *self.pkts.sig(pkt) } else { Default::default() };
+            let sig = if pkts.has_signals() { *pkts.sig(pkt) } else { Default::default() };
             let tagged = p.kind == PacketKind::Data && sig.csig_type != NO_TAG;
-            let size = match self.sc.signals.csig.as_ref().map(|s| s.size) {
-                Some(TagSize::Wide) => crate::wire::TagSize::Wide,
-                _ => crate::wire::TagSize::Compact,
-            };
+            let size = c.tag_size;
             let csig = tagged.then_some(CsigRepr { size, sig_type: sig.csig_type, value: sig.csig_value, locator: sig.csig_lm, d: sig.csig_d });
             let ecn = if p.flags & F_CE != 0 {
                 3
@@ -110,8 +136,8 @@ impl World {
                 // NAK code 0: PSN sequence error.
                 _ => (OPCODE_RC_ACK, Some((nak_syndrome(0), p.psn & 0xff_ffff)), 0),
             };
-            let node = self.ports[port as usize].node;
-            let peer = self.ports[self.ports[port as usize].peer as usize].node;
+            let ends = &c.ends[port as usize];
+            let (node, peer) = (ends.from_node, ends.to_node);
             let frame = FrameRepr {
                 dst_mac: mac_of_node(peer),
                 src_mac: mac_of_node(node),
@@ -146,8 +172,8 @@ impl World {
                     "{},{},{},{},{kind},{},{},{},{row}",
                     c.frames,
                     crate::output::fmt_ns(start),
-                    self.node_name(node),
-                    self.node_name(peer),
+                    ends.from,
+                    ends.to,
                     p.flow,
                     p.psn,
                     p.wire
@@ -159,6 +185,5 @@ impl World {
                 Err(e) => c.error = Some(e),
             }
         }
-        self.capture = Some(c);
     }
 }

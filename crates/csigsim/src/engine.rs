@@ -1,0 +1,265 @@
+//! The assembled simulation: a [`World`] is built from a validated
+//! [`Scenario`] and owns the components (the network, the transport, the
+//! observers) and the context they act through. It dispatches each event of
+//! the loop in [`crate::sim`] to the component that owns its id.
+
+use crate::cc::{Cc, FlowParams};
+use crate::monitor::Observers;
+use crate::net::{Network, Port, Switch};
+use crate::packet::PacketArena;
+use crate::scenario::Scenario;
+use crate::sim::rng::{Purpose, Stream};
+use crate::sim::{Ctx, Event, Handler, RunState, Stats};
+use crate::transport::{Flow, FlowShared, FlowInit, HostPort, Transport};
+
+/// The components of a running simulation.
+pub struct Components {
+    pub(crate) net: Network,
+    pub(crate) transport: Transport,
+    pub(crate) obs: Observers,
+}
+
+/// A simulation: its context, its components and the scenario it runs.
+pub struct World {
+    pub(crate) ctx: Ctx,
+    pub(crate) c: Components,
+    stop_ps: Option<u64>,
+    pub(crate) sc: Scenario,
+}
+
+impl Components {
+    /// The NIC port of `host`, handed to the transport.
+    #[inline]
+    fn host_port(net: &mut Network, host: u32) -> HostPort<'_> {
+        let (id, port) = net.host_port_mut(host);
+        HostPort { id, port }
+    }
+}
+
+impl Handler for Components {
+    #[inline]
+    fn is_stale(&mut self, t: u64, ev: Event) -> bool {
+        self.transport.is_stale(t, ev)
+    }
+
+    #[inline]
+    fn handle(&mut self, ctx: &mut Ctx, ev: Event) {
+        let Components { net, transport, obs } = self;
+        match ev {
+            Event::Arrive { pkt, port } => {
+                let node = net.ports[port as usize].node;
+                if net.is_host(node) {
+                    let mut hp = HostPort { id: port, port: &mut net.ports[port as usize] };
+                    transport.host_receive(ctx, obs, &mut hp, node, pkt);
+                } else {
+                    net.switch_receive(ctx, obs, node - net.num_hosts(), pkt, port);
+                }
+            }
+            Event::TxDone { port } => {
+                let p = &mut net.ports[port as usize];
+                if p.busy_until > ctx.now {
+                    // Control packets were committed behind the packet that
+                    // just finished: serve the backlog after them.
+                    let at = p.busy_until;
+                    ctx.q.push(at, Event::TxDone { port });
+                    return;
+                }
+                p.txdone_pending = false;
+                let node = p.node;
+                if net.is_host(node) {
+                    let mut hp = HostPort { id: port, port: &mut net.ports[port as usize] };
+                    transport.transmit(ctx, obs, &mut hp, node);
+                } else {
+                    net.switch_transmit(ctx, obs, port);
+                }
+            }
+            Event::NicWake { host } => transport.on_nic_wake(ctx, obs, &mut Self::host_port(net, host), host),
+            Event::FlowStart { flow } => {
+                let src = transport.flows[flow as usize].src;
+                transport.on_flow_start(ctx, obs, &mut Self::host_port(net, src), flow)
+            }
+            Event::FlowTimer { flow } => {
+                let src = transport.flows[flow as usize].src;
+                transport.on_flow_timer(ctx, obs, &mut Self::host_port(net, src), flow)
+            }
+            Event::AckTimer { flow } => {
+                let dst = transport.flows[flow as usize].dst;
+                transport.on_ack_timer(ctx, obs, &mut Self::host_port(net, dst), flow)
+            }
+            Event::CcTimer { flow } => {
+                let src = transport.flows[flow as usize].src;
+                transport.on_cc_timer(ctx, obs, &mut Self::host_port(net, src), flow)
+            }
+        }
+    }
+}
+
+impl World {
+    pub fn new(sc: Scenario) -> World {
+        let t = &sc.transport;
+        let max_packet = (t.mtu + t.header) as u64;
+        let net = Network::new(&sc.topology, &sc.switch, max_packet, &sc.signals, sc.seed);
+        let mut ctx = Ctx::new(PacketArena::with_signals(sc.signals.any(), sc.signals.int.is_some()));
+        let (tag_bytes, int_bytes) = net.signal_bytes();
+        // Unloaded round trip: a full data packet out along the first
+        // equal-cost path, an ACK back along the first reverse path.
+        let base_rtt = |src: u32, dst: u32| {
+            net.path_latency(src, dst, max_packet).0 + net.path_latency(dst, src, t.ack_size as u64).0
+        };
+        let base_rtts: Vec<u64> = sc.flows.iter().map(|f| base_rtt(f.src, f.dst)).collect();
+        // NSCC derives its constants from one network-wide RTT (htsim's
+        // network_rtt): unless the scenario sets it, the largest unloaded RTT
+        // among the flows.
+        let mut transport = sc.transport;
+        if transport.cc == crate::scenario::config::CcKind::Nscc && transport.nscc.network_rtt.is_none() {
+            let longest = base_rtts.iter().copied().max().unwrap_or(0);
+            transport.nscc.network_rtt = (longest > 0).then_some(crate::units::Time(longest));
+        }
+        let mut flows = Vec::with_capacity(sc.flows.len());
+        for (i, &base_rtt_ps) in base_rtts.iter().enumerate() {
+            let f = &sc.flows[i];
+            let port = &net.ports()[net.host_port(f.src) as usize];
+            let params = FlowParams {
+                line_rate_bps: port.rate_bps(),
+                base_rtt_ps,
+                mss: t.mtu,
+                packet_bytes: t.mtu + t.header + tag_bytes + int_bytes,
+                hops: net.path_hops(f.src, f.dst),
+            };
+            let cc = Cc::new(&transport, &params);
+            let entropy = Stream::new(sc.seed, i as u64, Purpose::FlowEntropy).next_u64() as u32;
+            let spec = FlowInit { src: f.src, dst: f.dst, size: f.size, start_ps: f.start.0, rate_cap: f.rate_cap, name: &f.name };
+            flows.push(Flow::new(i as u32, &spec, t, cc, entropy, base_rtt_ps, sc.seed));
+            ctx.q.push(f.start.0, Event::FlowStart { flow: i as u32 });
+        }
+        let shared = FlowShared { t: sc.transport, csig: sc.signals.csig.clone(), stamp: sc.signals.stamp, tag_bytes, int_bytes };
+        let nports = net.ports().len();
+        let obs = Observers::new(sc.monitor.window.0.max(1), nports, flows.len(), sc.monitor.links, sc.signals.any(), sc.monitor.cc);
+        let transport = Transport::new(sc.topology.hosts.len(), flows, shared);
+        World { ctx, c: Components { net, transport, obs }, stop_ps: sc.stop.map(|s| s.0), sc }
+    }
+
+    /// Runs until the queue is empty, the stop time, or `max_events` events.
+    pub fn run(&mut self, max_events: u64) -> RunState {
+        crate::sim::run(&mut self.ctx, self.stop_ps, max_events, &mut self.c)
+    }
+
+    /// Runs every event up to and including time `t` (or until the queue
+    /// empties or the scenario's stop time); returns whether events remain.
+    pub fn run_until(&mut self, t: u64) -> bool {
+        let stop = Some(self.stop_ps.map_or(t, |s| s.min(t)));
+        crate::sim::run(&mut self.ctx, stop, u64::MAX, &mut self.c) != RunState::Idle
+    }
+
+    /// Closes the monitor windows at the end of the run.
+    pub fn finish(&mut self) {
+        self.c.obs.finish(self.ctx.now);
+    }
+
+    /// The simulated time now, in picoseconds.
+    pub fn now(&self) -> u64 {
+        self.ctx.now
+    }
+
+    /// The scenario's stop time, if it has one.
+    pub fn stop_ps(&self) -> Option<u64> {
+        self.stop_ps
+    }
+
+    /// Events handled so far.
+    pub fn events(&self) -> u64 {
+        self.ctx.q.popped()
+    }
+
+    pub fn stats(&self) -> &Stats {
+        &self.ctx.stats
+    }
+
+    pub fn scenario(&self) -> &Scenario {
+        &self.sc
+    }
+
+    pub fn network(&self) -> &Network {
+        &self.c.net
+    }
+
+    pub fn flows(&self) -> &[Flow] {
+        self.c.transport.flows()
+    }
+
+    pub fn ports(&self) -> &[Port] {
+        self.c.net.ports()
+    }
+
+    pub fn switches(&self) -> &[Switch] {
+        self.c.net.switches()
+    }
+
+    pub fn observers(&self) -> &Observers {
+        &self.c.obs
+    }
+
+    pub(crate) fn observers_mut(&mut self) -> &mut Observers {
+        &mut self.c.obs
+    }
+
+    /// Unloaded round trip from `src` to `dst`: a full data packet out along
+    /// the first equal-cost path, an ACK back along the first reverse path.
+    pub fn base_rtt(&self, src: u32, dst: u32) -> u64 {
+        let t = &self.sc.transport;
+        self.c.net.path_latency(src, dst, (t.mtu + t.header) as u64).0 + self.c.net.path_latency(dst, src, t.ack_size as u64).0
+    }
+
+    /// Store-and-forward latency of one packet of `bytes` from `src` to `dst`
+    /// on an idle network (first equal-cost path), and the path's slowest rate.
+    pub fn path_latency(&self, src: u32, dst: u32, bytes: u64) -> (u64, u64) {
+        self.c.net.path_latency(src, dst, bytes)
+    }
+
+    pub fn node_name(&self, node: u32) -> &str {
+        if self.c.net.is_host(node) {
+            &self.sc.topology.hosts[node as usize]
+        } else {
+            self.c.net.switches()[(node - self.c.net.num_hosts()) as usize].name()
+        }
+    }
+
+    /// The port of the directed link from node `from` to node `to` (by name).
+    pub fn port_between(&self, from: &str, to: &str) -> Option<u32> {
+        let ports = self.ports();
+        (0..ports.len() as u32).find(|&p| {
+            let port = &ports[p as usize];
+            self.node_name(port.node()) == from && self.node_name(ports[port.peer() as usize].node()) == to
+        })
+    }
+
+    /// End-of-run invariants; an empty list means all hold.
+    pub fn check_invariants(&self) -> Vec<String> {
+        let mut bad = Vec::new();
+        let s = &self.ctx.stats;
+        let (live, live_bytes) = self.ctx.pkts.live();
+        if s.bytes_injected != s.bytes_delivered + s.bytes_dropped + s.bytes_trimmed + s.bytes_stripped + live_bytes {
+            bad.push(format!(
+                "bytes not conserved: injected {} != delivered {} + dropped {} + trimmed {} + stripped tags {} + in flight {}",
+                s.bytes_injected, s.bytes_delivered, s.bytes_dropped, s.bytes_trimmed, s.bytes_stripped, live_bytes
+            ));
+        }
+        if s.packets_injected != s.packets_delivered + s.packets_dropped + live {
+            bad.push(format!(
+                "packets not conserved: injected {} != delivered {} + dropped {} + in flight {}",
+                s.packets_injected, s.packets_delivered, s.packets_dropped, live
+            ));
+        }
+        for sw in self.switches() {
+            if sw.max_used() > sw.cfg.buffer.0 {
+                bad.push(format!("switch {} held {} bytes, above its {} byte buffer", sw.name(), sw.max_used(), sw.cfg.buffer.0));
+            }
+        }
+        for f in self.flows() {
+            if f.finish_ps.is_some() && f.rcv_nxt != f.npkts {
+                bad.push(format!("flow {} finished without all its packets", f.id));
+            }
+        }
+        bad
+    }
+}

@@ -1,0 +1,149 @@
+//! One end of a full-duplex link. As an egress port it owns the transmitter
+//! and the data queue towards its peer; as an ingress port it owns the PFC
+//! accounting of the bytes that arrived through it and still sit in its
+//! switch's buffer. The port's own operations (kick the transmitter, put a
+//! packet on the wire, be paused) live here; what to send next is its
+//! owner's business (a switch or a host NIC).
+
+use crate::monitor::Observers;
+use crate::sim::{Ctx, Event};
+use crate::units::tx_time_ps;
+use std::collections::VecDeque;
+
+/// No ECN marking on this port.
+pub const NO_MARKING: u16 = u16::MAX;
+
+#[derive(Debug)]
+pub struct Port {
+    /// Node index: hosts first (0..hosts), then switches.
+    pub(crate) node: u32,
+    /// The port at the other end of the link.
+    pub(crate) peer: u32,
+    pub(crate) rate_bps: u64,
+    pub(crate) delay_ps: u64,
+    /// The transmitter is busy until this time.
+    pub(crate) busy_until: u64,
+    /// A `TxDone` event for `busy_until` is in the queue.
+    pub(crate) txdone_pending: bool,
+    /// The data class is paused by the peer's PFC.
+    pub(crate) paused: bool,
+    /// The data queue. Control packets never wait here: they are committed
+    /// to the wire as soon as they arrive (see `Network::push_ctrl`).
+    pub(crate) data: VecDeque<u32>,
+    pub(crate) data_bytes: u64,
+    /// Ingress accounting (switch ports, pfc mode): bytes admitted through this
+    /// port outside headroom, and in headroom.
+    pub(crate) in_bytes: u64,
+    pub(crate) in_headroom: u64,
+    /// This port has sent XOFF upstream and not yet XON.
+    pub(crate) xoff_sent: bool,
+    /// Wire bytes this port has sent in the whole run (INT's txBytes).
+    pub(crate) tx_total: u64,
+    /// When the peer last resumed this port's data class (ECP root detection).
+    pub(crate) last_pause_end: Option<u64>,
+    /// ECP: which flows occupy the data queue, and with how many bytes.
+    pub(crate) occupancy: crate::signal::ecp::Occupancy,
+    /// The marking profile of this egress port (an index into the network's
+    /// table of resolved ECN settings), or [`NO_MARKING`].
+    pub(crate) marking: u16,
+}
+
+impl Port {
+    pub(crate) fn new(node: u32, rate_bps: u64, delay_ps: u64) -> Port {
+        Port {
+            node,
+            peer: 0,
+            rate_bps,
+            delay_ps,
+            busy_until: 0,
+            txdone_pending: false,
+            paused: false,
+            data: VecDeque::new(),
+            data_bytes: 0,
+            in_bytes: 0,
+            in_headroom: 0,
+            xoff_sent: false,
+            tx_total: 0,
+            last_pause_end: None,
+            occupancy: Default::default(),
+            marking: NO_MARKING,
+        }
+    }
+
+    /// Bytes waiting in the data queue (not counting the packet on the wire).
+    #[inline]
+    pub fn queue_bytes(&self) -> u64 {
+        self.data_bytes
+    }
+
+    pub fn rate_bps(&self) -> u64 {
+        self.rate_bps
+    }
+
+    pub fn delay_ps(&self) -> u64 {
+        self.delay_ps
+    }
+
+    /// The node that owns this port, and the port at the other end.
+    pub fn node(&self) -> u32 {
+        self.node
+    }
+
+    pub fn peer(&self) -> u32 {
+        self.peer
+    }
+
+    /// Whether the owner should transmit now: true when the transmitter is
+    /// idle; otherwise makes sure a `TxDone` will serve the port when the
+    /// current packet is out.
+    #[inline]
+    pub(crate) fn kick(&mut self, id: u32, ctx: &mut Ctx) -> bool {
+        if self.txdone_pending {
+            return false;
+        }
+        if self.busy_until <= ctx.now {
+            true
+        } else {
+            self.txdone_pending = true;
+            ctx.q.push(self.busy_until, Event::TxDone { port: id });
+            false
+        }
+    }
+
+    /// After a packet went out from a backlog: serve the backlog when it is out.
+    #[inline]
+    pub(crate) fn again_at(&mut self, id: u32, ctx: &mut Ctx, end: u64) {
+        self.txdone_pending = true;
+        ctx.q.push(end, Event::TxDone { port: id });
+    }
+
+    /// Puts `pkt` on the wire at `start` (now, or later for a control packet
+    /// committed behind the packet on the wire) and schedules its arrival at
+    /// the far end. Returns the end of its serialization.
+    #[inline]
+    pub(crate) fn start_tx(&mut self, id: u32, ctx: &mut Ctx, obs: &mut Observers, pkt: u32, start: u64) -> u64 {
+        let wire = ctx.pkts.get(pkt).wire as u64;
+        let end = start + tx_time_ps(wire, self.rate_bps);
+        self.busy_until = end;
+        self.tx_total += wire;
+        obs.on_tx(ctx.now, id, &ctx.pkts, pkt, start, end);
+        ctx.pkts.get_mut(pkt).hops += 1;
+        ctx.stats.link_hops += 1;
+        ctx.q.push(end + self.delay_ps, Event::Arrive { pkt, port: self.peer });
+        end
+    }
+
+    /// PFC: the peer asked this port to stop (or resume) sending data.
+    /// Returns true when the state changed to resumed (the owner kicks the port).
+    pub(crate) fn set_paused(&mut self, id: u32, now: u64, obs: &mut Observers, paused: bool) -> bool {
+        if self.paused == paused {
+            return false;
+        }
+        self.paused = paused;
+        if !paused {
+            self.last_pause_end = Some(now);
+        }
+        obs.on_pause(now, id, paused);
+        !paused
+    }
+}

@@ -1,0 +1,768 @@
+//! One flow (a queue pair) as a state machine with no I/O, in the manner of
+//! quinn-proto's `Connection`: it takes arrivals (ACK, NACK, CNP, data) and
+//! timer expiries with the time they happen, and answers with what to send
+//! and which timers to arm. The transport does the sending; a flow can be
+//! driven by a test with scripted packets and no network.
+//!
+//! Sender: sends packet by packet when the congestion window allows and the
+//! pacing time has come. Receiver: in-order delivery with go-back-N (RoCE) or
+//! selective retransmission, ACK every `ack_every` packets (immediately on
+//! CE, loss or the last packet), NACK on a gap (rate-limited) or a trimmed
+//! packet. A retransmission timer backs both up.
+//!
+//! Timers are fields, not queue entries: a flow keeps its deadline in
+//! `rto_at` and has at most one `FlowTimer` event outstanding, which re-arms
+//! itself if the deadline moved later.
+
+use crate::cc::{AckSample, Cc, CongestionControl};
+use crate::packet::{Advice, IntStack, Packet, PacketKind, Signals, F_CE, F_DONE, F_ECT, F_RTX, F_TRIMMED, NO_TAG};
+use crate::scenario::config::{CcKind, Retransmit, TransportConfig};
+use crate::signal::csig::{CsigSetup, Reflect};
+use crate::signal::stamp::StampSetup;
+use crate::signal::CsigSample;
+use crate::sim::rng::{Purpose, Stream};
+use crate::units::tx_time_ps;
+use std::collections::VecDeque;
+
+/// What every flow of a run shares: the transport settings and the signals
+/// senders put in (and receivers reflect from) packets.
+#[derive(Clone, Debug)]
+pub struct FlowShared {
+    pub t: TransportConfig,
+    pub csig: Option<CsigSetup>,
+    pub stamp: Option<StampSetup>,
+    /// Wire bytes a CSIG tag and an INT stack add.
+    pub tag_bytes: u32,
+    pub int_bytes: u32,
+}
+
+/// What a flow is, from the scenario.
+#[derive(Clone, Debug)]
+pub struct FlowInit<'a> {
+    pub src: u32,
+    pub dst: u32,
+    pub size: u64,
+    pub start_ps: u64,
+    /// Sending-rate cap (u64::MAX: none).
+    pub rate_cap: u64,
+    pub name: &'a str,
+}
+
+/// One flow: sender and receiver state.
+#[derive(Debug)]
+pub struct Flow {
+    pub id: u32,
+    pub src: u32,
+    pub dst: u32,
+    pub size: u64,
+    pub start_ps: u64,
+    pub npkts: u32,
+    pub mss: u32,
+    pub entropy: u32,
+    pub base_rtt_ps: u64,
+    /// Sending-rate cap from the scenario (u64::MAX: none).
+    pub rate_cap: u64,
+    pub cc: Cc,
+    // sender
+    pub started: bool,
+    pub snd_una: u32,
+    pub snd_nxt: u32,
+    /// One past the highest packet ever sent: anything below it is a resend.
+    pub high_sent: u32,
+    /// Selective mode: per-packet acked bits and the resend queue.
+    acked: Vec<u64>,
+    rtx_queue: VecDeque<u32>,
+    pub next_send_ps: u64,
+    pub(crate) in_ring: bool,
+    pub rto_at: u64,
+    pub(crate) timer_pending: bool,
+    pub rto_backoff: u32,
+    pub sender_done_ps: Option<u64>,
+    // receiver
+    pub rcv_nxt: u32,
+    received: Vec<u64>,
+    pub pending_acks: u32,
+    pub pending_ce: u32,
+    pub last_nack_psn: u32,
+    pub last_nack_ps: u64,
+    pub finish_ps: Option<u64>,
+    /// Reflect = worst: the worst signals over the packets the next ACK covers.
+    pending_sig: Signals,
+    /// The pending congestion-control timer event, or u64::MAX.
+    pub(crate) cc_timer_at: u64,
+    /// Notification point: when the receiver last sent a CNP (or, with
+    /// DCQCN-Rev, last decided not to).
+    pub last_cnp_ps: Option<u64>,
+    pub cnps: u64,
+    /// DCQCN-Rev's enhanced notification point: the lowest rate advice among
+    /// the marked packets since the last decision, the bytes delivered since
+    /// then, and the CNPs it chose not to send.
+    pub enp_advice: Advice,
+    pub enp_bytes: u64,
+    pub cnps_suppressed: u64,
+    /// Delayed ACK: when the pending ACK must go at the latest, and the last
+    /// data packet it covers (for the echo and the reflected signals).
+    pub(crate) ack_at: u64,
+    last_rx: Option<(Packet, Signals)>,
+    tag_rng: Stream,
+    // stats
+    pub bytes_sent: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub nacks: u64,
+    pub trims: u64,
+    pub ce_marks: u64,
+}
+
+fn bit(v: &[u64], i: u32) -> bool {
+    v[(i / 64) as usize] >> (i % 64) & 1 == 1
+}
+fn set_bit(v: &mut [u64], i: u32) {
+    v[(i / 64) as usize] |= 1 << (i % 64);
+}
+
+/// Why a flow could not send, or what it sends next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendCheck {
+    /// Packet `psn`, a resend from the resend queue if true.
+    Send(u32, bool),
+    /// Waiting for ACKs (window full, or everything sent).
+    Blocked,
+    /// Paced until this time.
+    Paced(u64),
+}
+
+/// A data packet the sender built.
+#[derive(Clone, Copy, Debug)]
+pub struct Sent {
+    pub packet: Packet,
+    /// The packet carries a CSIG tag (initialized by the transport).
+    pub tagged: bool,
+    /// It resends a packet sent before.
+    pub resend: bool,
+    /// Arm the retransmission timer event at this time.
+    pub arm_rto: Option<u64>,
+}
+
+/// What the signals of a control packet reflect.
+#[derive(Clone, Copy, Debug)]
+pub enum Reflection {
+    None,
+    /// These signals, and the INT stack of the data packet that triggered it if true.
+    Signals(Signals, bool),
+}
+
+/// One thing a receiver does in answer to a data packet, in order.
+#[derive(Clone, Copy, Debug)]
+pub enum RxAction {
+    /// Send this control packet (ACK, NACK or CNP) back to the sender.
+    Send(Packet, Reflection),
+    /// Arm the delayed-ACK timer event at this time.
+    AckTimer(u64),
+}
+
+/// A receiver's answer to one data packet: at most a CNP, an ACK (or its
+/// timer) and a NACK, in the order they happen, and what to count.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RxOutcome {
+    actions: [Option<RxAction>; 3],
+    len: usize,
+    /// The packet delivered data (it was not trimmed and the flow not finished).
+    pub delivered: bool,
+    /// The flow's last byte arrived with this packet.
+    pub completed: bool,
+    /// Go-back-N discarded the packet as out of order.
+    pub discarded: bool,
+    /// The notification point decided not to send a CNP.
+    pub cnp_suppressed: bool,
+}
+
+impl RxOutcome {
+    fn push(&mut self, a: RxAction) {
+        self.actions[self.len] = Some(a);
+        self.len += 1;
+    }
+
+    pub fn actions(&self) -> impl Iterator<Item = RxAction> + '_ {
+        self.actions[..self.len].iter().map(|a| a.expect("filled"))
+    }
+}
+
+/// A sender's answer to an ACK.
+#[derive(Clone, Copy, Debug)]
+pub enum AckOutcome<'a> {
+    /// The sender had already finished.
+    Ignored,
+    /// Applied; what the ACK said (for the monitors) and whether the
+    /// controller now wants a timer and the flow is done.
+    Applied { seen: AckView<'a>, done: bool, wants_timer: bool },
+}
+
+/// An ACK as the sender applied it.
+#[derive(Clone, Copy, Debug)]
+pub struct AckView<'a> {
+    pub sample: AckSample<'a>,
+    pub csig: Option<CsigSample>,
+    pub stamps: Option<crate::signal::StampSample>,
+}
+
+/// The retransmission timer's answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RtoOutcome {
+    /// Nothing to do (the flow finished or has no deadline).
+    Idle,
+    /// The deadline moved later: wait again until then.
+    Rearm(u64),
+    /// Timeout: the controller may want a timer; wait again until the new deadline.
+    Fired { wants_timer: bool, rearm: u64 },
+}
+
+impl Flow {
+    pub fn new(id: u32, f: &FlowInit, t: &TransportConfig, cc: Cc, entropy: u32, base_rtt_ps: u64, seed: u64) -> Flow {
+        let npkts = f.size.div_ceil(t.mtu as u64) as u32;
+        let selective = t.retransmit == Retransmit::Selective;
+        let words = if selective { (npkts as usize).div_ceil(64) } else { 0 };
+        Flow {
+            id,
+            src: f.src,
+            dst: f.dst,
+            size: f.size,
+            start_ps: f.start_ps,
+            npkts,
+            mss: t.mtu,
+            entropy,
+            base_rtt_ps,
+            rate_cap: f.rate_cap,
+            cc,
+            started: false,
+            snd_una: 0,
+            snd_nxt: 0,
+            high_sent: 0,
+            acked: vec![0; words],
+            rtx_queue: VecDeque::new(),
+            next_send_ps: 0,
+            in_ring: false,
+            rto_at: u64::MAX,
+            timer_pending: false,
+            rto_backoff: 1,
+            sender_done_ps: None,
+            rcv_nxt: 0,
+            received: vec![0; words],
+            pending_acks: 0,
+            pending_ce: 0,
+            last_nack_psn: u32::MAX,
+            last_nack_ps: 0,
+            finish_ps: None,
+            pending_sig: Signals::default(),
+            ack_at: u64::MAX,
+            last_rx: None,
+            cc_timer_at: u64::MAX,
+            last_cnp_ps: None,
+            cnps: 0,
+            enp_advice: Advice::NONE,
+            enp_bytes: 0,
+            cnps_suppressed: 0,
+            tag_rng: Stream::new(seed, id as u64, Purpose::CsigTag),
+            bytes_sent: 0,
+            retransmits: 0,
+            timeouts: 0,
+            nacks: 0,
+            trims: 0,
+            ce_marks: 0,
+        }
+    }
+
+    /// Payload bytes the receiver has in order.
+    pub fn delivered_bytes(&self) -> u64 {
+        (self.rcv_nxt as u64 * self.mss as u64).min(self.size)
+    }
+
+    /// Payload bytes of packet `psn`.
+    #[inline]
+    pub fn payload(&self, psn: u32) -> u32 {
+        let start = psn as u64 * self.mss as u64;
+        (self.size - start).min(self.mss as u64) as u32
+    }
+
+    /// Payload bytes in packets [a, b).
+    #[inline]
+    fn bytes_between(&self, a: u32, b: u32) -> u64 {
+        if b <= a {
+            return 0;
+        }
+        (b as u64 * self.mss as u64).min(self.size) - a as u64 * self.mss as u64
+    }
+
+    fn inflight_bytes(&self) -> u64 {
+        self.bytes_between(self.snd_una, self.snd_nxt)
+    }
+
+    fn selective(&self) -> bool {
+        !self.acked.is_empty()
+    }
+
+    /// The flow starts at `now`. Returns true when it is complete at once (no packets).
+    pub fn start(&mut self, now: u64) -> bool {
+        self.started = true;
+        if self.npkts == 0 {
+            self.finish_ps = Some(now);
+            self.sender_done_ps = Some(now);
+            return true;
+        }
+        false
+    }
+
+    /// The signals an ACK reflects: those of the last packet it covers, with
+    /// the CSIG tag replaced by the worst one held since the previous ACK
+    /// (held only when `reflect = "worst"`).
+    fn take_reflection(&mut self, last: &Signals) -> Signals {
+        let mut out = *last;
+        let w = std::mem::take(&mut self.pending_sig);
+        if w.csig_type != NO_TAG {
+            out.csig_type = w.csig_type;
+            out.csig_value = w.csig_value;
+            out.csig_lm = w.csig_lm;
+            out.csig_writer = w.csig_writer;
+            out.csig_d = w.csig_d;
+        }
+        out
+    }
+
+    /// Next packet to (re)send, if any, without consuming it.
+    fn next_psn(&mut self) -> Option<(u32, bool)> {
+        if self.selective() {
+            while let Some(&p) = self.rtx_queue.front() {
+                if p < self.snd_una || bit(&self.acked, p) {
+                    self.rtx_queue.pop_front();
+                } else {
+                    return Some((p, true));
+                }
+            }
+        }
+        (self.snd_nxt < self.npkts).then_some((self.snd_nxt, false))
+    }
+
+    /// May the sender send at `now`, and what?
+    pub fn check_send(&mut self, now: u64) -> SendCheck {
+        let Some((psn, rtx)) = self.next_psn() else { return SendCheck::Blocked };
+        if !rtx {
+            let inflight = self.inflight_bytes();
+            if inflight > 0 && inflight + self.payload(psn) as u64 > self.cc.cwnd() {
+                return SendCheck::Blocked;
+            }
+        }
+        if self.next_send_ps > now {
+            return SendCheck::Paced(self.next_send_ps);
+        }
+        SendCheck::Send(psn, rtx)
+    }
+
+    /// Builds data packet `psn` (a resend from the queue if `rtx`) leaving a
+    /// NIC of `line_rate` at `now`.
+    pub fn send(&mut self, now: u64, psn: u32, rtx: bool, line_rate: u64, sh: &FlowShared) -> Sent {
+        let t = &sh.t;
+        let payload = self.payload(psn);
+        let tagged = match &sh.csig {
+            Some(cs) => cs.fraction >= 1.0 || self.tag_rng.unit() < cs.fraction,
+            None => false,
+        };
+        let wire = payload + t.header + if tagged { sh.tag_bytes } else { 0 } + sh.int_bytes;
+        if rtx {
+            self.rtx_queue.pop_front();
+        } else {
+            self.snd_nxt = psn + 1;
+        }
+        let resend = psn < self.high_sent;
+        self.high_sent = self.high_sent.max(psn + 1);
+        if resend {
+            self.retransmits += 1;
+        }
+        self.bytes_sent += wire as u64;
+        self.cc.on_send(now, psn, wire);
+        let rate = self.cc.rate().min(self.rate_cap);
+        if rate < line_rate {
+            self.next_send_ps = now + tx_time_ps(wire as u64, rate);
+        }
+        if self.rto_at == u64::MAX {
+            self.rto_at = now + t.rto.0 * self.rto_backoff as u64;
+        }
+        let arm_rto = (!self.timer_pending).then(|| {
+            self.timer_pending = true;
+            self.rto_at
+        });
+        let packet = Packet {
+            kind: PacketKind::Data,
+            flags: if t.ecn { F_ECT } else { 0 } | if resend { F_RTX } else { 0 },
+            flow: self.id,
+            src: self.src,
+            dst: self.dst,
+            psn,
+            wire,
+            payload,
+            entropy: self.entropy,
+            sent_ps: now,
+            ..Default::default()
+        };
+        Sent { packet, tagged, resend, arm_rto }
+    }
+
+    /// A control packet from the receiver to the sender, answering `data`.
+    fn ctrl(&self, kind: PacketKind, psn: u32, data: &Packet, acked: u32, ce: u32, done: bool, refl: Reflection, sh: &FlowShared) -> RxAction {
+        // Every control packet reserves the INT stack's bytes; only a reflected tag adds its own.
+        let reflect_bytes = match refl {
+            Reflection::Signals(s, _) if s.csig_type != NO_TAG => sh.tag_bytes,
+            _ => 0,
+        } + sh.int_bytes;
+        let p = Packet {
+            kind,
+            flags: if done { F_DONE } else { 0 },
+            flow: self.id,
+            src: self.dst,
+            dst: self.src,
+            psn,
+            sack: data.psn,
+            wire: sh.t.ack_size + reflect_bytes,
+            entropy: self.entropy,
+            acked: acked.min(u16::MAX as u32) as u16,
+            ce: ce.min(u16::MAX as u32) as u16,
+            sent_ps: data.sent_ps,
+            advice: if kind == PacketKind::Cnp { data.advice } else { Advice::NONE },
+            ..Default::default()
+        };
+        RxAction::Send(p, refl)
+    }
+
+    /// The receiver gets data packet `p` with signals `sig` at `now`; `has_int`
+    /// says whether the packet carried an INT stack (reflected as it is).
+    pub fn on_data(&mut self, now: u64, p: &Packet, sig: &Signals, has_int: bool, sh: &FlowShared) -> RxOutcome {
+        let mut out = RxOutcome::default();
+        let refl = Reflection::Signals(*sig, has_int);
+        let t = &sh.t;
+        if self.finish_ps.is_some() {
+            // Late duplicate after completion: re-ACK so the sender can finish.
+            out.push(self.ctrl(PacketKind::Ack, self.npkts, p, 0, 0, true, refl, sh));
+            return out;
+        }
+        if p.flags & F_TRIMMED != 0 {
+            self.trims += 1;
+            // Selective: NACK exactly the trimmed packet. Go-back-N asks for the
+            // same packet whatever was trimmed: rate-limit those NACKs like gap
+            // NACKs, or every trim would rewind the sender.
+            if self.selective() {
+                self.last_nack_psn = p.psn;
+                self.last_nack_ps = now;
+                self.nacks += 1;
+                out.push(self.ctrl(PacketKind::Nack, p.psn, p, 0, 0, false, refl, sh));
+            } else {
+                self.nack_hole(now, p, refl, sh, &mut out);
+            }
+            return out;
+        }
+        out.delivered = true;
+        self.enp_bytes += p.wire as u64;
+        let ce = (p.flags & F_CE != 0) as u32;
+        if ce == 1 && t.cc.uses_cnp() {
+            self.notification_point(now, p, sh, &mut out);
+        }
+        self.ce_marks += ce as u64;
+        let mut gap = false;
+        let mut nack_gap = false;
+        if self.selective() {
+            if p.psn >= self.rcv_nxt && !bit(&self.received, p.psn) {
+                set_bit(&mut self.received, p.psn);
+                while self.rcv_nxt < self.npkts && bit(&self.received, self.rcv_nxt) {
+                    self.rcv_nxt += 1;
+                }
+            }
+            gap = p.psn > self.rcv_nxt;
+            nack_gap = p.psn >= self.rcv_nxt.saturating_add(t.nack_threshold.max(1));
+        } else if p.psn == self.rcv_nxt {
+            self.rcv_nxt += 1;
+        } else if p.psn > self.rcv_nxt {
+            // Go-back-N: out-of-order data is discarded and the hole NACKed.
+            out.discarded = true;
+            self.nack_hole(now, p, refl, sh, &mut out);
+            return out;
+        } else {
+            // Duplicate of delivered data: ACK at once so a sender that went back moves on.
+            out.push(self.ctrl(PacketKind::Ack, self.rcv_nxt, p, 0, 0, false, refl, sh));
+            return out;
+        }
+        self.pending_acks += 1;
+        self.pending_ce += ce;
+        let done = self.rcv_nxt == self.npkts;
+        if done {
+            self.finish_ps = Some(now);
+            out.completed = true;
+        }
+        if let Some(cs) = sh.csig.as_ref().filter(|cs| cs.reflect == Reflect::Worst) {
+            // Keep the worst tag over the packets this ACK will cover.
+            let pend = &mut self.pending_sig;
+            if sig.csig_type != NO_TAG && (pend.csig_type == NO_TAG || cs.worse(sig.csig_value, pend.csig_value)) {
+                *pend = *sig;
+            }
+        }
+        if done || gap || self.pending_acks >= t.ack_every || (ce == 1 && t.ack_on_ce) {
+            let (acked, ces, n) = (self.pending_acks, self.pending_ce, self.rcv_nxt);
+            self.pending_acks = 0;
+            self.pending_ce = 0;
+            let refl = Reflection::Signals(self.take_reflection(sig), has_int);
+            out.push(self.ctrl(PacketKind::Ack, n, p, acked, ces, done, refl, sh));
+            self.ack_at = u64::MAX;
+        } else {
+            // Coalescing: the ACK waits for more packets, but at most ack_delay.
+            self.last_rx = Some((*p, *sig));
+            if self.ack_at == u64::MAX {
+                self.ack_at = now + t.ack_delay.0;
+                out.push(RxAction::AckTimer(self.ack_at));
+            }
+        }
+        if nack_gap {
+            self.nack_hole(now, p, refl, sh, &mut out);
+        }
+        out
+    }
+
+    /// NACKs the first missing packet, at most once per `nack_interval` for
+    /// the same hole.
+    fn nack_hole(&mut self, now: u64, p: &Packet, refl: Reflection, sh: &FlowShared, out: &mut RxOutcome) {
+        let ask = self.rcv_nxt;
+        if self.last_nack_psn != ask || now >= self.last_nack_ps + sh.t.nack_interval.0 {
+            self.last_nack_psn = ask;
+            self.last_nack_ps = now;
+            self.nacks += 1;
+            out.push(self.ctrl(PacketKind::Nack, ask, p, 0, 0, false, refl, sh));
+        }
+    }
+
+    /// The notification point: a CE-marked data packet arrived; send a CNP
+    /// unless one went to this flow less than `cnp_interval` ago.
+    ///
+    /// DCQCN-Rev's enhanced notification point keeps the lowest root fair
+    /// share of the marked packets it ignored, reports it in the next CNP, and
+    /// (with `suppress`) sends no CNP to a flow whose data arrived, since the
+    /// last decision, at no more than the rate the CNP would set
+    /// (`target_utilization` x share): that flow has already slowed down.
+    fn notification_point(&mut self, now: u64, p: &Packet, sh: &FlowShared, out: &mut RxOutcome) {
+        let t = &sh.t;
+        let interval = t.cnp_interval_ps();
+        let rev = (t.cc == CcKind::DcqcnRev).then_some(t.dcqcn_rev);
+        if rev.is_some() {
+            self.enp_advice = self.enp_advice.lower(p.advice);
+        }
+        if self.last_cnp_ps.is_some_and(|t| now < t + interval) {
+            return;
+        }
+        let advice = self.enp_advice;
+        // Delivered rate since the last decision, against the rate the CNP would set.
+        let suppress = match (rev, self.last_cnp_ps) {
+            (Some(rev), Some(last)) if rev.suppress && !advice.is_none() => {
+                self.enp_bytes as f64 * 8e12 / (now - last).max(1) as f64 <= rev.target_utilization * advice.bps() as f64
+            }
+            _ => false,
+        };
+        // Either way this is a decision: the interval, the count and the advice restart.
+        self.last_cnp_ps = Some(now);
+        self.enp_bytes = 0;
+        self.enp_advice = Advice::NONE;
+        if suppress {
+            self.cnps_suppressed += 1;
+            out.cnp_suppressed = true;
+            return;
+        }
+        self.cnps += 1;
+        let cnp_of = Packet { advice, ..*p };
+        out.push(self.ctrl(PacketKind::Cnp, p.psn, &cnp_of, 0, 1, false, Reflection::None, sh));
+    }
+
+    /// The delayed-ACK timer at `now`: the coalesced ACK, if it is still owed.
+    pub fn on_ack_timer(&mut self, now: u64, sh: &FlowShared) -> Option<RxAction> {
+        if self.ack_at != now || self.pending_acks == 0 {
+            return None;
+        }
+        self.ack_at = u64::MAX;
+        let (p, sig) = self.last_rx.take()?;
+        let (acked, ces, n) = (self.pending_acks, self.pending_ce, self.rcv_nxt);
+        self.pending_acks = 0;
+        self.pending_ce = 0;
+        let out = self.take_reflection(&sig);
+        // INT is not kept for delayed ACKs: the stack of the last packet is gone.
+        Some(self.ctrl(PacketKind::Ack, n, &p, acked, ces, false, Reflection::Signals(out, false), sh))
+    }
+
+    /// The sender gets ACK `p` with reflected signals `sig` (and INT stack
+    /// `int`) at `now`.
+    pub fn on_ack<'a>(&mut self, now: u64, p: &Packet, sig: &Signals, int: Option<&'a IntStack>, sh: &FlowShared) -> AckOutcome<'a> {
+        let csig = match &sh.csig {
+            Some(cs) if sig.csig_type != NO_TAG => Some(CsigSample {
+                sig: cs.sig,
+                raw: sig.csig_value,
+                value: cs.decode(sig.csig_value),
+                locator: sig.csig_lm,
+                writer: sig.csig_writer,
+            }),
+            _ => None,
+        };
+        let stamps = sh.stamp.as_ref().map(|st| st.sample(sig));
+        if self.sender_done_ps.is_some() {
+            return AckOutcome::Ignored;
+        }
+        let before = self.snd_una;
+        let mut newly = 0u64;
+        if self.selective() {
+            // The selectively acked packet, when beyond the cumulative point.
+            if p.sack < self.npkts && p.sack >= p.psn && !bit(&self.acked, p.sack) && p.acked > 0 {
+                set_bit(&mut self.acked, p.sack);
+                newly += self.payload(p.sack) as u64;
+            }
+            while self.snd_una < p.psn.min(self.npkts) {
+                if !bit(&self.acked, self.snd_una) {
+                    set_bit(&mut self.acked, self.snd_una);
+                    newly += self.payload(self.snd_una) as u64;
+                }
+                self.snd_una += 1;
+            }
+            while self.snd_una < self.npkts && bit(&self.acked, self.snd_una) {
+                self.snd_una += 1;
+            }
+        } else if p.psn > self.snd_una {
+            newly = self.bytes_between(self.snd_una, p.psn);
+            self.snd_una = p.psn;
+        }
+        if self.snd_nxt < self.snd_una {
+            self.snd_nxt = self.snd_una;
+        }
+        let progress = self.snd_una > before;
+        let sample = AckSample {
+            now_ps: now,
+            acked_bytes: newly,
+            acked_pkts: p.acked as u32,
+            ce_pkts: p.ce as u32,
+            rtt_ps: now.saturating_sub(p.sent_ps),
+            snd_una: self.snd_una,
+            // After a go-back-N rewind, windows are still measured to the highest packet sent.
+            snd_nxt: self.snd_nxt.max(self.high_sent),
+            inflight_bytes: self.inflight_bytes(),
+            csig,
+            stamps,
+            int,
+        };
+        self.cc.on_ack(&sample);
+        let wants_timer = self.cc.next_timer().is_some();
+        let seen = AckView { sample, csig, stamps };
+        if self.snd_una >= self.npkts || p.flags & F_DONE != 0 {
+            self.snd_una = self.npkts;
+            self.sender_done_ps = Some(now);
+            self.rto_at = u64::MAX;
+            self.cc_timer_at = u64::MAX;
+            return AckOutcome::Applied { seen, done: true, wants_timer: false };
+        }
+        if progress {
+            self.rto_backoff = 1;
+            self.rto_at = if self.snd_nxt > self.snd_una { now + sh.t.rto.0 } else { u64::MAX };
+        }
+        AckOutcome::Applied { seen, done: false, wants_timer }
+    }
+
+    /// The sender gets NACK `p` at `now`. Returns None when the sender had
+    /// finished, else whether the controller now wants a timer.
+    pub fn on_nack(&mut self, now: u64, p: &Packet, sh: &FlowShared) -> Option<bool> {
+        if self.sender_done_ps.is_some() {
+            return None;
+        }
+        let before = self.snd_una;
+        if self.selective() {
+            // A selective NACK names one missing packet; it says nothing of the others.
+            if p.psn < self.npkts && !bit(&self.acked, p.psn) && !self.rtx_queue.contains(&p.psn) {
+                self.rtx_queue.push_back(p.psn);
+            }
+        } else {
+            if p.psn > self.snd_una {
+                self.snd_una = p.psn;
+            }
+            // Go back: resend from the requested packet.
+            if self.snd_nxt > p.psn {
+                self.snd_nxt = p.psn.max(self.snd_una);
+            }
+        }
+        let nxt = self.snd_nxt.max(self.high_sent);
+        self.cc.on_nack(now, nxt);
+        let timer = self.cc.next_timer().is_some();
+        if self.snd_una > before {
+            // The NACK acknowledged everything before the hole: that is progress.
+            self.rto_backoff = 1;
+            self.rto_at = now + sh.t.rto.0;
+        }
+        Some(timer)
+    }
+
+    /// A CNP for this flow arrived at the sender at `now`. Returns None when
+    /// the sender had finished.
+    pub fn on_cnp(&mut self, now: u64, p: &Packet) -> Option<()> {
+        if self.sender_done_ps.is_some() {
+            return None;
+        }
+        let cnp = crate::cc::CnpSample { now_ps: now, fair_share_bps: p.advice.share_bps(), drain: p.advice.drain() };
+        self.cc.on_cnp(&cnp);
+        Some(())
+    }
+
+    /// When a `CcTimer` event should be armed for the controller's next timer
+    /// (not before `now`), if it asks for one earlier than the one pending.
+    pub fn cc_timer_due(&mut self, now: u64) -> Option<u64> {
+        let t = self.cc.next_timer()?.max(now);
+        (t < self.cc_timer_at).then(|| {
+            self.cc_timer_at = t;
+            t
+        })
+    }
+
+    /// The controller's timer event at `now`. Returns false when the sender had finished.
+    pub fn on_cc_timer(&mut self, now: u64) -> bool {
+        self.cc_timer_at = u64::MAX;
+        if self.sender_done_ps.is_some() {
+            return false;
+        }
+        if self.cc.next_timer().is_some_and(|t| t <= now) {
+            self.cc.on_timer(now);
+        }
+        true
+    }
+
+    /// The retransmission timer event at `now`.
+    pub fn on_rto_timer(&mut self, now: u64, sh: &FlowShared) -> RtoOutcome {
+        self.timer_pending = false;
+        if self.sender_done_ps.is_some() || self.rto_at == u64::MAX {
+            return RtoOutcome::Idle;
+        }
+        if now < self.rto_at {
+            self.timer_pending = true;
+            return RtoOutcome::Rearm(self.rto_at);
+        }
+        // Timeout: nothing acknowledged for a whole RTO.
+        self.timeouts += 1;
+        self.rto_backoff = (self.rto_backoff * 2).min(64);
+        self.cc.on_timeout(now);
+        let wants_timer = self.cc.next_timer().is_some();
+        if self.selective() {
+            let una = self.snd_una;
+            if !self.rtx_queue.contains(&una) {
+                self.rtx_queue.push_front(una);
+            }
+        } else {
+            self.snd_nxt = self.snd_una;
+        }
+        self.rto_at = now + sh.t.rto.0 * self.rto_backoff as u64;
+        self.timer_pending = true;
+        RtoOutcome::Fired { wants_timer, rearm: self.rto_at }
+    }
+
+    /// Is a timer event at `t` stale (it changes nothing and is not activity)?
+    pub(crate) fn rto_stale(&mut self) -> bool {
+        if self.sender_done_ps.is_some() || self.rto_at == u64::MAX {
+            self.timer_pending = false;
+            return true;
+        }
+        false
+    }
+}
