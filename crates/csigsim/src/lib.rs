@@ -32,6 +32,7 @@
 
 pub mod bench;
 pub mod cc;
+pub mod de;
 pub mod engine;
 pub mod lb;
 pub mod monitor;

@@ -259,3 +259,17 @@ mod tests {
         assert_eq!(bytes_in(332_800, 100_000_000_000), 4160);
     }
 }
+
+/// Formats picoseconds as nanoseconds without losing precision.
+pub fn fmt_ns(ps: u64) -> String {
+    let (ns, rem) = (ps / 1000, ps % 1000);
+    if rem == 0 {
+        format!("{ns}")
+    } else {
+        let mut s = format!("{ns}.{rem:03}");
+        while s.ends_with('0') {
+            s.pop();
+        }
+        s
+    }
+}

@@ -4,7 +4,7 @@
 //! it `FILE.csv`, one row per captured frame with what the simulator knew of
 //! it, so captures can be checked against the dissector.
 
-use crate::net::packet::{PacketKind, F_CE, F_ECT, F_TRIMMED};
+use crate::packet::{PacketKind, F_CE, F_ECT, F_TRIMMED};
 use crate::signal::{csig::TagSize, NO_TAG};
 use crate::packet::{Packet, PacketArena};
 use crate::wire::{ip_of_host, mac_of_node, nak_syndrome, CsigCodec, CsigRepr, FrameRepr, PcapWriter};
@@ -171,7 +171,7 @@ impl Capture {
                     c.index,
                     "{},{},{},{},{kind},{},{},{},{row}",
                     c.frames,
-                    crate::output::fmt_ns(start),
+                    crate::units::fmt_ns(start),
                     ends.from,
                     ends.to,
                     p.flow,

@@ -20,7 +20,7 @@ use super::port::{Port, NO_MARKING};
 use super::Network;
 use crate::monitor::Observers;
 use crate::packet::{Advice, Packet, PacketKind, F_CE, F_ECT, F_TRIMMED, F_XOFF};
-use crate::scenario::config::{EcnConfig, EcnMode, RoutingPolicy, SwitchConfig, SwitchMode};
+use super::config::{EcnConfig, EcnMode, RoutingPolicy, SwitchConfig, SwitchMode};
 use crate::signal::ecp;
 use crate::sim::rng::{mix, Stream};
 use crate::sim::Ctx;

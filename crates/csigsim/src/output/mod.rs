@@ -11,19 +11,8 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::Path;
 
-/// Formats picoseconds as nanoseconds without losing precision.
-pub fn fmt_ns(ps: u64) -> String {
-    let (ns, rem) = (ps / 1000, ps % 1000);
-    if rem == 0 {
-        format!("{ns}")
-    } else {
-        let mut s = format!("{ns}.{rem:03}");
-        while s.ends_with('0') {
-            s.pop();
-        }
-        s
-    }
-}
+pub use crate::units::fmt_ns;
+
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Summary {

@@ -37,30 +37,6 @@ fn segments(path: &str) -> Vec<Seg> {
     out
 }
 
-/// Formats a serde path as `a.b[2].c`.
-pub fn path_string(p: &serde_path_to_error::Path) -> String {
-    use serde_path_to_error::Segment;
-    let mut s = String::new();
-    for seg in p.iter() {
-        match seg {
-            Segment::Seq { index } => s.push_str(&format!("[{index}]")),
-            Segment::Map { key } => {
-                if !s.is_empty() {
-                    s.push('.');
-                }
-                s.push_str(key);
-            }
-            Segment::Enum { variant } => {
-                if !s.is_empty() {
-                    s.push('.');
-                }
-                s.push_str(variant);
-            }
-            Segment::Unknown => {}
-        }
-    }
-    s
-}
 
 #[derive(Clone, Copy)]
 enum Node<'a> {

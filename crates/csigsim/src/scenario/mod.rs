@@ -8,7 +8,7 @@
 pub mod config;
 pub mod error;
 mod locate;
-pub(crate) use locate::path_string;
+pub(crate) use crate::de::path_string;
 
 use crate::net::topology::{TopologyConfig, TopologySpec};
 use crate::units::Time;
@@ -87,7 +87,7 @@ pub fn load_str(text: &str, file: &str, base_dir: &Path, overrides: &[Override],
     };
     let de = toml::de::Deserializer::parse(&text).map_err(|e| syntax_error(&text, file, e))?;
     let sf: ScenarioFile = serde_path_to_error::deserialize(de).map_err(|e| {
-        let key = locate::path_string(e.path());
+        let key = path_string(e.path());
         let inner = e.into_inner();
         let pos = inner.span().map(|s| error::line_col(&text, s.start)).or_else(|| at(&key));
         InputError::new(file, (!key.is_empty() && key != ".").then_some(key), pos, inner.message().trim_end().to_string())

@@ -89,7 +89,7 @@ impl TopologyConfig {
         table.remove("kind");
         fn de<T: serde::de::DeserializeOwned>(t: toml::Table) -> Result<T, TopologyError> {
             serde_path_to_error::deserialize(toml::Value::Table(t)).map_err(|e| {
-                let key = crate::scenario::path_string(e.path());
+                let key = crate::de::path_string(e.path());
                 TopologyError::new(key, e.into_inner().to_string().trim_end().to_string())
             })
         }
