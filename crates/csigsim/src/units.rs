@@ -51,14 +51,21 @@ impl Rate {
 /// Serialization time of `bytes` at `rate_bps`, rounded up to a whole picosecond.
 #[inline]
 pub fn tx_time_ps(bytes: u64, rate_bps: u64) -> u64 {
-    let bits = bytes as u128 * 8 * PS_PER_S as u128;
-    bits.div_ceil(rate_bps as u128) as u64
+    // A packet's bits x 10^12 fit in 64 bits: the 128-bit division (a
+    // library call) is only needed for sizes above 2.3 MB.
+    match bytes.checked_mul(8 * PS_PER_S) {
+        Some(bits) => bits.div_ceil(rate_bps),
+        None => (bytes as u128 * 8 * PS_PER_S as u128).div_ceil(rate_bps as u128) as u64,
+    }
 }
 
 /// Bytes a link of `rate_bps` carries in `ps` picoseconds (rounded down).
 #[inline]
 pub fn bytes_in(ps: u64, rate_bps: u64) -> u64 {
-    (ps as u128 * rate_bps as u128 / (8 * PS_PER_S as u128)) as u64
+    match ps.checked_mul(rate_bps) {
+        Some(x) => x / (8 * PS_PER_S),
+        None => (ps as u128 * rate_bps as u128 / (8 * PS_PER_S as u128)) as u64,
+    }
 }
 
 const TIME_UNITS: &[(&str, u64)] = &[
@@ -227,6 +234,20 @@ impl fmt::Display for Size {
     }
 }
 
+/// Formats picoseconds as nanoseconds without losing precision.
+pub fn fmt_ns(ps: u64) -> String {
+    let (ns, rem) = (ps / 1000, ps % 1000);
+    if rem == 0 {
+        format!("{ns}")
+    } else {
+        let mut s = format!("{ns}.{rem:03}");
+        while s.ends_with('0') {
+            s.pop();
+        }
+        s
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -258,18 +279,21 @@ mod tests {
         assert_eq!(tx_time_ps(1, 3), 2_666_666_666_667);
         assert_eq!(bytes_in(332_800, 100_000_000_000), 4160);
     }
-}
 
-/// Formats picoseconds as nanoseconds without losing precision.
-pub fn fmt_ns(ps: u64) -> String {
-    let (ns, rem) = (ps / 1000, ps % 1000);
-    if rem == 0 {
-        format!("{ns}")
-    } else {
-        let mut s = format!("{ns}.{rem:03}");
-        while s.ends_with('0') {
-            s.pop();
+    proptest::proptest! {
+        #[test]
+        fn fast_paths_equal_the_128_bit_formulas(bytes in 0u64..u64::MAX / 8, ps in proptest::prelude::any::<u64>(), rate in 1u64..u64::MAX) {
+            let slow = (bytes as u128 * 8 * PS_PER_S as u128).div_ceil(rate as u128);
+            if slow <= u64::MAX as u128 {
+                proptest::prop_assert_eq!(tx_time_ps(bytes, rate) as u128, slow);
+            }
+            proptest::prop_assert_eq!(bytes_in(ps, rate), (ps as u128 * rate as u128 / (8 * PS_PER_S as u128)) as u64);
         }
-        s
+
+        #[test]
+        fn fast_paths_equal_the_128_bit_formulas_for_packets(bytes in 0u64..100_000, ps in 0u64..10_000_000_000, rate in 1_000u64..2_000_000_000_000) {
+            proptest::prop_assert_eq!(tx_time_ps(bytes, rate) as u128, (bytes as u128 * 8 * PS_PER_S as u128).div_ceil(rate as u128));
+            proptest::prop_assert_eq!(bytes_in(ps, rate), (ps as u128 * rate as u128 / (8 * PS_PER_S as u128)) as u64);
+        }
     }
 }

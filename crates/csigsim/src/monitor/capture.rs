@@ -108,6 +108,7 @@ impl Capture {
 
 impl Capture {
     /// Captures `pkt` as it starts on `port` at `start`, if the filter wants it.
+    #[inline(never)]
     pub fn on_tx(&mut self, port: u32, pkts: &PacketArena, pkt: u32, start: u64) {
         let c = self;
         let p: Packet = *pkts.get(pkt);

@@ -74,7 +74,7 @@ impl Observers {
     }
 
     /// `pkt` starts on the wire of `port` over [start, end), decided at `now`.
-    #[inline]
+    #[inline(always)]
     pub fn on_tx(&mut self, now: u64, port: u32, pkts: &PacketArena, pkt: u32, start: u64, end: u64) {
         if let Some(l) = &mut self.links {
             l[port as usize].on_tx(now, start, end, pkts.get(pkt).wire as u64, self.window_ps);

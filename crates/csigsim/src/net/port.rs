@@ -96,7 +96,7 @@ impl Port {
     /// Whether the owner should transmit now: true when the transmitter is
     /// idle; otherwise makes sure a `TxDone` will serve the port when the
     /// current packet is out.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn kick(&mut self, id: u32, ctx: &mut Ctx) -> bool {
         if self.txdone_pending {
             return false;
@@ -120,7 +120,7 @@ impl Port {
     /// Puts `pkt` on the wire at `start` (now, or later for a control packet
     /// committed behind the packet on the wire) and schedules its arrival at
     /// the far end. Returns the end of its serialization.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn start_tx(&mut self, id: u32, ctx: &mut Ctx, obs: &mut Observers, pkt: u32, start: u64) -> u64 {
         let wire = ctx.pkts.get(pkt).wire as u64;
         let end = start + tx_time_ps(wire, self.rate_bps);

@@ -261,7 +261,7 @@ impl Network {
         // ECN: RED on the data queue this packet joins; with ECP only at congestion roots.
         let marking = self.ports[out as usize].marking;
         if marking != NO_MARKING {
-            let ecn = self.markings[marking as usize];
+            let ecn = &self.markings[marking as usize];
             let port = &mut self.ports[out as usize];
             let eligible = match ecn.mode {
                 EcnMode::Red => true,
@@ -279,7 +279,7 @@ impl Network {
                     mark
                 }
             };
-            if eligible && ctx.pkts.get(pkt).flags & F_ECT != 0 && self.switches[sw as usize].red(&ecn, q) {
+            if eligible && ctx.pkts.get(pkt).flags & F_ECT != 0 && self.switches[sw as usize].red(ecn, q) {
                 if ecn.mode == EcnMode::Ecp {
                     let port = &self.ports[out as usize];
                     if let Some(share) = port.occupancy.contributor_share(q + wire, ecn.fair_share, port.rate_bps) {
@@ -311,7 +311,7 @@ impl Network {
 
     /// Starts the transmitter of switch port `port` now if it is idle, or
     /// makes sure a `TxDone` will serve it when the current packet is out.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn switch_kick(&mut self, ctx: &mut Ctx, obs: &mut Observers, port: u32) {
         if self.ports[port as usize].kick(port, ctx) {
             self.switch_transmit(ctx, obs, port);
@@ -342,7 +342,7 @@ impl Network {
     }
 
     /// A switch port puts `pkt` on the wire (and its ABW meter sees it).
-    #[inline]
+    #[inline(always)]
     fn start_tx(&mut self, ctx: &mut Ctx, obs: &mut Observers, port: u32, pkt: u32, start: u64) -> u64 {
         if self.sig.abw_on {
             let wire = ctx.pkts.get(pkt).wire as u64;

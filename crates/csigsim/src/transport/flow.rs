@@ -161,12 +161,11 @@ pub enum RxAction {
     AckTimer(u64),
 }
 
-/// A receiver's answer to one data packet: at most a CNP, an ACK (or its
-/// timer) and a NACK, in the order they happen, and what to count.
+/// A receiver's answer to one data packet: what to count. The actions (at
+/// most a CNP, an ACK or its timer, and a NACK) go, in the order they
+/// happen, into the caller's buffer.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RxOutcome {
-    actions: [Option<RxAction>; 3],
-    len: usize,
     /// The packet delivered data (it was not trimmed and the flow not finished).
     pub delivered: bool,
     /// The flow's last byte arrived with this packet.
@@ -175,17 +174,6 @@ pub struct RxOutcome {
     pub discarded: bool,
     /// The notification point decided not to send a CNP.
     pub cnp_suppressed: bool,
-}
-
-impl RxOutcome {
-    fn push(&mut self, a: RxAction) {
-        self.actions[self.len] = Some(a);
-        self.len += 1;
-    }
-
-    pub fn actions(&self) -> impl Iterator<Item = RxAction> + '_ {
-        self.actions[..self.len].iter().map(|a| a.expect("filled"))
-    }
 }
 
 /// A sender's answer to an ACK.
@@ -434,13 +422,14 @@ impl Flow {
 
     /// The receiver gets data packet `p` with signals `sig` at `now`; `has_int`
     /// says whether the packet carried an INT stack (reflected as it is).
-    pub fn on_data(&mut self, now: u64, p: &Packet, sig: &Signals, has_int: bool, sh: &FlowShared) -> RxOutcome {
+    /// What to send and arm is appended to `actions`, in order.
+    pub fn on_data(&mut self, now: u64, p: &Packet, sig: &Signals, has_int: bool, sh: &FlowShared, actions: &mut Vec<RxAction>) -> RxOutcome {
         let mut out = RxOutcome::default();
         let refl = Reflection::Signals(*sig, has_int);
         let t = &sh.t;
         if self.finish_ps.is_some() {
             // Late duplicate after completion: re-ACK so the sender can finish.
-            out.push(self.ctrl(PacketKind::Ack, self.npkts, p, 0, 0, true, refl, sh));
+            actions.push(self.ctrl(PacketKind::Ack, self.npkts, p, 0, 0, true, refl, sh));
             return out;
         }
         if p.flags & F_TRIMMED != 0 {
@@ -452,9 +441,9 @@ impl Flow {
                 self.last_nack_psn = p.psn;
                 self.last_nack_ps = now;
                 self.nacks += 1;
-                out.push(self.ctrl(PacketKind::Nack, p.psn, p, 0, 0, false, refl, sh));
+                actions.push(self.ctrl(PacketKind::Nack, p.psn, p, 0, 0, false, refl, sh));
             } else {
-                self.nack_hole(now, p, refl, sh, &mut out);
+                self.nack_hole(now, p, refl, sh, actions);
             }
             return out;
         }
@@ -462,7 +451,7 @@ impl Flow {
         self.enp_bytes += p.wire as u64;
         let ce = (p.flags & F_CE != 0) as u32;
         if ce == 1 && t.cc.uses_cnp() {
-            self.notification_point(now, p, sh, &mut out);
+            self.notification_point(now, p, sh, actions, &mut out);
         }
         self.ce_marks += ce as u64;
         let mut gap = false;
@@ -481,11 +470,11 @@ impl Flow {
         } else if p.psn > self.rcv_nxt {
             // Go-back-N: out-of-order data is discarded and the hole NACKed.
             out.discarded = true;
-            self.nack_hole(now, p, refl, sh, &mut out);
+            self.nack_hole(now, p, refl, sh, actions);
             return out;
         } else {
             // Duplicate of delivered data: ACK at once so a sender that went back moves on.
-            out.push(self.ctrl(PacketKind::Ack, self.rcv_nxt, p, 0, 0, false, refl, sh));
+            actions.push(self.ctrl(PacketKind::Ack, self.rcv_nxt, p, 0, 0, false, refl, sh));
             return out;
         }
         self.pending_acks += 1;
@@ -507,31 +496,31 @@ impl Flow {
             self.pending_acks = 0;
             self.pending_ce = 0;
             let refl = Reflection::Signals(self.take_reflection(sig), has_int);
-            out.push(self.ctrl(PacketKind::Ack, n, p, acked, ces, done, refl, sh));
+            actions.push(self.ctrl(PacketKind::Ack, n, p, acked, ces, done, refl, sh));
             self.ack_at = u64::MAX;
         } else {
             // Coalescing: the ACK waits for more packets, but at most ack_delay.
             self.last_rx = Some((*p, *sig));
             if self.ack_at == u64::MAX {
                 self.ack_at = now + t.ack_delay.0;
-                out.push(RxAction::AckTimer(self.ack_at));
+                actions.push(RxAction::AckTimer(self.ack_at));
             }
         }
         if nack_gap {
-            self.nack_hole(now, p, refl, sh, &mut out);
+            self.nack_hole(now, p, refl, sh, actions);
         }
         out
     }
 
     /// NACKs the first missing packet, at most once per `nack_interval` for
     /// the same hole.
-    fn nack_hole(&mut self, now: u64, p: &Packet, refl: Reflection, sh: &FlowShared, out: &mut RxOutcome) {
+    fn nack_hole(&mut self, now: u64, p: &Packet, refl: Reflection, sh: &FlowShared, actions: &mut Vec<RxAction>) {
         let ask = self.rcv_nxt;
         if self.last_nack_psn != ask || now >= self.last_nack_ps + sh.t.nack_interval.0 {
             self.last_nack_psn = ask;
             self.last_nack_ps = now;
             self.nacks += 1;
-            out.push(self.ctrl(PacketKind::Nack, ask, p, 0, 0, false, refl, sh));
+            actions.push(self.ctrl(PacketKind::Nack, ask, p, 0, 0, false, refl, sh));
         }
     }
 
@@ -543,7 +532,7 @@ impl Flow {
     /// (with `suppress`) sends no CNP to a flow whose data arrived, since the
     /// last decision, at no more than the rate the CNP would set
     /// (`target_utilization` x share): that flow has already slowed down.
-    fn notification_point(&mut self, now: u64, p: &Packet, sh: &FlowShared, out: &mut RxOutcome) {
+    fn notification_point(&mut self, now: u64, p: &Packet, sh: &FlowShared, actions: &mut Vec<RxAction>, out: &mut RxOutcome) {
         let t = &sh.t;
         let interval = t.cnp_interval_ps();
         let rev = (t.cc == CcKind::DcqcnRev).then_some(t.dcqcn_rev);
@@ -572,7 +561,7 @@ impl Flow {
         }
         self.cnps += 1;
         let cnp_of = Packet { advice, ..*p };
-        out.push(self.ctrl(PacketKind::Cnp, p.psn, &cnp_of, 0, 1, false, Reflection::None, sh));
+        actions.push(self.ctrl(PacketKind::Cnp, p.psn, &cnp_of, 0, 1, false, Reflection::None, sh));
     }
 
     /// The delayed-ACK timer at `now`: the coalesced ACK, if it is still owed.

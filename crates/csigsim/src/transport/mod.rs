@@ -37,12 +37,14 @@ pub struct Transport {
     pub(crate) nics: Vec<Nic>,
     pub(crate) flows: Vec<Flow>,
     pub(crate) shared: FlowShared,
+    /// What a receiver answered to the packet being handled (reused: no allocation per packet).
+    actions: Vec<RxAction>,
 }
 
 impl Transport {
     pub fn new(hosts: usize, flows: Vec<Flow>, shared: FlowShared) -> Transport {
         let nics = (0..hosts).map(|_| Nic { ring: VecDeque::new(), wake_at: u64::MAX }).collect();
-        Transport { nics, flows, shared }
+        Transport { nics, flows, shared, actions: Vec::with_capacity(4) }
     }
 
     pub fn flows(&self) -> &[Flow] {
@@ -161,15 +163,17 @@ impl Transport {
             PacketKind::Data => {
                 debug_assert_eq!(p.dst, host);
                 let f = &mut self.flows[p.flow as usize];
-                let out = f.on_data(now, &p, &sig, int.is_some(), &self.shared);
+                let mut actions = std::mem::take(&mut self.actions);
+                let out = f.on_data(now, &p, &sig, int.is_some(), &self.shared, &mut actions);
                 let s = &mut ctx.stats;
                 s.data_packets_delivered += out.delivered as u64;
                 s.flows_completed += out.completed as u64;
                 s.out_of_order_discards += out.discarded as u64;
                 s.cnps_suppressed += out.cnp_suppressed as u64;
-                for a in out.actions() {
+                for a in actions.drain(..) {
                     self.rx_action(ctx, obs, hp, p.flow, a, int.as_ref());
                 }
+                self.actions = actions;
             }
             PacketKind::Ack => {
                 let f = &mut self.flows[p.flow as usize];
