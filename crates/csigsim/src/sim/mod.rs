@@ -227,15 +227,10 @@ impl World {
             max_packet,
             sc,
         };
-        // NSCC derives its constants from one network-wide RTT (htsim's
-        // network_rtt): unless the scenario sets it, the largest unloaded RTT
-        // among the flows.
+        // Defaults an algorithm derives from the whole network (NSCC's network RTT).
         let base_rtts: Vec<u64> = w.sc.flows.iter().map(|f| w.base_rtt(f.src, f.dst)).collect();
-        let mut transport = w.sc.transport;
-        if transport.cc == crate::scenario::config::CcKind::Nscc && transport.nscc.network_rtt.is_none() {
-            let longest = base_rtts.iter().copied().max().unwrap_or(0);
-            transport.nscc.network_rtt = (longest > 0).then_some(crate::units::Time(longest));
-        }
+        let mut cc_config = w.sc.transport.cc_config();
+        cc_config.prepare(&base_rtts);
         for (i, &base_rtt_ps) in base_rtts.iter().enumerate() {
             let f = &w.sc.flows[i];
             let (src, dst) = (f.src, f.dst);
@@ -248,7 +243,7 @@ impl World {
                 packet_bytes: t.mtu + t.header + w.sig.tag_bytes + w.sig.int_bytes,
                 hops: w.path_hops(src, dst),
             };
-            let cc = Cc::new(&transport, &params);
+            let cc = Cc::new(&cc_config, &params);
             let entropy = Stream::new(w.sc.seed, i as u64, Purpose::FlowEntropy).next_u64() as u32;
             let flow = Flow::new(i as u32, f, &w.sc.transport, cc, entropy, params.base_rtt_ps, w.sc.seed);
             w.q.push(f.start.0, Event::FlowStart { flow: i as u32 });

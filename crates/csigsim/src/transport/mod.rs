@@ -11,7 +11,7 @@
 //! `rto_at` and has at most one `FlowTimer` event outstanding, which re-arms
 //! itself if the deadline moved later.
 
-use crate::cc::{AckSample, Cc, CongestionControl};
+use crate::cc::{AckSample, Cc, CnpDecision, CongestionControl, ReceiverCc};
 use crate::net::packet::{Advice, Packet, PacketKind, F_CE, F_DONE, F_ECT, F_RTX, F_TRIMMED};
 use crate::scenario::config::{Retransmit, TransportConfig};
 use crate::scenario::FlowSpec;
@@ -74,15 +74,10 @@ pub struct Flow {
     pending_sig: Signals,
     /// The pending congestion-control timer event, or u64::MAX.
     pub cc_timer_at: u64,
-    /// Notification point: when the receiver last sent a CNP (or, with
-    /// DCQCN-Rev, last decided not to).
-    pub last_cnp_ps: Option<u64>,
+    /// The receiver side of the flow's congestion control (notification
+    /// point), the CNPs it sent and those it chose not to send.
+    pub rcv_cc: ReceiverCc,
     pub cnps: u64,
-    /// DCQCN-Rev's enhanced notification point: the lowest rate advice among
-    /// the marked packets since the last decision, the bytes delivered since
-    /// then, and the CNPs it chose not to send.
-    pub enp_advice: Advice,
-    pub enp_bytes: u64,
     pub cnps_suppressed: u64,
     /// Delayed ACK: when the pending ACK must go at the latest, and the last
     /// data packet it covers (for the echo and the reflected signals).
@@ -153,10 +148,8 @@ impl Flow {
             ack_at: u64::MAX,
             last_rx: None,
             cc_timer_at: u64::MAX,
-            last_cnp_ps: None,
+            rcv_cc: ReceiverCc::new(&t.cc_config()),
             cnps: 0,
-            enp_advice: Advice::NONE,
-            enp_bytes: 0,
             cnps_suppressed: 0,
             tag_rng: Stream::new(seed, id as u64, Purpose::CsigTag),
             sigmon: FlowSignalMon::default(),
@@ -479,11 +472,8 @@ impl World {
             return;
         }
         self.stats.data_packets_delivered += 1;
-        self.flows[flow as usize].enp_bytes += p.wire as u64;
         let ce = (p.flags & F_CE != 0) as u32;
-        if ce == 1 && self.sc.transport.cc.uses_cnp() {
-            self.maybe_cnp(flow, p);
-        }
+        self.maybe_cnp(flow, p, ce == 1);
         let f = &mut self.flows[flow as usize];
         f.ce_marks += ce as u64;
         let mut gap = false;
@@ -732,47 +722,23 @@ impl World {
         self.activate(flow);
     }
 
-    /// The notification point: a CE-marked data packet arrived; send a CNP
-    /// unless one went to this flow less than `cnp_interval` ago.
-    ///
-    /// DCQCN-Rev's enhanced notification point keeps the lowest root fair
-    /// share of the marked packets it ignored, reports it in the next CNP, and
-    /// (with `suppress`) sends no CNP to a flow whose data arrived, since the
-    /// last decision, at no more than the rate the CNP would set
-    /// (`target_utilization` x share): that flow has already slowed down.
-    fn maybe_cnp(&mut self, flow: u32, p: &Packet) {
-        let now = self.now;
-        let t = &self.sc.transport;
-        let interval = t.cnp_interval_ps();
-        let rev = (t.cc == crate::scenario::config::CcKind::DcqcnRev).then_some(t.dcqcn_rev);
+    /// A data packet was delivered: the flow's notification point (cc's
+    /// receiver side) decides whether a CNP goes; this sends it and counts.
+    fn maybe_cnp(&mut self, flow: u32, p: &Packet, ce: bool) {
         let f = &mut self.flows[flow as usize];
-        if rev.is_some() {
-            f.enp_advice = f.enp_advice.lower(p.advice);
-        }
-        if f.last_cnp_ps.is_some_and(|t| now < t + interval) {
-            return;
-        }
-        let advice = f.enp_advice;
-        // Delivered rate since the last decision, against the rate the CNP would set.
-        let suppress = match (rev, f.last_cnp_ps) {
-            (Some(rev), Some(last)) if rev.suppress && !advice.is_none() => {
-                f.enp_bytes as f64 * 8e12 / (now - last).max(1) as f64 <= rev.target_utilization * advice.bps() as f64
+        match f.rcv_cc.on_data(self.now, ce, p.advice, p.wire) {
+            None => {}
+            Some(CnpDecision::Suppress) => {
+                f.cnps_suppressed += 1;
+                self.stats.cnps_suppressed += 1;
             }
-            _ => false,
-        };
-        // Either way this is a decision: the interval, the count and the advice restart.
-        f.last_cnp_ps = Some(now);
-        f.enp_bytes = 0;
-        f.enp_advice = Advice::NONE;
-        if suppress {
-            f.cnps_suppressed += 1;
-            self.stats.cnps_suppressed += 1;
-            return;
+            Some(CnpDecision::Send(advice)) => {
+                f.cnps += 1;
+                self.stats.cnps_sent += 1;
+                let cnp_of = Packet { advice, ..*p };
+                self.send_ctrl(flow, PacketKind::Cnp, p.psn, &cnp_of, 0, 1, false, None);
+            }
         }
-        f.cnps += 1;
-        self.stats.cnps_sent += 1;
-        let cnp_of = Packet { advice, ..*p };
-        self.send_ctrl(flow, PacketKind::Cnp, p.psn, &cnp_of, 0, 1, false, None);
     }
 
     /// The delayed-ACK timer: send the coalesced ACK if it is still pending.
