@@ -1,5 +1,5 @@
 //! Congestion control: a small trait with default no-op hooks, one file per
-//! algorithm, and one line per algorithm in [`registry!`], from which come the
+//! algorithm, and one line per algorithm in `registry!`, from which come the
 //! [`CcKind`] enum (scenario names), [`KINDS`] (for `csigsim list`), the
 //! [`CcConfig`] sections (`[transport.<module>]`), their validation and
 //! cross-checks, and the [`Cc`] and [`ReceiverCc`] enums that dispatch every
