@@ -107,14 +107,9 @@ impl World {
             net.path_latency(src, dst, max_packet).0 + net.path_latency(dst, src, t.ack_size as u64).0
         };
         let base_rtts: Vec<u64> = sc.flows.iter().map(|f| base_rtt(f.src, f.dst)).collect();
-        // NSCC derives its constants from one network-wide RTT (htsim's
-        // network_rtt): unless the scenario sets it, the largest unloaded RTT
-        // among the flows.
-        let mut transport = sc.transport;
-        if transport.cc == crate::scenario::config::CcKind::Nscc && transport.nscc.network_rtt.is_none() {
-            let longest = base_rtts.iter().copied().max().unwrap_or(0);
-            transport.nscc.network_rtt = (longest > 0).then_some(crate::units::Time(longest));
-        }
+        // Defaults an algorithm derives from the whole network (NSCC's network RTT).
+        let mut cc_config = t.cc_config();
+        cc_config.prepare(&base_rtts);
         let mut flows = Vec::with_capacity(sc.flows.len());
         for (i, &base_rtt_ps) in base_rtts.iter().enumerate() {
             let f = &sc.flows[i];
@@ -126,7 +121,7 @@ impl World {
                 packet_bytes: t.mtu + t.header + tag_bytes + int_bytes,
                 hops: net.path_hops(f.src, f.dst),
             };
-            let cc = Cc::new(&transport, &params);
+            let cc = Cc::new(&cc_config, &params);
             let entropy = Stream::new(sc.seed, i as u64, Purpose::FlowEntropy).next_u64() as u32;
             let spec = FlowInit { src: f.src, dst: f.dst, size: f.size, start_ps: f.start.0, rate_cap: f.rate_cap, name: &f.name };
             flows.push(Flow::new(i as u32, &spec, t, cc, entropy, base_rtt_ps, sc.seed));

@@ -27,7 +27,8 @@
 
 use serde::Deserialize;
 
-use super::{CcMetrics, CnpSample, CongestionControl, FlowParams};
+use super::{Algorithm, CcConfig, CcKind, CcMetrics, CnpDecision, CnpSample, CongestionControl, FlowParams, Receiver};
+use crate::net::packet::Advice;
 use crate::units::{Rate, Size, Time, PS_PER_NS};
 
 /// A named set of defaults for every DCQCN constant.
@@ -490,6 +491,61 @@ impl CongestionControl for Dcqcn {
 
     fn metrics(&self) -> CcMetrics {
         CcMetrics { cwnd_bytes: self.cwnd(), rate_bps: self.rate(), alpha: self.alpha }
+    }
+}
+
+impl Algorithm for Dcqcn {
+    type Receiver = NotificationPoint;
+    fn build(c: &CcConfig, p: &FlowParams) -> Self {
+        Dcqcn::new(&c.dcqcn, p)
+    }
+}
+
+/// The paper's N: the least time between two CNPs to one flow.
+pub const CNP_INTERVAL: Time = Time::us(50);
+
+/// `transport.cnp_interval` as resolved: as set, else 0 with DCQCN's `hpcc`
+/// profile (a CNP for every marked packet, as the ns-3 RDMA simulator
+/// behaves), else [`CNP_INTERVAL`].
+pub fn cnp_interval_ps(c: &CcConfig) -> u64 {
+    match c.cnp_interval {
+        Some(t) => t.0,
+        None if c.kind == CcKind::Dcqcn && c.dcqcn.profile == DcqcnProfile::Hpcc => 0,
+        None => CNP_INTERVAL.0,
+    }
+}
+
+/// DCQCN's notification point (receiver side of a flow): a CNP for a
+/// CE-marked packet unless one went to the flow less than `interval_ps` ago.
+#[derive(Clone, Copy, Debug)]
+pub struct NotificationPoint {
+    pub interval_ps: u64,
+    /// When the last decision (a CNP, or with DCQCN-Rev a suppressed one) was taken.
+    pub last_ps: Option<u64>,
+}
+
+impl NotificationPoint {
+    pub fn with_interval(interval_ps: u64) -> Self {
+        NotificationPoint { interval_ps, last_ps: None }
+    }
+
+    /// Has the interval since the last decision run out at `now`?
+    pub fn due(&self, now: u64) -> bool {
+        self.last_ps.is_none_or(|t| now >= t + self.interval_ps)
+    }
+}
+
+impl Receiver for NotificationPoint {
+    fn new(c: &CcConfig) -> Self {
+        NotificationPoint::with_interval(cnp_interval_ps(c))
+    }
+    fn on_data(&mut self, now: u64, ce: bool, _advice: Advice, _wire_bytes: u32) -> Option<CnpDecision> {
+        if !ce || !self.due(now) {
+            return None;
+        }
+        self.last_ps = Some(now);
+        // DCQCN's CNP carries no advice, whatever the marking switch stamped.
+        Some(CnpDecision::Send(Advice::NONE))
     }
 }
 
@@ -1066,5 +1122,37 @@ mod tests {
         assert_eq!(d.metrics().cwnd_bytes, 25_000);
         let e = new("window = true\nwindow_bdp = \"1MB\"");
         assert_eq!(e.cwnd(), 1_000_000);
+    }
+
+    #[test]
+    fn notification_point_respects_the_interval() {
+        let us = 1_000_000;
+        let mut np = NotificationPoint::with_interval(50 * us);
+        let stamped = Advice::new(10_000_000_000, 1.0);
+        let send = Some(CnpDecision::Send(Advice::NONE));
+        // Unmarked packets never trigger a CNP.
+        assert_eq!(np.on_data(0, false, Advice::NONE, 4160), None);
+        assert_eq!(np.on_data(us, true, stamped, 4160), send);
+        assert_eq!(np.on_data(2 * us, true, stamped, 4160), None);
+        assert_eq!(np.on_data(50 * us, true, Advice::NONE, 4160), None);
+        assert_eq!(np.on_data(51 * us, false, Advice::NONE, 4160), None);
+        assert_eq!(np.on_data(51 * us, true, Advice::NONE, 4160), send);
+        assert_eq!(np.on_data(100 * us, true, Advice::NONE, 4160), None);
+        // Zero interval: a CNP for every marked packet.
+        let mut every = NotificationPoint::with_interval(0);
+        assert!((0..5).all(|_| every.on_data(7, true, Advice::NONE, 4160) == send));
+    }
+
+    #[test]
+    fn cnp_interval_default_depends_on_the_profile() {
+        let mut c = CcConfig { kind: CcKind::Dcqcn, ..Default::default() };
+        assert_eq!(cnp_interval_ps(&c), 0);
+        c.dcqcn.profile = DcqcnProfile::Paper;
+        assert_eq!(cnp_interval_ps(&c), 50_000_000);
+        c.cnp_interval = Some(Time::us(4));
+        assert_eq!(cnp_interval_ps(&c), 4_000_000);
+        // DCQCN-Rev keeps the paper's interval whatever the profile.
+        let r = CcConfig { kind: CcKind::DcqcnRev, ..Default::default() };
+        assert_eq!(cnp_interval_ps(&r), 50_000_000);
     }
 }

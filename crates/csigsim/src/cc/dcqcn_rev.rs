@@ -9,7 +9,7 @@
 //! - the enhanced congestion point (switch, `ecn.mode = "ecp"`) marks only
 //!   contributors at congestion roots and stamps the root's fair share per
 //!   contributor into the packet (`signal::ecp::Occupancy::contributor_share`);
-//! - the enhanced notification point (receiver, transport) reports the lowest
+//! - the enhanced notification point (receiver, [`EnhancedNotificationPoint`]) reports the lowest
 //!   share seen since its last CNP, and sends no CNP to a flow that already
 //!   arrives at or below the rate the CNP would set;
 //! - this reaction point, on a CNP that carries a share F, sets
@@ -20,8 +20,9 @@
 
 use serde::Deserialize;
 
-use super::dcqcn::{Dcqcn, DcqcnConfig};
-use super::{AckSample, CcMetrics, CnpSample, CongestionControl, FlowParams};
+use super::dcqcn::{cnp_interval_ps, Dcqcn, DcqcnConfig, NotificationPoint};
+use super::{AckSample, Algorithm, CcConfig, CcMetrics, CnpDecision, CnpSample, ConfigError, CongestionControl, FlowParams, Receiver, Setup};
+use crate::net::packet::Advice;
 
 /// `[transport.dcqcn_rev]`: what DCQCN-Rev adds to `[transport.dcqcn]`.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
@@ -121,6 +122,73 @@ impl CongestionControl for DcqcnRev {
     }
 }
 
+impl Algorithm for DcqcnRev {
+    type Receiver = EnhancedNotificationPoint;
+    fn build(c: &CcConfig, p: &FlowParams) -> Self {
+        DcqcnRev::new(&c.dcqcn, &c.dcqcn_rev, p)
+    }
+    fn check(_c: &CcConfig, s: &Setup) -> Result<(), ConfigError> {
+        if !s.ecp {
+            return Err((
+                "cc".into(),
+                "cc = \"dcqcn_rev\" needs its enhanced congestion point: set [switch] ecn = { ..., mode = \"ecp\" }".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// DCQCN-Rev's enhanced notification point: DCQCN's, which also keeps the
+/// lowest rate advice of the marked packets since its last decision, reports
+/// it in the next CNP, and (with `suppress`) sends no CNP to a flow whose
+/// data arrived, since the last decision, at no more than the rate the CNP
+/// would set (`target_utilization` x share): that flow has already slowed down.
+#[derive(Clone, Copy, Debug)]
+pub struct EnhancedNotificationPoint {
+    np: NotificationPoint,
+    suppress: bool,
+    eta: f64,
+    /// The lowest advice and the bytes delivered since the last decision.
+    advice: Advice,
+    bytes: u64,
+}
+
+impl Receiver for EnhancedNotificationPoint {
+    fn new(c: &CcConfig) -> Self {
+        EnhancedNotificationPoint {
+            np: NotificationPoint::with_interval(cnp_interval_ps(c)),
+            suppress: c.dcqcn_rev.suppress,
+            eta: c.dcqcn_rev.target_utilization,
+            advice: Advice::NONE,
+            bytes: 0,
+        }
+    }
+
+    fn on_data(&mut self, now: u64, ce: bool, advice: Advice, wire_bytes: u32) -> Option<CnpDecision> {
+        self.bytes += wire_bytes as u64;
+        if !ce {
+            return None;
+        }
+        self.advice = self.advice.lower(advice);
+        if !self.np.due(now) {
+            return None;
+        }
+        let advice = self.advice;
+        // Delivered rate since the last decision, against the rate the CNP would set.
+        let suppress = match self.np.last_ps {
+            Some(last) if self.suppress && !advice.is_none() => {
+                self.bytes as f64 * 8e12 / (now - last).max(1) as f64 <= self.eta * advice.bps() as f64
+            }
+            _ => false,
+        };
+        // Either way this is a decision: the interval, the count and the advice restart.
+        self.np.last_ps = Some(now);
+        self.bytes = 0;
+        self.advice = Advice::NONE;
+        Some(if suppress { CnpDecision::Suppress } else { CnpDecision::Send(advice) })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,5 +285,56 @@ mod tests {
         let bad: DcqcnRevConfig = toml::from_str("target_utilization = 1.5").unwrap();
         assert_eq!(bad.validate().unwrap_err().0, "target_utilization");
         assert!(toml::from_str::<DcqcnRevConfig>("eta = 0.9").is_err());
+    }
+
+    fn enp(suppress: bool) -> EnhancedNotificationPoint {
+        let mut c = CcConfig { kind: super::super::CcKind::DcqcnRev, ..Default::default() };
+        c.dcqcn_rev.suppress = suppress;
+        c.cnp_interval = Some(crate::units::Time::us(10));
+        EnhancedNotificationPoint::new(&c)
+    }
+
+    #[test]
+    fn enhanced_notification_point_folds_the_lowest_advice() {
+        let us = 1_000_000;
+        let (hi, lo) = (Advice::new(40_000_000_000, 1.0), Advice::new(10_000_000_000, 1.0));
+        let mut e = enp(false);
+        // The first marked packet: a CNP with its advice at once.
+        assert_eq!(e.on_data(0, true, hi, 1000), Some(CnpDecision::Send(hi)));
+        // Within the interval the advice is folded, lowest wins, unmarked ones do not count.
+        assert_eq!(e.on_data(us, true, hi, 1000), None);
+        assert_eq!(e.on_data(2 * us, true, lo, 1000), None);
+        assert_eq!(e.on_data(3 * us, false, Advice::NONE, 1000), None);
+        assert_eq!(e.on_data(9 * us, true, hi, 1000), None);
+        assert_eq!(e.on_data(10 * us, true, hi, 1000), Some(CnpDecision::Send(lo)));
+        // The advice restarts after each decision.
+        assert_eq!(e.on_data(20 * us, true, hi, 1000), Some(CnpDecision::Send(hi)));
+    }
+
+    #[test]
+    fn enhanced_notification_point_suppresses_flows_already_slow() {
+        let us = 1_000_000;
+        let share = Advice::new(10_000_000_000, 1.0);
+        let mut e = enp(true);
+        // No earlier decision: nothing to measure, the CNP goes.
+        assert_eq!(e.on_data(0, true, share, 1000), Some(CnpDecision::Send(share)));
+        // 12_500 bytes in 10 us = 10 Gb/s, above 0.95 x 10 Gb/s: send.
+        for i in 1..=12 {
+            assert_eq!(e.on_data(i * 500_000, false, share, 1000), None);
+        }
+        assert_eq!(e.on_data(10 * us, true, share, 500), Some(CnpDecision::Send(share)));
+        // 10_000 bytes in 10 us = 8 Gb/s: already below the share, suppress.
+        for i in 1..=9 {
+            assert_eq!(e.on_data(10 * us + i * us / 2, false, share, 1000), None);
+        }
+        assert_eq!(e.on_data(20 * us, true, share, 1000), Some(CnpDecision::Suppress));
+        // A suppression is a decision: the interval restarts from it.
+        assert_eq!(e.on_data(25 * us, true, Advice::NONE, 1000), None);
+        // Without advice there is nothing to compare: the CNP goes.
+        assert_eq!(e.on_data(40 * us, true, Advice::NONE, 1), Some(CnpDecision::Send(Advice::NONE)));
+        // With suppression off, a slow flow still gets its CNP.
+        let mut e = enp(false);
+        assert_eq!(e.on_data(0, true, share, 1000), Some(CnpDecision::Send(share)));
+        assert_eq!(e.on_data(20 * us, true, share, 1000), Some(CnpDecision::Send(share)));
     }
 }

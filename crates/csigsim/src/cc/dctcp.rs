@@ -12,8 +12,54 @@
 //! The initial window defaults to one BDP with ssthresh equal to it, so a flow
 //! starts at line rate in congestion avoidance, as RDMA NICs do.
 
-use super::{AckSample, CcMetrics, CongestionControl, FlowParams};
-use crate::scenario::config::DctcpConfig;
+use super::{AckSample, Algorithm, CcConfig, CcMetrics, CongestionControl, FlowParams, NoReceiver};
+use crate::units::Size;
+use serde::Deserialize;
+
+/// `[transport.dctcp]` (Alizadeh et al. 2010; RFC 8257).
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DctcpConfig {
+    /// EWMA gain for alpha.
+    #[serde(default = "default_g")]
+    pub g: f64,
+    /// Initial alpha.
+    #[serde(default = "default_alpha_init")]
+    pub alpha_init: f64,
+    /// Initial window; default one bandwidth-delay product of the flow's path.
+    #[serde(default)]
+    pub init_cwnd: Option<Size>,
+    /// Smallest window; default one MTU-sized packet.
+    #[serde(default)]
+    pub min_cwnd: Option<Size>,
+    /// Slow start below ssthresh (initially the initial window, so flows start
+    /// in congestion avoidance at one BDP as RDMA NICs do).
+    #[serde(default)]
+    pub ssthresh: Option<Size>,
+}
+fn default_g() -> f64 {
+    1.0 / 16.0
+}
+fn default_alpha_init() -> f64 {
+    1.0
+}
+impl Default for DctcpConfig {
+    fn default() -> Self {
+        DctcpConfig { g: default_g(), alpha_init: default_alpha_init(), init_cwnd: None, min_cwnd: None, ssthresh: None }
+    }
+}
+
+impl DctcpConfig {
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        if !(self.g > 0.0 && self.g <= 1.0) {
+            return Err(("g", format!("g must be in (0, 1], got {}", self.g)));
+        }
+        if !(0.0..=1.0).contains(&self.alpha_init) {
+            return Err(("alpha_init", format!("alpha_init must be in [0, 1], got {}", self.alpha_init)));
+        }
+        Ok(())
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct Dctcp {
@@ -113,6 +159,13 @@ impl CongestionControl for Dctcp {
 
     fn metrics(&self) -> CcMetrics {
         CcMetrics { cwnd_bytes: self.cwnd as u64, rate_bps: self.line_rate_bps, alpha: self.alpha }
+    }
+}
+
+impl Algorithm for Dctcp {
+    type Receiver = NoReceiver;
+    fn build(c: &CcConfig, p: &FlowParams) -> Self {
+        Dctcp::new(&c.dctcp, p)
     }
 }
 

@@ -28,7 +28,7 @@
 //! 64-bit byte counter that never wraps, queue bytes and the port rate in
 //! bit/s. No field-width quantization is emulated.
 
-use super::{AckSample, CcMetrics, CongestionControl, FlowParams};
+use super::{AckSample, Algorithm, CcConfig, CcMetrics, ConfigError, CongestionControl, FlowParams, NoReceiver, Setup};
 use crate::signal::int::{IntHop, IntStack};
 use crate::units::{bytes_in, Rate, Size, Time, PS_PER_S};
 use serde::Deserialize;
@@ -243,6 +243,19 @@ impl CongestionControl for Hpcc {
 
     fn metrics(&self) -> CcMetrics {
         CcMetrics { cwnd_bytes: self.cwnd(), rate_bps: self.rate(), alpha: self.u }
+    }
+}
+
+impl Algorithm for Hpcc {
+    type Receiver = NoReceiver;
+    fn build(c: &CcConfig, p: &FlowParams) -> Self {
+        Hpcc::new(&c.hpcc, p)
+    }
+    fn check(_c: &CcConfig, s: &Setup) -> Result<(), ConfigError> {
+        if !s.int {
+            return Err(("cc".into(), "cc = \"hpcc\" needs INT: add [signals.int]".into()));
+        }
+        Ok(())
     }
 }
 

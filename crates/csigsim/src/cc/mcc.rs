@@ -27,7 +27,7 @@
 
 use serde::Deserialize;
 
-use super::{AckSample, CcMetrics, CongestionControl, FlowParams};
+use super::{AckSample, Algorithm, CcConfig, CcMetrics, CongestionControl, FlowParams, NoReceiver};
 use crate::units::{tx_time_ps, Size, Time};
 
 /// `[transport.mcc]`. Sizes are payload bytes.
@@ -420,6 +420,13 @@ impl CongestionControl for Mcc {
             rate_bps: self.line_rate_bps,
             alpha: self.last_md_ps as f64 / self.base_rtt_ps.max(1) as f64,
         }
+    }
+}
+
+impl Algorithm for Mcc {
+    type Receiver = NoReceiver;
+    fn build(c: &CcConfig, p: &FlowParams) -> Self {
+        Mcc::new(&c.mcc, p)
     }
 }
 

@@ -1,7 +1,7 @@
 //! `cc = "none"`: send at line rate with no window. Loss recovery still works
 //! (the transport retransmits), but nothing slows the sender down.
 
-use super::{CongestionControl, FlowParams};
+use super::{Algorithm, CcConfig, CongestionControl, FlowParams, NoReceiver};
 
 #[derive(Clone, Debug)]
 pub struct NoCc {
@@ -20,5 +20,12 @@ impl CongestionControl for NoCc {
     }
     fn rate(&self) -> u64 {
         self.line_rate_bps
+    }
+}
+
+impl Algorithm for NoCc {
+    type Receiver = NoReceiver;
+    fn build(_c: &CcConfig, p: &FlowParams) -> Self {
+        NoCc::new(p)
     }
 }

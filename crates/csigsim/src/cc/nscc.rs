@@ -23,7 +23,7 @@
 //!   adapt does not fire, removes one packet from the window; a timeout
 //!   removes one packet.
 
-use super::{AckSample, CcMetrics, CongestionControl, FlowParams};
+use super::{AckSample, Algorithm, CcConfig, CcMetrics, CongestionControl, FlowParams, NoReceiver};
 use crate::signal::csig::SignalType;
 use crate::signal::NO_WRITER;
 use crate::units::{Size, Time, PS_PER_S, PS_PER_US};
@@ -571,6 +571,22 @@ impl CongestionControl for Nscc {
     /// `alpha` reports the delay EWMA as a fraction of the target.
     fn metrics(&self) -> CcMetrics {
         CcMetrics { cwnd_bytes: self.cwnd(), rate_bps: self.line_rate_bps, alpha: self.avg_delay_ps / self.target_ps }
+    }
+}
+
+impl Algorithm for Nscc {
+    type Receiver = NoReceiver;
+    fn build(c: &CcConfig, p: &FlowParams) -> Self {
+        Nscc::new(&c.nscc, p)
+    }
+    /// NSCC derives its constants from one network-wide RTT (htsim's
+    /// network_rtt): unless the scenario sets it, the largest unloaded RTT
+    /// among the flows.
+    fn prepare(c: &mut CcConfig, base_rtts: &[u64]) {
+        if c.nscc.network_rtt.is_none() {
+            let longest = base_rtts.iter().copied().max().unwrap_or(0);
+            c.nscc.network_rtt = (longest > 0).then_some(Time(longest));
+        }
     }
 }
 

@@ -22,7 +22,7 @@
 //! - below one packet of window the flow is paced at `cwnd / srtt` packets
 //!   per second; otherwise it sends at line rate.
 
-use super::{AckSample, CcMetrics, CongestionControl, FlowParams};
+use super::{AckSample, Algorithm, CcConfig, CcMetrics, CongestionControl, FlowParams, NoReceiver};
 use crate::signal::csig::SignalType;
 use crate::signal::NO_WRITER;
 use crate::units::{Time, PS_PER_S};
@@ -394,6 +394,13 @@ impl CongestionControl for Swift {
 
     fn metrics(&self) -> CcMetrics {
         CcMetrics { cwnd_bytes: self.cwnd(), rate_bps: self.rate(), alpha: 0.0 }
+    }
+}
+
+impl Algorithm for Swift {
+    type Receiver = NoReceiver;
+    fn build(c: &CcConfig, p: &FlowParams) -> Self {
+        Swift::new(&c.swift, p)
     }
 }
 

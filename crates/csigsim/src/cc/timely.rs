@@ -31,7 +31,7 @@
 //! stamp aggregate converted to time. The law defaults to `timely` for the RTT
 //! signal and to `hope` for the stamp signals. See docs/cc/timely.md.
 
-use super::{AckSample, CcMetrics, CongestionControl, FlowParams};
+use super::{AckSample, Algorithm, CcConfig, CcMetrics, ConfigError, CongestionControl, FlowParams, NoReceiver, Setup};
 use crate::signal::stamp::{Collector, StampSetup};
 use crate::units::{Rate, Size, Time, PS_PER_S};
 use serde::Deserialize;
@@ -476,6 +476,16 @@ impl CongestionControl for Timely {
 
     fn metrics(&self) -> CcMetrics {
         CcMetrics { cwnd_bytes: self.cwnd(), rate_bps: self.rate(), alpha: self.gradient }
+    }
+}
+
+impl Algorithm for Timely {
+    type Receiver = NoReceiver;
+    fn build(c: &CcConfig, p: &FlowParams) -> Self {
+        Timely::new(&c.timely, p)
+    }
+    fn check(c: &CcConfig, s: &Setup) -> Result<(), ConfigError> {
+        c.timely.check_stamps(s.stamp).map_err(|(k, m)| (format!("timely.{k}"), m))
     }
 }
 

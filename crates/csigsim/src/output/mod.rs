@@ -171,7 +171,7 @@ pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
         hosts: sc.topology.hosts.len(),
         switches: sc.topology.switches.len(),
         links: sc.topology.links.len(),
-        cc: format!("{:?}", sc.transport.cc).to_lowercase(),
+        cc: sc.transport.cc.name().to_string(),
         switch_mode: format!("{:?}", sc.switch.mode).to_lowercase(),
         routing: format!("{:?}", sc.switch.routing).to_lowercase(),
         end_reason: end_reason.to_string(),
@@ -317,7 +317,7 @@ fn cc_csv(w: &World) -> String {
     rows.sort_by_key(|&(win, flow, _)| (win, flow));
     let cwnd = |v: u64| if v == u64::MAX { String::new() } else { v.to_string() };
     let mut s = String::from("time_ns,flow_id,cc,acks,cwnd_bytes,cwnd_min_bytes,cwnd_max_bytes,rate_bps,alpha,rtt_mean_ns,ce_fraction\n");
-    let cc = format!("{:?}", w.scenario().transport.cc).to_lowercase();
+    let cc = w.scenario().transport.cc.name();
     for (win, flow, r) in rows {
         let ce = if r.acked_pkts > 0 { r.ce_pkts as f64 / r.acked_pkts as f64 } else { 0.0 };
         let _ = writeln!(

@@ -50,133 +50,96 @@ pub enum Retransmit {
     Selective,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum CcKind {
-    #[default]
-    None,
-    Dctcp,
-    Swift,
-    Dcqcn,
-    Timely,
-    Hpcc,
-    Nscc,
-    DcqcnRev,
-    Mcc,
-}
-
-impl TransportConfig {
-    /// The notification point's least time between CNPs to one flow.
-    pub fn cnp_interval_ps(&self) -> u64 {
-        match self.cnp_interval {
-            Some(t) => t.0,
-            None if self.cc == CcKind::Dcqcn && self.dcqcn.profile == crate::cc::dcqcn::DcqcnProfile::Hpcc => 0,
-            None => Time::us(50).0,
+// The struct is written out by the congestion-control registry so that it
+// holds one section per algorithm; the derive keeps serde's unknown-key
+// errors (`transport.<key>`, with line and column).
+macro_rules! transport_config {
+    ($( ($module:ident, $Variant:ident, $State:ident, $name:literal, [$($Config:ident)?], $desc:literal) ),* $(,)?) => {
+        #[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+        #[serde(deny_unknown_fields)]
+        pub struct TransportConfig {
+            #[serde(default)]
+            pub cc: crate::cc::CcKind,
+            /// Payload bytes per data packet.
+            #[serde(default = "default_mtu")]
+            pub mtu: u32,
+            /// Wire bytes per data packet beyond the payload.
+            #[serde(default = "default_header")]
+            pub header: u32,
+            /// Wire bytes of an ACK or NACK.
+            #[serde(default = "default_ack_size")]
+            pub ack_size: u32,
+            /// The receiver sends one ACK per this many data packets (and always on the
+            /// last packet, on a CE mark when `ack_on_ce`, and on loss).
+            #[serde(default = "default_ack_every")]
+            pub ack_every: u32,
+            #[serde(default = "default_true")]
+            pub ack_on_ce: bool,
+            /// With ack_every > 1: the longest a receiver holds a coalesced ACK.
+            #[serde(default = "default_ack_delay")]
+            pub ack_delay: Time,
+            #[serde(default)]
+            pub retransmit: Retransmit,
+            /// Retransmission timeout; doubles on each consecutive timeout up to 64x.
+            #[serde(default = "default_rto")]
+            pub rto: Time,
+            /// Selective mode: the receiver NACKs a hole once a packet this many
+            /// positions past it arrives (tolerates reordering from spraying). Go-back-N
+            /// NACKs every hole at once.
+            #[serde(default = "default_nack_threshold")]
+            pub nack_threshold: u32,
+            /// Least time between two CNPs to the same flow (notification point).
+            /// Default: the algorithm's (`cc::dcqcn::cnp_interval_ps`).
+            #[serde(default)]
+            pub cnp_interval: Option<Time>,
+            /// Least time between two NACKs for the same expected PSN.
+            #[serde(default = "default_nack_interval")]
+            pub nack_interval: Time,
+            /// Data packets are ECN-capable.
+            #[serde(default = "default_true")]
+            pub ecn: bool,
+            /// One section per congestion control, `[transport.<module>]`.
+            $( $(
+                #[serde(default)]
+                pub $module: crate::cc::$module::$Config,
+            )? )*
         }
-    }
-}
 
-impl CcKind {
-    /// Does the receiver send CNPs for CE-marked packets (DCQCN's notification point)?
-    pub fn uses_cnp(self) -> bool {
-        matches!(self, CcKind::Dcqcn | CcKind::DcqcnRev)
-    }
-}
+        impl Default for TransportConfig {
+            fn default() -> Self {
+                TransportConfig {
+                    cc: Default::default(),
+                    mtu: default_mtu(),
+                    header: default_header(),
+                    ack_size: default_ack_size(),
+                    ack_every: default_ack_every(),
+                    ack_on_ce: true,
+                    ack_delay: default_ack_delay(),
+                    retransmit: Retransmit::GoBackN,
+                    rto: default_rto(),
+                    nack_threshold: default_nack_threshold(),
+                    cnp_interval: None,
+                    nack_interval: default_nack_interval(),
+                    ecn: true,
+                    $( $( $module: <crate::cc::$module::$Config>::default(), )? )*
+                }
+            }
+        }
 
-/// DCTCP (Alizadeh et al. 2010; RFC 8257) parameters.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct DctcpConfig {
-    /// EWMA gain for alpha.
-    #[serde(default = "default_dctcp_g")]
-    pub g: f64,
-    /// Initial alpha.
-    #[serde(default = "default_one")]
-    pub alpha_init: f64,
-    /// Initial window; default one bandwidth-delay product of the flow's path.
-    #[serde(default)]
-    pub init_cwnd: Option<Size>,
-    /// Smallest window; default one MTU-sized packet.
-    #[serde(default)]
-    pub min_cwnd: Option<Size>,
-    /// Slow start below ssthresh (initially the initial window, so flows start
-    /// in congestion avoidance at one BDP as RDMA NICs do).
-    #[serde(default)]
-    pub ssthresh: Option<Size>,
+        impl TransportConfig {
+            /// The congestion-control part, as cc takes it.
+            pub fn cc_config(&self) -> crate::cc::CcConfig {
+                crate::cc::CcConfig {
+                    kind: self.cc,
+                    cnp_interval: self.cnp_interval,
+                    $( $( $module: <crate::cc::$module::$Config>::clone(&self.$module), )? )*
+                }
+            }
+        }
+    };
 }
-fn default_dctcp_g() -> f64 {
-    1.0 / 16.0
-}
-fn default_one() -> f64 {
-    1.0
-}
-impl Default for DctcpConfig {
-    fn default() -> Self {
-        DctcpConfig { g: default_dctcp_g(), alpha_init: 1.0, init_cwnd: None, min_cwnd: None, ssthresh: None }
-    }
-}
+crate::cc::registry!(transport_config);
 
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct TransportConfig {
-    #[serde(default)]
-    pub cc: CcKind,
-    /// Payload bytes per data packet.
-    #[serde(default = "default_mtu")]
-    pub mtu: u32,
-    /// Wire bytes per data packet beyond the payload.
-    #[serde(default = "default_header")]
-    pub header: u32,
-    /// Wire bytes of an ACK or NACK.
-    #[serde(default = "default_ack_size")]
-    pub ack_size: u32,
-    /// The receiver sends one ACK per this many data packets (and always on the
-    /// last packet, on a CE mark when `ack_on_ce`, and on loss).
-    #[serde(default = "default_ack_every")]
-    pub ack_every: u32,
-    #[serde(default = "default_true")]
-    pub ack_on_ce: bool,
-    /// With ack_every > 1: the longest a receiver holds a coalesced ACK.
-    #[serde(default = "default_ack_delay")]
-    pub ack_delay: Time,
-    #[serde(default)]
-    pub retransmit: Retransmit,
-    /// Retransmission timeout; doubles on each consecutive timeout up to 64x.
-    #[serde(default = "default_rto")]
-    pub rto: Time,
-    /// Selective mode: the receiver NACKs a hole once a packet this many
-    /// positions past it arrives (tolerates reordering from spraying). Go-back-N
-    /// NACKs every hole at once.
-    #[serde(default = "default_nack_threshold")]
-    pub nack_threshold: u32,
-    /// Least time between two CNPs to the same flow (notification point).
-    /// Default: 0 (a CNP for every marked packet, as the ns-3 RDMA simulator
-    /// behaves) with the `hpcc` DCQCN profile, 50 us (the paper's N) otherwise.
-    #[serde(default)]
-    pub cnp_interval: Option<Time>,
-    /// Least time between two NACKs for the same expected PSN.
-    #[serde(default = "default_nack_interval")]
-    pub nack_interval: Time,
-    /// Data packets are ECN-capable.
-    #[serde(default = "default_true")]
-    pub ecn: bool,
-    #[serde(default)]
-    pub dctcp: DctcpConfig,
-    #[serde(default)]
-    pub swift: crate::cc::swift::SwiftConfig,
-    #[serde(default)]
-    pub dcqcn: crate::cc::dcqcn::DcqcnConfig,
-    #[serde(default)]
-    pub timely: crate::cc::timely::TimelyConfig,
-    #[serde(default)]
-    pub hpcc: crate::cc::hpcc::HpccConfig,
-    #[serde(default)]
-    pub nscc: crate::cc::nscc::NsccConfig,
-    #[serde(default)]
-    pub dcqcn_rev: crate::cc::dcqcn_rev::DcqcnRevConfig,
-    #[serde(default)]
-    pub mcc: crate::cc::mcc::MccConfig,
-}
 fn default_mtu() -> u32 {
     4096
 }
@@ -204,34 +167,6 @@ fn default_nack_threshold() -> u32 {
 fn default_nack_interval() -> Time {
     Time::us(50)
 }
-impl Default for TransportConfig {
-    fn default() -> Self {
-        TransportConfig {
-            cc: CcKind::None,
-            mtu: default_mtu(),
-            header: default_header(),
-            ack_size: default_ack_size(),
-            ack_every: default_ack_every(),
-            ack_on_ce: true,
-            ack_delay: default_ack_delay(),
-            retransmit: Retransmit::GoBackN,
-            rto: default_rto(),
-            nack_threshold: default_nack_threshold(),
-            cnp_interval: None,
-            nack_interval: default_nack_interval(),
-            ecn: true,
-            dctcp: DctcpConfig::default(),
-            swift: Default::default(),
-            dcqcn: Default::default(),
-            timely: Default::default(),
-            hpcc: Default::default(),
-            nscc: Default::default(),
-            dcqcn_rev: Default::default(),
-            mcc: Default::default(),
-        }
-    }
-}
-
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct MonitorConfig {

@@ -125,22 +125,8 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
     if t.rto.0 == 0 {
         return Err(err("transport.rto", "rto must be above zero".into()));
     }
-    if !(t.dctcp.g > 0.0 && t.dctcp.g <= 1.0) {
-        return Err(err("transport.dctcp.g", format!("g must be in (0, 1], got {}", t.dctcp.g)));
-    }
-    if !(0.0..=1.0).contains(&t.dctcp.alpha_init) {
-        return Err(err("transport.dctcp.alpha_init", format!("alpha_init must be in [0, 1], got {}", t.dctcp.alpha_init)));
-    }
-    t.swift.validate().map_err(|(k, m)| err(&format!("transport.swift.{k}"), m))?;
-    t.dcqcn.validate().map_err(|(k, m)| err(&format!("transport.dcqcn.{k}"), m))?;
-    t.timely.validate().map_err(|(k, m)| err(&format!("transport.timely.{k}"), m))?;
-    t.hpcc.validate().map_err(|(k, m)| err(&format!("transport.hpcc.{k}"), m))?;
-    t.nscc.validate().map_err(|(k, m)| err(&format!("transport.nscc.{k}"), m))?;
-    t.dcqcn_rev.validate().map_err(|(k, m)| err(&format!("transport.dcqcn_rev.{k}"), m))?;
-    t.mcc.validate().map_err(|(k, m)| err(&format!("transport.mcc.{k}"), m))?;
-    if t.cc == CcKind::Hpcc && sf.signals.int.is_none() {
-        return Err(err("transport.cc", "cc = \"hpcc\" needs INT: add [signals.int]".into()));
-    }
+    let cc = t.cc_config();
+    cc.validate().map_err(|(k, m)| err(&format!("transport.{k}"), m))?;
     let s = &sf.switch;
     if let Some(e) = &s.ecn {
         check_ecn(e, "switch.ecn", err)?;
@@ -170,15 +156,12 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
     let max_rate = topology.links.iter().map(|l| l.rate.0).max().unwrap_or(1);
     let is_switch = |name: &str| topology.switches.iter().any(|s| s.name == name);
     let signals = crate::signal::SignalSetup::new(&sf.signals, max_rate, &is_switch, s.buffer).map_err(|(k, m)| err(&format!("signals.{k}"), m))?;
-    if t.cc == CcKind::Timely {
-        t.timely.check_stamps(signals.stamp.as_ref()).map_err(|(k, m)| err(&format!("transport.timely.{k}"), m))?;
-    }
-    if t.cc == CcKind::DcqcnRev && s.ecn.is_none_or(|e| e.mode != EcnMode::Ecp) {
-        return Err(err(
-            "transport.cc",
-            "cc = \"dcqcn_rev\" needs its enhanced congestion point: set [switch] ecn = { ..., mode = \"ecp\" }".into(),
-        ));
-    }
+    let setup = crate::cc::Setup {
+        int: sf.signals.int.is_some(),
+        ecp: s.ecn.is_some_and(|e| e.mode == EcnMode::Ecp),
+        stamp: signals.stamp.as_ref(),
+    };
+    cc.check(&setup).map_err(|(k, m)| err(&format!("transport.{k}"), m))?;
     let mut flows = Vec::new();
     let resolve = |h: &HostRef, key: &str| resolve_host(&topology, h).map_err(|m| err(key, m));
     for (i, f) in sf.flow.iter().enumerate() {

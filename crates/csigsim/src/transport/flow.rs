@@ -14,9 +14,9 @@
 //! `rto_at` and has at most one `FlowTimer` event outstanding, which re-arms
 //! itself if the deadline moved later.
 
-use crate::cc::{AckSample, Cc, CongestionControl};
+use crate::cc::{AckSample, Cc, CnpDecision, CongestionControl, ReceiverCc};
 use crate::packet::{Advice, IntStack, Packet, PacketKind, Signals, F_CE, F_DONE, F_ECT, F_RTX, F_TRIMMED, NO_TAG};
-use crate::scenario::config::{CcKind, Retransmit, TransportConfig};
+use crate::scenario::config::{Retransmit, TransportConfig};
 use crate::signal::csig::{CsigSetup, Reflect};
 use crate::signal::stamp::StampSetup;
 use crate::signal::CsigSample;
@@ -90,15 +90,10 @@ pub struct Flow {
     pending_sig: Signals,
     /// The pending congestion-control timer event, or u64::MAX.
     pub(crate) cc_timer_at: u64,
-    /// Notification point: when the receiver last sent a CNP (or, with
-    /// DCQCN-Rev, last decided not to).
-    pub last_cnp_ps: Option<u64>,
+    /// The receiver side of the flow's congestion control (notification
+    /// point), the CNPs it sent and those it chose not to send.
+    pub rcv_cc: ReceiverCc,
     pub cnps: u64,
-    /// DCQCN-Rev's enhanced notification point: the lowest rate advice among
-    /// the marked packets since the last decision, the bytes delivered since
-    /// then, and the CNPs it chose not to send.
-    pub enp_advice: Advice,
-    pub enp_bytes: u64,
     pub cnps_suppressed: u64,
     /// Delayed ACK: when the pending ACK must go at the latest, and the last
     /// data packet it covers (for the echo and the reflected signals).
@@ -245,10 +240,8 @@ impl Flow {
             ack_at: u64::MAX,
             last_rx: None,
             cc_timer_at: u64::MAX,
-            last_cnp_ps: None,
+            rcv_cc: ReceiverCc::new(&t.cc_config()),
             cnps: 0,
-            enp_advice: Advice::NONE,
-            enp_bytes: 0,
             cnps_suppressed: 0,
             tag_rng: Stream::new(seed, id as u64, Purpose::CsigTag),
             bytes_sent: 0,
@@ -448,10 +441,19 @@ impl Flow {
             return out;
         }
         out.delivered = true;
-        self.enp_bytes += p.wire as u64;
         let ce = (p.flags & F_CE != 0) as u32;
-        if ce == 1 && t.cc.uses_cnp() {
-            self.notification_point(now, p, sh, actions, &mut out);
+        // The notification point (the algorithm's receiver side) sees every delivered packet.
+        match self.rcv_cc.on_data(now, ce == 1, p.advice, p.wire) {
+            None => {}
+            Some(CnpDecision::Suppress) => {
+                self.cnps_suppressed += 1;
+                out.cnp_suppressed = true;
+            }
+            Some(CnpDecision::Send(advice)) => {
+                self.cnps += 1;
+                let cnp_of = Packet { advice, ..*p };
+                actions.push(self.ctrl(PacketKind::Cnp, p.psn, &cnp_of, 0, 1, false, Reflection::None, sh));
+            }
         }
         self.ce_marks += ce as u64;
         let mut gap = false;
@@ -522,46 +524,6 @@ impl Flow {
             self.nacks += 1;
             actions.push(self.ctrl(PacketKind::Nack, ask, p, 0, 0, false, refl, sh));
         }
-    }
-
-    /// The notification point: a CE-marked data packet arrived; send a CNP
-    /// unless one went to this flow less than `cnp_interval` ago.
-    ///
-    /// DCQCN-Rev's enhanced notification point keeps the lowest root fair
-    /// share of the marked packets it ignored, reports it in the next CNP, and
-    /// (with `suppress`) sends no CNP to a flow whose data arrived, since the
-    /// last decision, at no more than the rate the CNP would set
-    /// (`target_utilization` x share): that flow has already slowed down.
-    fn notification_point(&mut self, now: u64, p: &Packet, sh: &FlowShared, actions: &mut Vec<RxAction>, out: &mut RxOutcome) {
-        let t = &sh.t;
-        let interval = t.cnp_interval_ps();
-        let rev = (t.cc == CcKind::DcqcnRev).then_some(t.dcqcn_rev);
-        if rev.is_some() {
-            self.enp_advice = self.enp_advice.lower(p.advice);
-        }
-        if self.last_cnp_ps.is_some_and(|t| now < t + interval) {
-            return;
-        }
-        let advice = self.enp_advice;
-        // Delivered rate since the last decision, against the rate the CNP would set.
-        let suppress = match (rev, self.last_cnp_ps) {
-            (Some(rev), Some(last)) if rev.suppress && !advice.is_none() => {
-                self.enp_bytes as f64 * 8e12 / (now - last).max(1) as f64 <= rev.target_utilization * advice.bps() as f64
-            }
-            _ => false,
-        };
-        // Either way this is a decision: the interval, the count and the advice restart.
-        self.last_cnp_ps = Some(now);
-        self.enp_bytes = 0;
-        self.enp_advice = Advice::NONE;
-        if suppress {
-            self.cnps_suppressed += 1;
-            out.cnp_suppressed = true;
-            return;
-        }
-        self.cnps += 1;
-        let cnp_of = Packet { advice, ..*p };
-        actions.push(self.ctrl(PacketKind::Cnp, p.psn, &cnp_of, 0, 1, false, Reflection::None, sh));
     }
 
     /// The delayed-ACK timer at `now`: the coalesced ACK, if it is still owed.

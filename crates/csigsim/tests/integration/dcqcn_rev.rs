@@ -100,3 +100,16 @@ fn dcqcn_rev_sends_fewer_cnps_than_dcqcn() {
 fn dcqcn_rev_on_the_dumbbell() {
     crate::cc_dumbbell::check("dcqcn_rev", &["switch.ecn.mode=\"ecp\"", "transport.mtu=1000"]);
 }
+
+#[test]
+fn outputs_name_the_algorithm_as_scenarios_do() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/clos_incast_victim.toml");
+    let sets = ["transport.cc=\"dcqcn_rev\"", "switch.ecn.mode=\"ecp\"", "monitor.cc=true"];
+    let ov: Vec<csigsim::Override> = sets.iter().map(|s| csigsim::Override::parse(s).unwrap()).collect();
+    let out = csigsim::run(csigsim::scenario::load_file(&path, &ov, None).unwrap(), |_| true);
+    assert_eq!(out.summary.cc, "dcqcn_rev");
+    assert!(out.summary_json().contains("\"cc\": \"dcqcn_rev\""));
+    let rows: Vec<&str> = out.cc_csv.lines().skip(1).collect();
+    assert!(!rows.is_empty());
+    assert!(rows.iter().all(|r| r.split(',').nth(2) == Some("dcqcn_rev")), "{}", rows[0]);
+}
