@@ -28,7 +28,7 @@
 use serde::Deserialize;
 
 use super::{Algorithm, CcConfig, CcKind, CcMetrics, CnpDecision, CnpSample, CongestionControl, FlowParams, Receiver};
-use crate::net::packet::Advice;
+use crate::packet::Advice;
 use crate::units::{Rate, Size, Time, PS_PER_NS};
 
 /// A named set of defaults for every DCQCN constant.

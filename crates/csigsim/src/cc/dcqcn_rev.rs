@@ -22,7 +22,7 @@ use serde::Deserialize;
 
 use super::dcqcn::{cnp_interval_ps, Dcqcn, DcqcnConfig, NotificationPoint};
 use super::{AckSample, Algorithm, CcConfig, CcMetrics, CnpDecision, CnpSample, ConfigError, CongestionControl, FlowParams, Receiver, Setup};
-use crate::net::packet::Advice;
+use crate::packet::Advice;
 
 /// `[transport.dcqcn_rev]`: what DCQCN-Rev adds to `[transport.dcqcn]`.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq)]

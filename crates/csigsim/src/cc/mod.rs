@@ -11,7 +11,7 @@
 //! window (bytes that may be unacknowledged) and the pacing rate. A window of
 //! `u64::MAX` means "no window"; a rate equal to the line rate means "no pacing".
 
-use crate::net::packet::Advice;
+use crate::packet::Advice;
 use crate::units::Time;
 use serde::Deserialize;
 
