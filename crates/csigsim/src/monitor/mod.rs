@@ -20,7 +20,35 @@ pub mod signals;
 use crate::cc::CcMetrics;
 use crate::packet::{IntStack, PacketArena};
 use crate::signal::{CsigSample, StampSample, NO_WRITER};
+use crate::units::Time;
+use serde::Deserialize;
 use signals::{FlowSignalMon, Series};
+
+/// `[monitor]`: which monitors a run attaches, and their window.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MonitorConfig {
+    #[serde(default = "default_window")]
+    pub window: Time,
+    /// Write links.csv (one row per directed link per window).
+    #[serde(default = "links_default")]
+    pub links: bool,
+    /// Write cc.csv (congestion-control state per flow per window).
+    #[serde(default)]
+    pub cc: bool,
+}
+fn default_window() -> Time {
+    Time::us(100)
+}
+impl Default for MonitorConfig {
+    fn default() -> Self {
+        MonitorConfig { window: default_window(), links: true, cc: false }
+    }
+}
+
+fn links_default() -> bool {
+    true
+}
 
 /// Which observers a run has, and their state.
 #[derive(Default)]

@@ -16,7 +16,7 @@
 
 use crate::cc::{AckSample, Cc, CnpDecision, CongestionControl, ReceiverCc};
 use crate::packet::{Advice, IntStack, Packet, PacketKind, Signals, F_CE, F_DONE, F_ECT, F_RTX, F_TRIMMED, NO_TAG};
-use crate::scenario::config::{Retransmit, TransportConfig};
+use super::config::{Retransmit, TransportConfig};
 use crate::signal::csig::{CsigSetup, Reflect};
 use crate::signal::stamp::StampSetup;
 use crate::signal::CsigSample;

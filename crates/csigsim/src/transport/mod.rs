@@ -5,6 +5,7 @@
 //! then its active flows round robin, one packet each ([`Nic`]); it turns
 //! what a flow answers into packets on the wire and timer events.
 
+pub mod config;
 pub mod flow;
 
 pub use flow::{Flow, FlowShared, FlowInit};
