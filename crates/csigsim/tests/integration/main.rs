@@ -13,4 +13,5 @@ mod mcc;
 mod routing;
 mod scenarios;
 mod signals;
+mod tables;
 mod workloads;
