@@ -109,7 +109,7 @@ fn every_csv_cell_is_the_table_value_formatted() {
     let t = out.tables.signals.as_ref().expect("signals.csv is on");
     let rows = csv_rows(&out.signals_csv(), csigsim::output::csv::SIGNALS_HEADER);
     assert_eq!(rows.len(), t.len());
-    assert!(t.len() > 0);
+    assert!(!t.is_empty());
     for (i, r) in rows.iter().enumerate() {
         assert_eq!(r[0], fmt_ns(t.time_ps[i]));
         assert_eq!(r[1], t.flow_id[i].to_string());
@@ -127,7 +127,7 @@ fn every_csv_cell_is_the_table_value_formatted() {
     let t = out.tables.cc.as_ref().expect("cc.csv is on");
     let rows = csv_rows(&out.cc_csv(), csigsim::output::csv::CC_HEADER);
     assert_eq!(rows.len(), t.len());
-    assert!(t.len() > 0);
+    assert!(!t.is_empty());
     for (i, r) in rows.iter().enumerate() {
         assert_eq!(r[0], fmt_ns(t.time_ps[i]));
         assert_eq!(r[1], t.flow_id[i].to_string());
