@@ -201,7 +201,7 @@ pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
     // links.csv: the monitor's non-idle windows, per port.
     let links = sc.monitor.links.then(|| LinkTable {
         window_ps: w.window_ps,
-        windows: (w.now / w.window_ps + 1) as u32,
+        windows: w.now / w.window_ps + 1,
         nodes: (0..(w.num_hosts as usize + w.switches.len()) as u32).map(|n| w.node_name(n).to_string()).collect(),
         from: w.ports.iter().map(|p| p.node).collect(),
         to: w.ports.iter().map(|p| w.ports[p.peer as usize].node).collect(),

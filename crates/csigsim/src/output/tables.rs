@@ -83,7 +83,7 @@ pub struct LinkCounters {
 pub struct LinkTable {
     pub window_ps: u64,
     /// Windows `0..windows`.
-    pub windows: u32,
+    pub windows: u64,
     /// Node names; `from` and `to` are indices into it.
     pub nodes: Vec<String>,
     /// Per `link_id`: the sending node.
@@ -148,7 +148,7 @@ impl LinkTable {
         (0..self.windows).flat_map(move |win| {
             let row_of = |link: usize, c: &mut usize| {
                 let active = &self.active[link];
-                if *c < active.len() && active[*c].window == win {
+                if *c < active.len() && active[*c].window as u64 == win {
                     *c += 1;
                     active[*c - 1]
                 } else {
@@ -157,7 +157,7 @@ impl LinkTable {
             };
             let counters: Vec<LinkCounters> = cursor.iter_mut().enumerate().map(|(l, c)| row_of(l, c)).collect();
             counters.into_iter().enumerate().map(move |(link, r)| LinkRow {
-                time_ps: win as u64 * self.window_ps,
+                time_ps: win * self.window_ps,
                 from: &self.nodes[self.from[link] as usize],
                 to: &self.nodes[self.to[link] as usize],
                 link_id: link as u32,
