@@ -10,7 +10,6 @@ structure as the TOML file (see the "Scenario core" in the docs).
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import numbers
@@ -20,6 +19,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
+import numpy as np
 import pandas as pd
 
 from . import _core
@@ -36,57 +36,66 @@ OverridesLike = Union[Mapping[str, Any], Sequence[str], None]
 class Results:
     """The outputs of one run: the summary, per-flow and per-link tables."""
 
-    def __init__(self, raw: Mapping[str, str], out: Optional[Path] = None) -> None:
-        #: The raw texts, exactly as the engine writes them to a run directory.
-        self.summary_json: str = raw["summary_json"]
-        self.flows_csv: str = raw["flows_csv"]
-        self.links_csv: str = raw["links_csv"]
-        #: Reflected signals per flow and window (empty when no signal is enabled).
-        self.signals_csv: str = raw.get("signals_csv", "")
-        #: Congestion-control state per flow and window (empty unless monitor.cc is on).
-        self.cc_csv: str = raw.get("cc_csv", "")
+    def __init__(self, output: "_core.Output", out: Optional[Path] = None) -> None:
+        self._output = output
+        #: summary.json as written (without its final line break).
+        self.summary_json: str = output.summary_json
         #: The scenario as run (after overrides).
-        self.scenario_toml: str = raw["scenario_toml"]
+        self.scenario_toml: str = output.scenario_toml
         #: The run directory written by ``run(..., out=...)``, or None.
         self.out: Optional[Path] = out
         self.summary: Dict[str, Any] = json.loads(self.summary_json)
 
-    # Parsed lazily: a large run's links table can be big and many callers
-    # only want the summary.
+    # The tables are built from the engine's columns on first use: a large
+    # run's links table can be big and many callers only want the summary.
     @cached_property
     def flows(self) -> pd.DataFrame:
         """One row per flow (columns described in docs/outputs.md)."""
-        return _read_csv(self.flows_csv, text_columns=("name", "src", "dst"))
+        return _frame(self._output.columns("flows"), _FLOWS)
 
     @cached_property
     def links(self) -> pd.DataFrame:
         """One row per directed link per monitor window (empty if monitor.links is off)."""
-        return _read_csv(self.links_csv, text_columns=("from", "to"))
+        return _frame(self._output.columns("links"), _LINKS)
 
     @cached_property
     def signals(self) -> pd.DataFrame:
         """Reflected signals per flow and monitor window (empty when no signal is on)."""
-        return _read_csv(self.signals_csv, text_columns=("signal", "unit", "bottleneck"))
+        return _frame(self._output.columns("signals"), _SIGNALS)
 
     @cached_property
     def cc(self) -> pd.DataFrame:
         """Congestion-control state per flow and monitor window (empty unless monitor.cc is on)."""
-        return _read_csv(self.cc_csv, text_columns=("cc",))
+        return _frame(self._output.columns("cc"), _CC)
+
+    # The texts of the CSV files, exactly as the engine writes them, formatted
+    # on first use.
+    @cached_property
+    def flows_csv(self) -> str:
+        """The text of flows.csv."""
+        return self._output.csv("flows")
+
+    @cached_property
+    def links_csv(self) -> str:
+        """The text of links.csv ("" when monitor.links is off)."""
+        return self._output.csv("links")
+
+    @cached_property
+    def signals_csv(self) -> str:
+        """The text of signals.csv ("" when no signal is enabled)."""
+        return self._output.csv("signals")
+
+    @cached_property
+    def cc_csv(self) -> str:
+        """The text of cc.csv ("" unless monitor.cc is on)."""
+        return self._output.csv("cc")
 
     def write(self, dir: Union[str, "os.PathLike[str]"]) -> Path:
         """Writes the run directory (the same files, byte for byte, as ``out=``)."""
         d = Path(dir)
-        d.mkdir(parents=True, exist_ok=True)
-        _write_text(d / "summary.json", self.summary_json + "\n")
-        _write_text(d / "flows.csv", self.flows_csv)
-        # Like the engine: optional files are written when present and a stale
-        # copy from an earlier run in the same directory is removed.
-        for name, text in (("links.csv", self.links_csv), ("signals.csv", self.signals_csv), ("cc.csv", self.cc_csv)):
-            if text:
-                _write_text(d / name, text)
-            elif (d / name).exists():
-                (d / name).unlink()
-        _write_text(d / "scenario.toml", self.scenario_toml)
+        # The engine's own writer: optional files are written when present and
+        # a stale copy from an earlier run in the same directory is removed.
+        self._output.write_dir(d)
         return d
 
     def __repr__(self) -> str:
@@ -97,6 +106,136 @@ class Results:
             f"<csigsim.Results {s.get('name', '')!r}: {s.get('flows_completed')}/{s.get('flows_total')} flows completed, "
             f"{sim_us:g} us simulated, {s.get('end_reason')}{out}>"
         )
+
+
+# --- DataFrames from the engine's columns ----------------------------------
+#
+# Each table is (CSV column, kind, engine column). The frames have the values
+# and dtypes that reading the CSV file with pandas gives: integer columns are
+# int64; a column with empty cells is float64 with NaN there; times are
+# nanoseconds, int64 when every value is a whole number of nanoseconds and
+# float64 otherwise; numbers the file writes as "{}" are int64 when every
+# value is a whole number; text columns have pandas' string dtype (an empty
+# name is ""); a table without rows has object columns.
+
+_FLOWS = [
+    ("flow_id", "int", "flow_id"),
+    ("name", "text", "name"),
+    ("src", "text", "src"),
+    ("dst", "text", "dst"),
+    ("size_bytes", "int", "size_bytes"),
+    ("start_ns", "ns", "start_ps"),
+    ("finish_ns", "ns", "finish_ps"),
+    ("fct_ns", "ns", "fct_ps"),
+    ("ideal_fct_ns", "ns", "ideal_fct_ps"),
+    ("slowdown", "decimals", "slowdown"),
+    ("bytes_sent", "int", "bytes_sent"),
+    ("retransmits", "int", "retransmits"),
+    ("timeouts", "int", "timeouts"),
+    ("nacks", "int", "nacks"),
+    ("trims", "int", "trims"),
+    ("ecn_marked", "int", "ecn_marked"),
+    ("delivered_bytes", "int", "delivered_bytes"),
+    ("cnps", "int", "cnps"),
+]
+_LINKS = [
+    ("time_ns", "ns", "time_ps"),
+    ("from", "text", "from"),
+    ("to", "text", "to"),
+    ("link_id", "int", "link_id"),
+    ("tx_bytes", "int", "tx_bytes"),
+    ("utilization", "utilization", "utilization"),
+    ("max_queue_bytes", "int", "max_queue_bytes"),
+    ("drops", "int", "drops"),
+    ("ecn_marks", "int", "ecn_marks"),
+    ("trims", "int", "trims"),
+    ("pause_ns", "ns", "pause_ps"),
+]
+_SIGNALS = [
+    ("time_ns", "ns", "time_ps"),
+    ("flow_id", "int", "flow_id"),
+    ("signal", "text", "signal"),
+    ("unit", "text", "unit"),
+    ("samples", "int", "samples"),
+    ("mean", "number", "mean"),
+    ("min", "number", "min"),
+    ("max", "number", "max"),
+    ("locator", "int", "locator"),
+    ("bottleneck", "text", "bottleneck"),
+]
+_CC = [
+    ("time_ns", "ns", "time_ps"),
+    ("flow_id", "int", "flow_id"),
+    ("cc", "text", "cc"),
+    ("acks", "int", "acks"),
+    ("cwnd_bytes", "int", "cwnd_bytes"),
+    ("cwnd_min_bytes", "int", "cwnd_min_bytes"),
+    ("cwnd_max_bytes", "int", "cwnd_max_bytes"),
+    ("rate_bps", "int", "rate_bps"),
+    ("alpha", "number", "alpha"),
+    ("rtt_mean_ns", "number", "rtt_mean_ns"),
+    ("ce_fraction", "number", "ce_fraction"),
+]
+
+_INT64_MAX = np.iinfo(np.int64).max
+
+
+def _split(col: Any):
+    """An engine column as (values, valid): valid is None when no cell is empty."""
+    if isinstance(col, tuple):
+        values, valid = col
+        return values, (None if valid.all() else valid)
+    return col, None
+
+
+def _int64(values: np.ndarray) -> np.ndarray:
+    # Like pandas reading the file: int64, unless a value does not fit.
+    if values.dtype == np.uint64 and len(values) and values.max() > _INT64_MAX:
+        return values
+    return values.astype(np.int64)
+
+
+def _with_gaps(values: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    out = values.astype(np.float64)
+    out[~valid] = np.nan
+    return out
+
+
+def _column(kind: str, col: Any) -> Any:
+    if kind == "text":
+        if isinstance(col, tuple):
+            codes, names = col
+            col = np.asarray(names, dtype=object)[codes]
+        return pd.Series(col, dtype=str)
+    values, valid = _split(col)
+    if kind == "int":
+        return _int64(values) if valid is None else _with_gaps(values, valid)
+    if kind == "ns":
+        if valid is None and not (values % 1000).any():
+            return _int64(values // 1000)
+        ns = values / 1000
+        return ns if valid is None else _with_gaps(ns, valid)
+    if kind == "utilization":
+        # Written "0" when idle and with six decimals otherwise.
+        return values.astype(np.int64) if not values.any() else values
+    if kind == "number":
+        # Written with Rust's "{}", which gives whole numbers without a point.
+        whole = np.isfinite(values).all() and (values == np.trunc(values)).all() and (np.abs(values) <= _INT64_MAX).all()
+        return values.astype(np.int64) if whole else values
+    return values  # "decimals": always written with a point
+
+
+def _frame(columns: Optional[Mapping[str, Any]], spec: Sequence[tuple]) -> pd.DataFrame:
+    if columns is None:
+        return pd.DataFrame()
+    first = columns[spec[0][2]]
+    n = len(first[0] if isinstance(first, tuple) else first)
+    if n == 0:
+        # A file with only its header: pandas reads every number column as object.
+        return pd.DataFrame(
+            {name: pd.Series([], dtype=str) if kind == "text" else pd.Series([], dtype=object) for name, kind, _ in spec}
+        )
+    return pd.DataFrame({name: _column(kind, columns[key]) for name, kind, key in spec})
 
 
 def run(
@@ -168,26 +307,6 @@ def _overrides(overrides: OverridesLike) -> List[str]:
     if isinstance(overrides, str):
         return [overrides]
     return [str(o) for o in overrides]
-
-
-def _read_csv(text: str, text_columns: Sequence[str]) -> pd.DataFrame:
-    if not text.strip():
-        return pd.DataFrame()
-    header = text.split("\n", 1)[0].split(",")
-    # Names stay strings (a host called "7" is not a number) and an empty name
-    # is "", while empty numeric cells (an unfinished flow's fct_ns) are NaN.
-    return pd.read_csv(
-        io.StringIO(text),
-        dtype={c: str for c in text_columns if c in header},
-        keep_default_na=False,
-        na_values={c: [""] for c in header if c not in text_columns},
-    )
-
-
-def _write_text(path: Path, text: str) -> None:
-    # newline="" keeps the engine's "\n" on every platform.
-    with open(path, "w", encoding="utf-8", newline="") as f:
-        f.write(text)
 
 
 # --- A small TOML writer for dict scenarios -------------------------------

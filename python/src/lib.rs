@@ -1,12 +1,17 @@
 //! `csigsim._core`: the thin pyo3 layer between the Python package and the
-//! engine. It passes TOML text in and the run's output texts out; everything
-//! user-facing (DataFrames, dict scenarios) lives in `python/csigsim/`.
+//! engine. It passes TOML text in and the run's output out, as an `Output`
+//! that hands over each table as NumPy columns (and formats the CSV texts
+//! only when asked); everything user-facing (DataFrames, dict scenarios)
+//! lives in `python/csigsim/`.
 
+use csigsim::output::csv;
 use csigsim::scenario::{self, InputError, Override, Scenario};
+use csigsim::RunOutput;
+use numpy::IntoPyArray;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyTuple};
 use std::path::{Path, PathBuf};
 
 create_exception!(
@@ -45,9 +50,164 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".into())
 }
 
+/// The output of one run, kept in the engine's types. Columns (`columns`) and
+/// CSV texts (`csv`) are made when asked for.
+#[pyclass(frozen, name = "Output", module = "csigsim._core")]
+struct Output(RunOutput);
+
+const TABLES: [&str; 4] = ["flows", "links", "signals", "cc"];
+
+fn unknown_table(table: &str) -> PyErr {
+    PyValueError::new_err(format!("no table {table:?} (tables: {})", TABLES.join(", ")))
+}
+
+/// An optional integer column as `(values, valid)`; values are 0 where not valid.
+fn optional<'py>(py: Python<'py>, v: &[Option<u64>]) -> PyResult<Bound<'py, PyTuple>> {
+    let values: Vec<u64> = v.iter().map(|x| x.unwrap_or(0)).collect();
+    let valid: Vec<bool> = v.iter().map(Option::is_some).collect();
+    PyTuple::new(py, [values.into_pyarray(py).into_any(), valid.into_pyarray(py).into_any()])
+}
+
+/// A number as the CSV file writes it, read back (NaN for an empty cell).
+fn as_written(cell: String) -> f64 {
+    cell.parse().unwrap_or(f64::NAN)
+}
+
+/// Text coded as indices into a list of names: `(codes, names)`.
+fn coded<'py>(py: Python<'py>, codes: Vec<u32>, names: &[String]) -> PyResult<Bound<'py, PyTuple>> {
+    PyTuple::new(py, [codes.into_pyarray(py).into_any(), names.into_pyobject(py)?.into_any()])
+}
+
+#[pymethods]
+impl Output {
+    /// `summary.json` as written, without its final line break.
+    #[getter]
+    fn summary_json(&self) -> String {
+        self.0.summary_json()
+    }
+
+    /// The scenario as run.
+    #[getter]
+    fn scenario_toml(&self) -> String {
+        self.0.scenario_toml.clone()
+    }
+
+    /// The text of `TABLE.csv`; "" when the run has no such table.
+    fn csv(&self, py: Python<'_>, table: &str) -> PyResult<String> {
+        let o = &self.0;
+        match table {
+            "flows" => Ok(py.detach(|| o.flows_csv())),
+            "links" => Ok(py.detach(|| o.links_csv())),
+            "signals" => Ok(py.detach(|| o.signals_csv())),
+            "cc" => Ok(py.detach(|| o.cc_csv())),
+            _ => Err(unknown_table(table)),
+        }
+    }
+
+    /// The table's columns, named as in its CSV file except that times are
+    /// integer picoseconds (`start_ps` for `start_ns`). A column is a NumPy
+    /// array, a list of str, `(values, valid)` for a column with empty cells,
+    /// or `(codes, names)` for text coded as indices. Numbers rounded in the
+    /// CSV file (`slowdown`, `utilization`) are given as written. None when
+    /// the run has no such table.
+    fn columns<'py>(&self, py: Python<'py>, table: &str) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let t = &self.0.tables;
+        let d = PyDict::new(py);
+        match table {
+            "flows" => {
+                let f = &t.flows;
+                d.set_item("flow_id", f.flow_id.clone().into_pyarray(py))?;
+                d.set_item("name", &f.name)?;
+                d.set_item("src", &f.src)?;
+                d.set_item("dst", &f.dst)?;
+                d.set_item("size_bytes", f.size_bytes.clone().into_pyarray(py))?;
+                d.set_item("start_ps", f.start_ps.clone().into_pyarray(py))?;
+                d.set_item("finish_ps", optional(py, &f.finish_ps)?)?;
+                d.set_item("fct_ps", optional(py, &f.fct_ps)?)?;
+                d.set_item("ideal_fct_ps", f.ideal_fct_ps.clone().into_pyarray(py))?;
+                let slow: Vec<f64> = f.slowdown.iter().map(|&x| as_written(csv::fmt_slowdown(x))).collect();
+                d.set_item("slowdown", slow.into_pyarray(py))?;
+                for (name, col) in [
+                    ("bytes_sent", &f.bytes_sent),
+                    ("retransmits", &f.retransmits),
+                    ("timeouts", &f.timeouts),
+                    ("nacks", &f.nacks),
+                    ("trims", &f.trims),
+                    ("ecn_marked", &f.ecn_marked),
+                    ("delivered_bytes", &f.delivered_bytes),
+                    ("cnps", &f.cnps),
+                ] {
+                    d.set_item(name, col.clone().into_pyarray(py))?;
+                }
+            }
+            "links" => {
+                let Some(l) = &t.links else { return Ok(None) };
+                let c = py.detach(|| l.columns());
+                let util: Vec<f64> = py.detach(|| c.utilization.iter().map(|&u| as_written(csv::fmt_utilization(u))).collect());
+                d.set_item("time_ps", c.time_ps.into_pyarray(py))?;
+                d.set_item("from", coded(py, c.from, &l.nodes)?)?;
+                d.set_item("to", coded(py, c.to, &l.nodes)?)?;
+                d.set_item("link_id", c.link_id.into_pyarray(py))?;
+                d.set_item("tx_bytes", c.tx_bytes.into_pyarray(py))?;
+                d.set_item("utilization", util.into_pyarray(py))?;
+                d.set_item("max_queue_bytes", c.max_queue_bytes.into_pyarray(py))?;
+                d.set_item("drops", c.drops.into_pyarray(py))?;
+                d.set_item("ecn_marks", c.ecn_marks.into_pyarray(py))?;
+                d.set_item("trims", c.trims.into_pyarray(py))?;
+                d.set_item("pause_ps", c.pause_ps.into_pyarray(py))?;
+            }
+            "signals" => {
+                let Some(s) = &t.signals else { return Ok(None) };
+                d.set_item("time_ps", s.time_ps.clone().into_pyarray(py))?;
+                d.set_item("flow_id", s.flow_id.clone().into_pyarray(py))?;
+                d.set_item("signal", &s.signal)?;
+                d.set_item("unit", &s.unit)?;
+                d.set_item("samples", s.samples.clone().into_pyarray(py))?;
+                d.set_item("mean", s.mean.clone().into_pyarray(py))?;
+                d.set_item("min", s.min.clone().into_pyarray(py))?;
+                d.set_item("max", s.max.clone().into_pyarray(py))?;
+                let locator: Vec<Option<u64>> = s.locator.iter().map(|l| l.map(u64::from)).collect();
+                d.set_item("locator", optional(py, &locator)?)?;
+                // The empty name (no bottleneck) is coded after the others.
+                let none = s.bottlenecks.len() as u32;
+                let codes: Vec<u32> = s.bottleneck.iter().map(|b| b.unwrap_or(none)).collect();
+                let mut names = s.bottlenecks.clone();
+                names.push(String::new());
+                d.set_item("bottleneck", coded(py, codes, &names)?)?;
+            }
+            "cc" => {
+                let Some(c) = &t.cc else { return Ok(None) };
+                d.set_item("time_ps", c.time_ps.clone().into_pyarray(py))?;
+                d.set_item("flow_id", c.flow_id.clone().into_pyarray(py))?;
+                d.set_item("cc", coded(py, vec![0; c.len()], std::slice::from_ref(&c.cc))?)?;
+                d.set_item("acks", c.acks.clone().into_pyarray(py))?;
+                d.set_item("cwnd_bytes", optional(py, &c.cwnd_bytes)?)?;
+                d.set_item("cwnd_min_bytes", optional(py, &c.cwnd_min_bytes)?)?;
+                d.set_item("cwnd_max_bytes", optional(py, &c.cwnd_max_bytes)?)?;
+                d.set_item("rate_bps", c.rate_bps.clone().into_pyarray(py))?;
+                d.set_item("alpha", c.alpha.clone().into_pyarray(py))?;
+                d.set_item("rtt_mean_ns", c.rtt_mean_ns.clone().into_pyarray(py))?;
+                d.set_item("ce_fraction", c.ce_fraction.clone().into_pyarray(py))?;
+            }
+            _ => return Err(unknown_table(table)),
+        }
+        Ok(Some(d))
+    }
+
+    /// Writes the run directory, byte for byte as the CLI does.
+    fn write_dir(&self, py: Python<'_>, dir: PathBuf) -> PyResult<()> {
+        write_dir(py, &self.0, &dir)
+    }
+}
+
+fn write_dir(py: Python<'_>, output: &RunOutput, dir: &Path) -> PyResult<()> {
+    py.detach(|| output.write_dir(dir))
+        .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("cannot write the run directory {}: {e}", dir.display())))
+}
+
 /// Runs a loaded scenario without holding the GIL, checking for Ctrl-C between
 /// chunks of events; writes the run directory if `out` is given.
-fn run_loaded<'py>(py: Python<'py>, sc: Scenario, out: Option<PathBuf>) -> PyResult<Bound<'py, PyDict>> {
+fn run_loaded(py: Python<'_>, sc: Scenario, out: Option<PathBuf>) -> PyResult<Bound<'_, Output>> {
     let (result, interrupt) = py.detach(move || {
         let mut interrupt: Option<PyErr> = None;
         let progress = |_: &csigsim::Progress| {
@@ -72,22 +232,12 @@ fn run_loaded<'py>(py: Python<'py>, sc: Scenario, out: Option<PathBuf>) -> PyRes
     let output = result.map_err(|m| PyRuntimeError::new_err(format!("csigsim internal error: {m}")))?;
     if let Some(dir) = out {
         // Same writer as the CLI, so both produce byte-identical run directories.
-        py.detach(|| output.write_dir(&dir)).map_err(|e| {
-            pyo3::exceptions::PyOSError::new_err(format!("cannot write the run directory {}: {e}", dir.display()))
-        })?;
+        write_dir(py, &output, &dir)?;
     }
-    let summary_json = output.summary_json();
-    let d = PyDict::new(py);
-    d.set_item("summary_json", summary_json)?;
-    d.set_item("flows_csv", output.flows_csv)?;
-    d.set_item("links_csv", output.links_csv)?;
-    d.set_item("signals_csv", output.signals_csv)?;
-    d.set_item("cc_csv", output.cc_csv)?;
-    d.set_item("scenario_toml", output.scenario_toml)?;
-    Ok(d)
+    Bound::new(py, Output(output))
 }
 
-/// Loads scenario text and runs it; returns the output texts as a dict.
+/// Loads scenario text and runs it; returns its `Output`.
 #[pyfunction]
 #[pyo3(signature = (text, source="<string>", base_dir=None, seed=None, overrides=Vec::new(), out=None))]
 fn run_toml<'py>(
@@ -98,14 +248,14 @@ fn run_toml<'py>(
     seed: Option<u64>,
     overrides: Vec<String>,
     out: Option<PathBuf>,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<Bound<'py, Output>> {
     let ov = parse_overrides(py, &overrides)?;
     let base = base_dir.unwrap_or_else(|| PathBuf::from("."));
     let sc = scenario::load_str(text, source, &base, &ov, seed).map_err(|e| scenario_error(py, e))?;
     run_loaded(py, sc, out)
 }
 
-/// Loads a scenario file and runs it; returns the output texts as a dict.
+/// Loads a scenario file and runs it; returns its `Output`.
 #[pyfunction]
 #[pyo3(signature = (path, seed=None, overrides=Vec::new(), out=None))]
 fn run_file<'py>(
@@ -114,7 +264,7 @@ fn run_file<'py>(
     seed: Option<u64>,
     overrides: Vec<String>,
     out: Option<PathBuf>,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<Bound<'py, Output>> {
     let ov = parse_overrides(py, &overrides)?;
     let sc = scenario::load_file(&path, &ov, seed).map_err(|e| scenario_error(py, e))?;
     run_loaded(py, sc, out)
@@ -152,6 +302,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         cls.setattr(attr, py.None())?;
     }
     m.add("ScenarioError", cls)?;
+    m.add_class::<Output>()?;
     m.add_function(wrap_pyfunction!(run_toml, m)?)?;
     m.add_function(wrap_pyfunction!(run_file, m)?)?;
     m.add_function(wrap_pyfunction!(validate_toml, m)?)?;

@@ -215,3 +215,65 @@ def test_signals_table_from_a_csig_scenario(tmp_path):
     main = sig[(sig.flow_id == 0) & (sig.signal == "delay") & (sig.bottleneck != "")]
     assert len(main) > 0 and (main.bottleneck == "s1->s2").all()
     assert (tmp_path / "run" / "signals.csv").read_text() == res.signals_csv
+
+
+def read_csv_file(path, text_columns):
+    """A CSV file of a run directory read with pandas: names stay strings, an
+    empty numeric cell is NaN (how users read the files, and how Results read
+    the texts before it had columns)."""
+    text = path.read_text()
+    header = text.split("\n", 1)[0].split(",")
+    return pd.read_csv(
+        path,
+        dtype={c: str for c in text_columns if c in header},
+        keep_default_na=False,
+        na_values={c: [""] for c in header if c not in text_columns},
+    )
+
+
+TEXT_COLUMNS = {
+    "flows": ("name", "src", "dst"),
+    "links": ("from", "to"),
+    "signals": ("signal", "unit", "bottleneck"),
+    "cc": ("cc",),
+}
+
+
+@pytest.mark.parametrize(
+    "scenario, overrides",
+    [
+        ("chain_csig_delay.toml", {"monitor.cc": True}),
+        # Unfinished flows: empty cells in flows.csv.
+        ("chain_csig_delay.toml", {"monitor.cc": True, "stop": "150us", "transport.cc": "dctcp"}),
+        # Signals and cc on, but no ACK yet: files with only a header.
+        ("chain_csig_delay.toml", {"monitor.cc": True, "stop": "1ns"}),
+        ("two_hosts.toml", {"monitor.links": False}),
+        ("incast_fat_tree.toml", {"monitor.cc": True, "transport.cc": "dcqcn", "switch.mode": "pfc"}),
+    ],
+)
+def test_frames_from_columns_equal_the_written_files(tmp_path, scenario, overrides):
+    repo = Path(__file__).resolve().parents[2]
+    out = tmp_path / "run"
+    res = csigsim.run(repo / "scenarios" / scenario, overrides=overrides, out=out)
+    for table, text_columns in TEXT_COLUMNS.items():
+        frame = getattr(res, table)
+        path = out / f"{table}.csv"
+        if not path.exists():
+            assert frame.empty and len(frame.columns) == 0, table
+            assert getattr(res, f"{table}_csv") == ""
+            continue
+        assert getattr(res, f"{table}_csv") == path.read_text(), table
+        pd.testing.assert_frame_equal(frame, read_csv_file(path, text_columns), check_exact=False, rtol=1e-12, obj=table)
+
+
+def test_frames_have_numbers_and_names():
+    repo = Path(__file__).resolve().parents[2]
+    res = csigsim.run(repo / "scenarios" / "chain_csig_delay.toml", overrides={"stop": "150us"})
+    f = res.flows
+    assert f.flow_id.dtype == "int64" and f.size_bytes.dtype == "int64"
+    unfinished = f[f.finish_ns.isna()]
+    assert len(unfinished) > 0 and unfinished.fct_ns.isna().all() and unfinished.slowdown.isna().all()
+    done = f[f.finish_ns.notna()]
+    assert ((done.finish_ns - done.start_ns - done.fct_ns).abs() < 1e-6).all()
+    assert f.name.iloc[0] == "main" and f.src.iloc[0] == "h0"
+    assert set(res.links["from"]) >= {"h0", "s0", "s1", "s2"}

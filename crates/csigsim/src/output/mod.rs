@@ -1,18 +1,22 @@
-//! The run directory: `summary.json`, `flows.csv`, `links.csv` and the
-//! scenario as run (`scenario.toml`). Every column is described in
-//! docs/outputs.md. Times are nanoseconds written exactly (up to three
-//! decimals, since the engine counts picoseconds).
+//! The run's results: the summary and the typed tables ([`tables`]),
+//! gathered from the simulation by [`collect`], and the run directory
+//! (`summary.json`, `flows.csv`, `links.csv`, `signals.csv`, `cc.csv` and the
+//! scenario as run, `scenario.toml`) formatted from them ([`csv`]). Every
+//! column is described in docs/outputs.md. Times are nanoseconds written
+//! exactly (up to three decimals, since the engine counts picoseconds).
 
 pub use crate::monitor::capture;
+pub mod csv;
+pub mod tables;
+
+pub use tables::{CcTable, FlowTable, LinkColumns, LinkCounters, LinkRow, LinkTable, SignalTable, Tables};
 
 use crate::engine::World;
 use serde::Serialize;
-use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::Path;
 
 pub use crate::units::fmt_ns;
-
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Summary {
@@ -61,42 +65,14 @@ pub struct Summary {
     pub invariant_violations: Vec<String>,
 }
 
-/// Everything a run produced, in memory.
+/// Everything a run produced, in memory: the summary and the typed tables.
+/// The CSV files are formatted from the tables when asked for
+/// ([`RunOutput::write_dir`], [`RunOutput::flows_csv`] and the like).
 #[derive(Clone, Debug)]
 pub struct RunOutput {
     pub summary: Summary,
-    pub flows_csv: String,
-    pub links_csv: String,
-    /// Empty when the scenario enables no signal.
-    pub signals_csv: String,
-    /// Empty unless `monitor.cc` is on.
-    pub cc_csv: String,
+    pub tables: Tables,
     pub scenario_toml: String,
-    /// Per-flow results for callers that want numbers, not text.
-    pub flows: Vec<FlowResult>,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct FlowResult {
-    pub flow_id: u32,
-    pub name: String,
-    pub src: u32,
-    pub dst: u32,
-    pub size_bytes: u64,
-    pub start_ps: u64,
-    pub finish_ps: Option<u64>,
-    pub ideal_fct_ps: u64,
-    pub retransmits: u64,
-    pub timeouts: u64,
-    pub nacks: u64,
-    pub trims: u64,
-    pub bytes_sent: u64,
-}
-
-impl FlowResult {
-    pub fn fct_ps(&self) -> Option<u64> {
-        self.finish_ps.map(|f| f - self.start_ps)
-    }
 }
 
 fn percentile(sorted: &[u64], q: f64) -> Option<f64> {
@@ -107,40 +83,21 @@ fn percentile(sorted: &[u64], q: f64) -> Option<f64> {
     Some(sorted[i] as f64)
 }
 
-/// Ideal FCT: the flow alone on its path: the first packet's store-and-forward
-/// latency plus the remaining wire bytes at the path's slowest rate.
-fn ideal_fct(w: &World, f: &crate::transport::Flow) -> u64 {
-    let t = &w.scenario().transport;
-    let first = (f.payload(0) + t.header) as u64;
-    let total_wire = f.size + f.npkts as u64 * t.header as u64;
-    let (lat, slowest) = w.path_latency(f.src, f.dst, first);
-    lat + crate::units::tx_time_ps(total_wire - first, slowest)
+/// The figures of the summary that come from the flows table.
+struct FlowFigures {
+    fct_p50_ns: Option<f64>,
+    fct_p99_ns: Option<f64>,
+    fct_max_ns: Option<f64>,
+    slowdown_p50: Option<f64>,
+    slowdown_p99: Option<f64>,
+    throughput_min_gbps: Option<f64>,
+    throughput_max_gbps: Option<f64>,
 }
 
-pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
-    let sc = w.scenario();
-    let mut flows = Vec::with_capacity(w.flows().len());
-    for (i, f) in w.flows().iter().enumerate() {
-        flows.push(FlowResult {
-            flow_id: f.id,
-            name: sc.flows[i].name.clone(),
-            src: f.src,
-            dst: f.dst,
-            size_bytes: f.size,
-            start_ps: f.start_ps,
-            finish_ps: f.finish_ps,
-            ideal_fct_ps: ideal_fct(w, f),
-            retransmits: f.retransmits,
-            timeouts: f.timeouts,
-            nacks: f.nacks,
-            trims: f.trims,
-            bytes_sent: f.bytes_sent,
-        });
-    }
-    let mut fcts: Vec<u64> = flows.iter().filter_map(|f| f.fct_ps()).collect();
+fn flow_figures(t: &FlowTable, end_ps: u64) -> FlowFigures {
+    let mut fcts: Vec<u64> = t.fct_ps.iter().flatten().copied().collect();
     fcts.sort_unstable();
-    let mut slow: Vec<f64> =
-        flows.iter().filter_map(|f| f.fct_ps().map(|x| x as f64 / f.ideal_fct_ps.max(1) as f64)).collect();
+    let mut slow: Vec<f64> = t.slowdown.iter().flatten().copied().collect();
     slow.sort_by(f64::total_cmp);
     let pct_f = |q: f64| {
         if slow.is_empty() {
@@ -151,15 +108,197 @@ pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
     };
     // Each started flow's average throughput: payload delivered in order over
     // the time from its start to its completion (or to the end of the run).
-    let now = w.now();
-    let tputs: Vec<f64> = w
-        .flows()
-        .iter()
-        .filter(|f| f.start_ps < now)
-        .map(|f| {
-            f.delivered_bytes() as f64 * 8.0 / (f.finish_ps.unwrap_or(now) - f.start_ps).max(1) as f64 * 1e3
+    let tputs: Vec<f64> = (0..t.len())
+        .filter(|&i| t.start_ps[i] < end_ps)
+        .map(|i| {
+            t.delivered_bytes[i] as f64 * 8.0 / (t.finish_ps[i].unwrap_or(end_ps) - t.start_ps[i]).max(1) as f64 * 1e3
         })
         .collect();
+    FlowFigures {
+        fct_p50_ns: percentile(&fcts, 0.5).map(|v| v / 1000.0),
+        fct_p99_ns: percentile(&fcts, 0.99).map(|v| v / 1000.0),
+        fct_max_ns: fcts.last().map(|&v| v as f64 / 1000.0),
+        slowdown_p50: pct_f(0.5),
+        slowdown_p99: pct_f(0.99),
+        throughput_min_gbps: tputs.iter().copied().reduce(f64::min),
+        throughput_max_gbps: tputs.iter().copied().reduce(f64::max),
+    }
+}
+
+/// The collector: the one place that reads the simulation's state at the end
+/// of a run. It copies what the outputs need into the summary and the tables
+/// in one pass; everything after it (figures, CSV, Python columns) works on
+/// the tables alone.
+pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
+    use crate::monitor::signals::Series;
+    use crate::signal::stamp::Collector;
+    let sc = w.scenario();
+    let window_ps = w.observers().window_ps();
+    let now = w.now();
+    let hosts = &sc.topology.hosts;
+
+    // flows.csv
+    let n = w.flows().len();
+    let mut ft = FlowTable {
+        flow_id: Vec::with_capacity(n),
+        name: Vec::with_capacity(n),
+        src: Vec::with_capacity(n),
+        dst: Vec::with_capacity(n),
+        size_bytes: Vec::with_capacity(n),
+        start_ps: Vec::with_capacity(n),
+        finish_ps: Vec::with_capacity(n),
+        fct_ps: Vec::with_capacity(n),
+        ideal_fct_ps: Vec::with_capacity(n),
+        slowdown: Vec::with_capacity(n),
+        bytes_sent: Vec::with_capacity(n),
+        retransmits: Vec::with_capacity(n),
+        timeouts: Vec::with_capacity(n),
+        nacks: Vec::with_capacity(n),
+        trims: Vec::with_capacity(n),
+        ecn_marked: Vec::with_capacity(n),
+        delivered_bytes: Vec::with_capacity(n),
+        cnps: Vec::with_capacity(n),
+    };
+    for (i, f) in w.flows().iter().enumerate() {
+        // Ideal FCT: the flow alone on its path: the first packet's
+        // store-and-forward latency plus the remaining wire bytes at the
+        // path's slowest rate.
+        let first = (f.payload(0) + sc.transport.header) as u64;
+        let total_wire = f.size + f.npkts as u64 * sc.transport.header as u64;
+        let (lat, slowest) = w.path_latency(f.src, f.dst, first);
+        let ideal = lat + crate::units::tx_time_ps(total_wire - first, slowest);
+        let fct = f.finish_ps.map(|fp| fp - f.start_ps);
+        ft.flow_id.push(f.id);
+        ft.name.push(sc.flows[i].name.clone());
+        ft.src.push(hosts[f.src as usize].clone());
+        ft.dst.push(hosts[f.dst as usize].clone());
+        ft.size_bytes.push(f.size);
+        ft.start_ps.push(f.start_ps);
+        ft.finish_ps.push(f.finish_ps);
+        ft.fct_ps.push(fct);
+        ft.ideal_fct_ps.push(ideal);
+        ft.slowdown.push(fct.map(|x| x as f64 / ideal.max(1) as f64));
+        ft.bytes_sent.push(f.bytes_sent);
+        ft.retransmits.push(f.retransmits);
+        ft.timeouts.push(f.timeouts);
+        ft.nacks.push(f.nacks);
+        ft.trims.push(f.trims);
+        ft.ecn_marked.push(f.ce_marks);
+        ft.delivered_bytes.push(f.delivered_bytes());
+        ft.cnps.push(f.cnps);
+    }
+
+    // links.csv: the monitor's non-idle windows, per port.
+    let ports = w.ports();
+    let links = w.observers().link_rows().map(|port_rows| LinkTable {
+        window_ps,
+        windows: now / window_ps + 1,
+        nodes: (0..(w.network().num_hosts() as usize + w.switches().len()) as u32).map(|n| w.node_name(n).to_string()).collect(),
+        from: ports.iter().map(|p| p.node()).collect(),
+        to: ports.iter().map(|p| ports[p.peer() as usize].node()).collect(),
+        active: port_rows
+            .map(|rows| {
+                rows.iter()
+                    .map(|r| LinkCounters {
+                        window: r.window,
+                        tx_bytes: r.tx_bytes,
+                        busy_ps: r.busy_ps,
+                        max_queue_bytes: r.max_queue_bytes,
+                        drops: r.drops,
+                        ecn_marks: r.ecn_marks,
+                        trims: r.trims,
+                        pause_ps: r.pause_ps,
+                    })
+                    .collect()
+            })
+            .collect(),
+    });
+
+    // signals.csv: ordered by window, flow, series.
+    let signals = sc.signals.any().then(|| {
+        let mut rows: Vec<(u32, u32, &crate::monitor::signals::SignalRow)> = Vec::new();
+        for f in w.flows() {
+            for r in w.observers().signal_rows(f.id) {
+                rows.push((r.window, f.id, r));
+            }
+        }
+        rows.sort_by_key(|&(win, flow, r)| (win, flow, r.series as u8));
+        let csig = sc.signals.csig.as_ref().map(|c| c.sig);
+        let stamp_unit = match sc.signals.stamp.map(|s| s.collect) {
+            Some(Collector::Sojourn) => "ns",
+            _ => "B",
+        };
+        let stamp_scale = if stamp_unit == "ns" { 1e-3 } else { 1.0 };
+        let mut t = SignalTable::default();
+        let mut port_index: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
+        for (win, flow, r) in rows {
+            let (name, unit, scale) = match r.series {
+                Series::Csig => match csig {
+                    Some(s) => (s.name(), s.unit(), if s.unit() == "ns" { 1e-3 } else { 1.0 }),
+                    // Not reachable: CSIG rows exist only when CSIG is on.
+                    None => ("csig", "", 1.0),
+                },
+                Series::StampMax => ("stamp_max", stamp_unit, stamp_scale),
+                Series::StampSum => ("stamp_sum", stamp_unit, stamp_scale),
+                Series::StampSumSqu => ("stamp_sum_squ", stamp_unit, stamp_scale),
+                Series::StampInd => ("stamp_ind", "fraction", 1.0),
+                Series::IntHops => ("int_hops", "hops", 1.0),
+                Series::IntMaxQlen => ("int_max_qlen", "B", 1.0),
+            };
+            let (lm, bottleneck) = match r.writer {
+                Some((port, lm)) => {
+                    let next = t.bottlenecks.len() as u32;
+                    let b = *port_index.entry(port).or_insert_with(|| {
+                        let p = &ports[port as usize];
+                        t.bottlenecks.push(format!("{}->{}", w.node_name(p.node()), w.node_name(ports[p.peer() as usize].node())));
+                        next
+                    });
+                    (Some(lm), Some(b))
+                }
+                None => (None, None),
+            };
+            t.time_ps.push(win as u64 * window_ps);
+            t.flow_id.push(flow);
+            t.signal.push(name);
+            t.unit.push(unit);
+            t.samples.push(r.samples);
+            t.mean.push(r.mean * scale);
+            t.min.push(r.min * scale);
+            t.max.push(r.max * scale);
+            t.locator.push(lm);
+            t.bottleneck.push(bottleneck);
+        }
+        t
+    });
+
+    // cc.csv: ordered by window, flow.
+    let cc_name = sc.transport.cc.name().to_string();
+    let cc = sc.monitor.cc.then(|| {
+        let mut rows: Vec<(u32, u32, &crate::monitor::cc::CcRow)> = Vec::new();
+        for f in w.flows() {
+            for r in w.observers().cc_rows(f.id) {
+                rows.push((r.window, f.id, r));
+            }
+        }
+        rows.sort_by_key(|&(win, flow, _)| (win, flow));
+        let cwnd = |v: u64| (v != u64::MAX).then_some(v);
+        let mut t = CcTable { cc: cc_name.clone(), ..Default::default() };
+        for (win, flow, r) in rows {
+            t.time_ps.push(win as u64 * window_ps);
+            t.flow_id.push(flow);
+            t.acks.push(r.acks);
+            t.cwnd_bytes.push(cwnd(r.last.cwnd_bytes));
+            t.cwnd_min_bytes.push(cwnd(r.cwnd_min));
+            t.cwnd_max_bytes.push(cwnd(r.cwnd_max));
+            t.rate_bps.push(r.last.rate_bps);
+            t.alpha.push(r.last.alpha);
+            t.rtt_mean_ns.push(r.rtt_sum_ps / r.acks as f64 / 1000.0);
+            t.ce_fraction.push(if r.acked_pkts > 0 { r.ce_pkts as f64 / r.acked_pkts as f64 } else { 0.0 });
+        }
+        t
+    });
+
+    let figures = flow_figures(&ft, now);
     let violations = w.check_invariants();
     let s = w.stats();
     let events = w.events();
@@ -171,7 +310,7 @@ pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
         hosts: sc.topology.hosts.len(),
         switches: sc.topology.switches.len(),
         links: sc.topology.links.len(),
-        cc: sc.transport.cc.name().to_string(),
+        cc: cc_name,
         switch_mode: format!("{:?}", sc.switch.mode).to_lowercase(),
         routing: format!("{:?}", sc.switch.routing).to_lowercase(),
         end_reason: end_reason.to_string(),
@@ -196,192 +335,18 @@ pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
         timeouts: s.timeouts,
         flows_total: w.flows().len(),
         flows_completed: s.flows_completed,
-        fct_p50_ns: percentile(&fcts, 0.5).map(|v| v / 1000.0),
-        fct_p99_ns: percentile(&fcts, 0.99).map(|v| v / 1000.0),
-        fct_max_ns: fcts.last().map(|&v| v as f64 / 1000.0),
-        slowdown_p50: pct_f(0.5),
-        slowdown_p99: pct_f(0.99),
-        throughput_min_gbps: tputs.iter().copied().reduce(f64::min),
-        throughput_max_gbps: tputs.iter().copied().reduce(f64::max),
+        fct_p50_ns: figures.fct_p50_ns,
+        fct_p99_ns: figures.fct_p99_ns,
+        fct_max_ns: figures.fct_max_ns,
+        slowdown_p50: figures.slowdown_p50,
+        slowdown_p99: figures.slowdown_p99,
+        throughput_min_gbps: figures.throughput_min_gbps,
+        throughput_max_gbps: figures.throughput_max_gbps,
         max_switch_buffer_bytes: w.switches().iter().map(|s| s.max_used()).max().unwrap_or(0),
         invariants_ok: violations.is_empty(),
         invariant_violations: violations,
     };
-    RunOutput {
-        flows_csv: flows_csv(w, &flows),
-        links_csv: if sc.monitor.links { links_csv(w) } else { String::new() },
-        signals_csv: if sc.signals.any() { signals_csv(w) } else { String::new() },
-        cc_csv: if sc.monitor.cc { cc_csv(w) } else { String::new() },
-        scenario_toml: sc.resolved_toml.clone(),
-        summary,
-        flows,
-    }
-}
-
-fn flows_csv(w: &World, flows: &[FlowResult]) -> String {
-    let mut s = String::from("flow_id,name,src,dst,size_bytes,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown,bytes_sent,retransmits,timeouts,nacks,trims,ecn_marked,delivered_bytes,cnps\n");
-    let hosts = &w.scenario().topology.hosts;
-    for f in flows {
-        let (fin, fct, slow) = match f.finish_ps {
-            Some(fp) => {
-                let fct = fp - f.start_ps;
-                (fmt_ns(fp), fmt_ns(fct), format!("{:.4}", fct as f64 / f.ideal_fct_ps.max(1) as f64))
-            }
-            None => (String::new(), String::new(), String::new()),
-        };
-        let _ = writeln!(
-            s,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            f.flow_id,
-            csv_field(&f.name),
-            csv_field(&hosts[f.src as usize]),
-            csv_field(&hosts[f.dst as usize]),
-            f.size_bytes,
-            fmt_ns(f.start_ps),
-            fin,
-            fct,
-            fmt_ns(f.ideal_fct_ps),
-            slow,
-            f.bytes_sent,
-            f.retransmits,
-            f.timeouts,
-            f.nacks,
-            f.trims,
-            w.flows()[f.flow_id as usize].ce_marks,
-            w.flows()[f.flow_id as usize].delivered_bytes(),
-            w.flows()[f.flow_id as usize].cnps,
-        );
-    }
-    s
-}
-
-/// Reflected signals per flow and window (docs/outputs.md).
-fn signals_csv(w: &World) -> String {
-    use crate::monitor::signals::Series;
-    use crate::signal::stamp::Collector;
-    let mut rows: Vec<(u32, u32, &crate::monitor::signals::SignalRow)> = Vec::new();
-    for f in w.flows() {
-        for r in w.observers().signal_rows(f.id) {
-            rows.push((r.window, f.id, r));
-        }
-    }
-    rows.sort_by_key(|&(win, flow, r)| (win, flow, r.series as u8));
-    let csig = w.scenario().signals.csig.as_ref().map(|c| c.sig);
-    let stamp_unit = match w.scenario().signals.stamp.map(|s| s.collect) {
-        Some(Collector::Sojourn) => "ns",
-        _ => "B",
-    };
-    let mut s = String::from("time_ns,flow_id,signal,unit,samples,mean,min,max,locator,bottleneck\n");
-    for (win, flow, r) in rows {
-        let (name, unit, scale) = match r.series {
-            Series::Csig => {
-                let t = csig.expect("csig rows need csig");
-                let scale = if t.unit() == "ns" { 1e-3 } else { 1.0 };
-                (t.name(), t.unit(), scale)
-            }
-            Series::StampMax => ("stamp_max", stamp_unit, if stamp_unit == "ns" { 1e-3 } else { 1.0 }),
-            Series::StampSum => ("stamp_sum", stamp_unit, if stamp_unit == "ns" { 1e-3 } else { 1.0 }),
-            Series::StampSumSqu => ("stamp_sum_squ", stamp_unit, if stamp_unit == "ns" { 1e-3 } else { 1.0 }),
-            Series::StampInd => ("stamp_ind", "fraction", 1.0),
-            Series::IntHops => ("int_hops", "hops", 1.0),
-            Series::IntMaxQlen => ("int_max_qlen", "B", 1.0),
-        };
-        let (lm, bottleneck) = match r.writer {
-            Some((port, lm)) => {
-                let p = &w.ports()[port as usize];
-                (lm.to_string(), format!("{}->{}", w.node_name(p.node()), w.node_name(w.ports()[p.peer() as usize].node())))
-            }
-            None => (String::new(), String::new()),
-        };
-        let _ = writeln!(
-            s,
-            "{},{flow},{name},{unit},{},{},{},{},{lm},{bottleneck}",
-            fmt_ns(win as u64 * w.observers().window_ps()),
-            r.samples,
-            r.mean * scale,
-            r.min * scale,
-            r.max * scale
-        );
-    }
-    s
-}
-
-/// Congestion-control state per flow and window (docs/outputs.md).
-fn cc_csv(w: &World) -> String {
-    let mut rows: Vec<(u32, u32, &crate::monitor::cc::CcRow)> = Vec::new();
-    for f in w.flows() {
-        for r in w.observers().cc_rows(f.id) {
-            rows.push((r.window, f.id, r));
-        }
-    }
-    rows.sort_by_key(|&(win, flow, _)| (win, flow));
-    let cwnd = |v: u64| if v == u64::MAX { String::new() } else { v.to_string() };
-    let mut s = String::from("time_ns,flow_id,cc,acks,cwnd_bytes,cwnd_min_bytes,cwnd_max_bytes,rate_bps,alpha,rtt_mean_ns,ce_fraction\n");
-    let cc = w.scenario().transport.cc.name();
-    for (win, flow, r) in rows {
-        let ce = if r.acked_pkts > 0 { r.ce_pkts as f64 / r.acked_pkts as f64 } else { 0.0 };
-        let _ = writeln!(
-            s,
-            "{},{flow},{cc},{},{},{},{},{},{},{},{}",
-            fmt_ns(win as u64 * w.observers().window_ps()),
-            r.acks,
-            cwnd(r.last.cwnd_bytes),
-            cwnd(r.cwnd_min),
-            cwnd(r.cwnd_max),
-            r.last.rate_bps,
-            r.last.alpha,
-            r.rtt_sum_ps / r.acks as f64 / 1000.0,
-            ce
-        );
-    }
-    s
-}
-
-fn csv_field(v: &str) -> String {
-    if v.contains([',', '"', '\n']) {
-        format!("\"{}\"", v.replace('"', "\"\""))
-    } else {
-        v.to_string()
-    }
-}
-
-fn links_csv(w: &World) -> String {
-    let window = w.observers().window_ps();
-    let nwin = (w.now() / window + 1) as usize;
-    let ports = w.ports();
-    let rows_of: Vec<&[crate::monitor::LinkWindow]> = w.observers().link_rows().map(|r| r.collect()).unwrap_or_default();
-    let mut s = String::from("time_ns,from,to,link_id,tx_bytes,utilization,max_queue_bytes,drops,ecn_marks,trims,pause_ns\n");
-    let names: Vec<&str> = (0..ports.len()).map(|p| w.node_name(ports[p].node())).collect();
-    let mut cursor = vec![0usize; ports.len()];
-    for win in 0..nwin {
-        let t = fmt_ns(win as u64 * window);
-        for (pid, port) in ports.iter().enumerate() {
-            let rows = rows_of[pid];
-            let c = &mut cursor[pid];
-            let row = if *c < rows.len() && rows[*c].window as usize == win {
-                *c += 1;
-                rows[*c - 1]
-            } else {
-                Default::default()
-            };
-            let util = row.busy_ps as f64 / window as f64;
-            let peer = ports[port.peer() as usize].node();
-            let _ = writeln!(
-                s,
-                "{t},{},{},{pid},{},{},{},{},{},{},{}",
-                names[pid],
-                w.node_name(peer),
-                row.tx_bytes,
-                if util == 0.0 { "0".to_string() } else { format!("{util:.6}") },
-                row.max_queue_bytes,
-                row.drops,
-                row.ecn_marks,
-                row.trims,
-                fmt_ns(row.pause_ps)
-            );
-        }
-    }
-    s
+    RunOutput { summary, tables: Tables { flows: ft, links, signals, cc }, scenario_toml: sc.resolved_toml.clone() }
 }
 
 impl RunOutput {
@@ -391,29 +356,49 @@ impl RunOutput {
         let mut sj = serde_json::to_string_pretty(&self.summary).map_err(io::Error::other)?;
         sj.push('\n');
         std::fs::write(dir.join("summary.json"), sj)?;
-        std::fs::write(dir.join("flows.csv"), &self.flows_csv)?;
-        let links = dir.join("links.csv");
-        if !self.links_csv.is_empty() {
-            let mut f = io::BufWriter::new(std::fs::File::create(&links)?);
-            f.write_all(self.links_csv.as_bytes())?;
-            f.flush()?;
-        } else if links.exists() {
-            // A reused run directory must not keep another run's links.
-            std::fs::remove_file(&links)?;
-        }
-        for (name, text) in [("signals.csv", &self.signals_csv), ("cc.csv", &self.cc_csv)] {
-            let path = dir.join(name);
-            if !text.is_empty() {
-                std::fs::write(&path, text)?;
-            } else if path.exists() {
-                std::fs::remove_file(&path)?;
-            }
-        }
+        write_file(&dir.join("flows.csv"), Some(&self.tables.flows), csv::write_flows)?;
+        // A reused run directory must not keep another run's optional files.
+        write_file(&dir.join("links.csv"), self.tables.links.as_ref(), csv::write_links)?;
+        write_file(&dir.join("signals.csv"), self.tables.signals.as_ref(), csv::write_signals)?;
+        write_file(&dir.join("cc.csv"), self.tables.cc.as_ref(), csv::write_cc)?;
         std::fs::write(dir.join("scenario.toml"), &self.scenario_toml)?;
         Ok(())
     }
 
     pub fn summary_json(&self) -> String {
         serde_json::to_string_pretty(&self.summary).expect("summary serializes")
+    }
+
+    /// The text of `flows.csv`.
+    pub fn flows_csv(&self) -> String {
+        csv::to_string(&self.tables.flows, csv::write_flows)
+    }
+
+    /// The text of `links.csv`; empty when `monitor.links` is off.
+    pub fn links_csv(&self) -> String {
+        self.tables.links.as_ref().map_or_else(String::new, |t| csv::to_string(t, csv::write_links))
+    }
+
+    /// The text of `signals.csv`; empty when the scenario enables no signal.
+    pub fn signals_csv(&self) -> String {
+        self.tables.signals.as_ref().map_or_else(String::new, |t| csv::to_string(t, csv::write_signals))
+    }
+
+    /// The text of `cc.csv`; empty unless `monitor.cc` is on.
+    pub fn cc_csv(&self) -> String {
+        self.tables.cc.as_ref().map_or_else(String::new, |t| csv::to_string(t, csv::write_cc))
+    }
+}
+
+/// Writes a table's CSV file, or removes a stale one when the table is absent.
+fn write_file<T>(path: &Path, table: Option<&T>, write: fn(&T, &mut io::BufWriter<std::fs::File>) -> io::Result<()>) -> io::Result<()> {
+    match table {
+        Some(t) => {
+            let mut f = io::BufWriter::new(std::fs::File::create(path)?);
+            write(t, &mut f)?;
+            f.flush()
+        }
+        None if path.exists() => std::fs::remove_file(path),
+        None => Ok(()),
     }
 }

@@ -88,20 +88,18 @@ fn cc_csv_shows_dctcp_cutting_its_window_on_marks() {
     let flows = "[[flow]]\nsrc = \"h0\"\ndst = \"rx\"\nsize = \"50MB\"\n[[flow]]\nsrc = \"h1\"\ndst = \"rx\"\nsize = \"50MB\"\n";
     let toml = dumbbell(2, &format!("[switch]\necn = {{ kmin = \"100KB\", kmax = \"100KB\", pmax = 1.0 }}\n[transport]\ncc = \"dctcp\"\n[monitor]\ncc = true\nlinks = false\n{flows}"));
     let out = csigsim::run(load_with(&toml, &[]), |_| true);
-    let lines: Vec<Vec<&str>> = out.cc_csv.lines().skip(1).map(|l| l.split(',').collect()).collect();
-    assert!(lines.len() > 20);
-    // Columns: time, flow, cc, acks, cwnd, cwnd_min, cwnd_max, rate, alpha, rtt, ce_fraction.
-    let marked: Vec<&Vec<&str>> = lines.iter().filter(|r| r[10].parse::<f64>().unwrap() > 0.0).collect();
+    let t = out.tables.cc.as_ref().expect("cc.csv is on");
+    assert!(t.len() > 20);
+    assert_eq!(t.cc, "dctcp");
+    let marked: Vec<usize> = (0..t.len()).filter(|&i| t.ce_fraction[i] > 0.0).collect();
     assert!(!marked.is_empty(), "the shared queue marks");
-    for r in &marked {
-        assert_eq!(r[2], "dctcp");
-        let (lo, hi): (u64, u64) = (r[5].parse().unwrap(), r[6].parse().unwrap());
+    for &i in &marked {
+        let (lo, hi) = (t.cwnd_min_bytes[i].unwrap(), t.cwnd_max_bytes[i].unwrap());
         assert!(lo <= hi);
-        let alpha: f64 = r[8].parse().unwrap();
-        assert!((0.0..=1.0).contains(&alpha));
+        assert!((0.0..=1.0).contains(&t.alpha[i]));
     }
     // A window in which marks arrived shows the window moving (a cut and growth).
-    assert!(marked.iter().any(|r| r[5] != r[6]));
+    assert!(marked.iter().any(|&i| t.cwnd_min_bytes[i] != t.cwnd_max_bytes[i]));
 }
 
 /// Swift versus Swift + fast ramp-up: eight competing flows end together; how
@@ -159,7 +157,7 @@ fn timely_max_stamps_beat_rtt_on_the_chain() {
     let run = |sets: &[&str]| {
         let ov: Vec<csigsim::Override> = sets.iter().map(|s| csigsim::Override::parse(s).unwrap()).collect();
         let out = csigsim::run(csigsim::scenario::load_file(&path, &ov, None).unwrap(), |_| true);
-        let main = out.flows_csv.lines().nth(1).unwrap().split(',').nth(16).unwrap().parse::<f64>().unwrap();
+        let main = out.tables.flows.delivered_bytes[0] as f64;
         main * 8.0 / 20e-3 / 1e9
     };
     let rtt = run(&["transport.cc=\"timely\"", "transport.timely.signal=\"rtt\""]);

@@ -109,7 +109,9 @@ fn outputs_name_the_algorithm_as_scenarios_do() {
     let out = csigsim::run(csigsim::scenario::load_file(&path, &ov, None).unwrap(), |_| true);
     assert_eq!(out.summary.cc, "dcqcn_rev");
     assert!(out.summary_json().contains("\"cc\": \"dcqcn_rev\""));
-    let rows: Vec<&str> = out.cc_csv.lines().skip(1).collect();
-    assert!(!rows.is_empty());
-    assert!(rows.iter().all(|r| r.split(',').nth(2) == Some("dcqcn_rev")), "{}", rows[0]);
+    let cc = out.tables.cc.as_ref().expect("monitor.cc is on");
+    assert!(!cc.flow_id.is_empty());
+    assert_eq!(cc.cc, "dcqcn_rev");
+    let text = out.cc_csv();
+    assert!(text.lines().skip(1).all(|r| r.split(',').nth(2) == Some("dcqcn_rev")), "{text}");
 }

@@ -45,14 +45,14 @@ start = "3us"
 #[test]
 fn single_flow_fct_matches_store_and_forward_to_the_picosecond() {
     let out = csigsim::run(load(THREE_HOP), |_| true);
-    let f = &out.flows[0];
+    let f = &out.tables.flows;
     // 1_000_000 bytes = 244 packets of 4096 + one of 576, each plus a 64-byte header.
     let mut sizes = vec![4160u64; 244];
     sizes.push(640);
     let hops = [(100_000_000_000, 1_000_000), (40_000_000_000, 2_500_000), (100_000_000_000, 700_000)];
     let expect = analytic_fct(&sizes, &hops);
-    assert_eq!(f.fct_ps(), Some(expect));
-    assert_eq!(f.start_ps, 3_000_000);
+    assert_eq!(f.fct_ps[0], Some(expect));
+    assert_eq!(f.start_ps[0], 3_000_000);
     // Worked by hand: the 40 Gbps hop is busy from 1332.8 ns on; the last
     // packet leaves it at 1332.8 + 244 * 832 + 128 = 204468.8 ns, reaches s1
     // 2.5 us later, waits there for packet 243 (on the last hop until
@@ -65,9 +65,10 @@ fn single_flow_fct_matches_store_and_forward_to_the_picosecond() {
 #[test]
 fn flows_csv_reports_the_exact_fct_in_ns() {
     let out = csigsim::run(load(THREE_HOP), |_| true);
-    let row = out.flows_csv.lines().nth(1).unwrap();
+    let csv = out.flows_csv();
+    let row = csv.lines().nth(1).unwrap();
     let cols: Vec<&str> = row.split(',').collect();
-    let fct_ps = out.flows[0].fct_ps().unwrap();
+    let fct_ps = out.tables.flows.fct_ps[0].unwrap();
     assert_eq!(cols[7], csigsim::output::fmt_ns(fct_ps));
     assert_eq!(cols[5], "3000");
 }

@@ -14,4 +14,5 @@ mod mcc;
 mod routing;
 mod scenarios;
 mod signals;
+mod tables;
 mod workloads;

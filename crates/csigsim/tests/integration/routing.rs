@@ -66,14 +66,16 @@ fn pfc_head_of_line_blocking_slows_the_victim() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/clos_incast_victim.toml");
     let sc = csigsim::scenario::load_file(&path, &[], None).unwrap();
     let out = csigsim::run(sc.clone(), |_| true);
-    let victim = out.flows.iter().find(|f| f.name == "F3 victim").unwrap();
-    let slow = victim.fct_ps().unwrap() as f64 / victim.ideal_fct_ps as f64;
+    let f = &out.tables.flows;
+    let victim = f.position("F3 victim").unwrap();
+    let slow = f.fct_ps[victim].unwrap() as f64 / f.ideal_fct_ps[victim] as f64;
     assert!(slow > 2.0, "victim slowdown {slow:.2}: PFC back-pressure must block it");
     assert_eq!(out.summary.packets_dropped, 0);
     // Alone, the victim runs at line rate.
     let mut alone = sc;
     alone.flows.retain(|f| f.name == "F3 victim");
     let out = csigsim::run(alone, |_| true);
-    let slow = out.flows[0].fct_ps().unwrap() as f64 / out.flows[0].ideal_fct_ps as f64;
+    let f = &out.tables.flows;
+    let slow = f.fct_ps[0].unwrap() as f64 / f.ideal_fct_ps[0] as f64;
     assert!(slow < 1.01, "alone the victim's slowdown is {slow:.4}");
 }

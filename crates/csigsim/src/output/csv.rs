@@ -1,0 +1,148 @@
+//! The CSV files, formatted from the tables (docs/outputs.md). Nothing here
+//! reads the simulation.
+
+use super::fmt_ns;
+use super::tables::{CcTable, FlowTable, LinkTable, SignalTable};
+use std::io::{self, Write};
+
+pub const FLOWS_HEADER: &str = "flow_id,name,src,dst,size_bytes,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown,bytes_sent,retransmits,timeouts,nacks,trims,ecn_marked,delivered_bytes,cnps\n";
+pub const LINKS_HEADER: &str = "time_ns,from,to,link_id,tx_bytes,utilization,max_queue_bytes,drops,ecn_marks,trims,pause_ns\n";
+pub const SIGNALS_HEADER: &str = "time_ns,flow_id,signal,unit,samples,mean,min,max,locator,bottleneck\n";
+pub const CC_HEADER: &str = "time_ns,flow_id,cc,acks,cwnd_bytes,cwnd_min_bytes,cwnd_max_bytes,rate_bps,alpha,rtt_mean_ns,ce_fraction\n";
+
+/// A text cell, quoted CSV-style if it contains a comma, a quote or a line break.
+pub fn csv_field(v: &str) -> String {
+    if v.contains([',', '"', '\n']) {
+        format!("\"{}\"", v.replace('"', "\"\""))
+    } else {
+        v.to_string()
+    }
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(String::new, |x| x.to_string())
+}
+
+fn opt_ns(v: Option<u64>) -> String {
+    v.map_or_else(String::new, fmt_ns)
+}
+
+/// `slowdown` as written: four decimals, empty if the flow did not complete.
+pub fn fmt_slowdown(v: Option<f64>) -> String {
+    v.map_or_else(String::new, |x| format!("{x:.4}"))
+}
+
+/// `utilization` as written: six decimals, or `0` when idle.
+pub fn fmt_utilization(v: f64) -> String {
+    if v == 0.0 {
+        "0".to_string()
+    } else {
+        format!("{v:.6}")
+    }
+}
+
+pub fn write_flows(t: &FlowTable, out: &mut impl Write) -> io::Result<()> {
+    out.write_all(FLOWS_HEADER.as_bytes())?;
+    for i in 0..t.len() {
+        writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            t.flow_id[i],
+            csv_field(&t.name[i]),
+            csv_field(&t.src[i]),
+            csv_field(&t.dst[i]),
+            t.size_bytes[i],
+            fmt_ns(t.start_ps[i]),
+            opt_ns(t.finish_ps[i]),
+            opt_ns(t.fct_ps[i]),
+            fmt_ns(t.ideal_fct_ps[i]),
+            fmt_slowdown(t.slowdown[i]),
+            t.bytes_sent[i],
+            t.retransmits[i],
+            t.timeouts[i],
+            t.nacks[i],
+            t.trims[i],
+            t.ecn_marked[i],
+            t.delivered_bytes[i],
+            t.cnps[i],
+        )?;
+    }
+    Ok(())
+}
+
+pub fn write_links(t: &LinkTable, out: &mut impl Write) -> io::Result<()> {
+    out.write_all(LINKS_HEADER.as_bytes())?;
+    let mut time = (u64::MAX, String::new());
+    for r in t.rows() {
+        if time.0 != r.time_ps {
+            time = (r.time_ps, fmt_ns(r.time_ps));
+        }
+        writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{},{},{}",
+            time.1,
+            r.from,
+            r.to,
+            r.link_id,
+            r.tx_bytes,
+            fmt_utilization(r.utilization),
+            r.max_queue_bytes,
+            r.drops,
+            r.ecn_marks,
+            r.trims,
+            fmt_ns(r.pause_ps)
+        )?;
+    }
+    Ok(())
+}
+
+pub fn write_signals(t: &SignalTable, out: &mut impl Write) -> io::Result<()> {
+    out.write_all(SIGNALS_HEADER.as_bytes())?;
+    for i in 0..t.len() {
+        writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{},{}",
+            fmt_ns(t.time_ps[i]),
+            t.flow_id[i],
+            t.signal[i],
+            t.unit[i],
+            t.samples[i],
+            t.mean[i],
+            t.min[i],
+            t.max[i],
+            opt(t.locator[i]),
+            t.bottleneck_name(i)
+        )?;
+    }
+    Ok(())
+}
+
+pub fn write_cc(t: &CcTable, out: &mut impl Write) -> io::Result<()> {
+    out.write_all(CC_HEADER.as_bytes())?;
+    for i in 0..t.len() {
+        writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{},{},{}",
+            fmt_ns(t.time_ps[i]),
+            t.flow_id[i],
+            t.cc,
+            t.acks[i],
+            opt(t.cwnd_bytes[i]),
+            opt(t.cwnd_min_bytes[i]),
+            opt(t.cwnd_max_bytes[i]),
+            t.rate_bps[i],
+            t.alpha[i],
+            t.rtt_mean_ns[i],
+            t.ce_fraction[i]
+        )?;
+    }
+    Ok(())
+}
+
+/// Formats a table into a string with one of the writers above.
+pub fn to_string<T>(t: &T, write: fn(&T, &mut Vec<u8>) -> io::Result<()>) -> String {
+    let mut buf = Vec::new();
+    // Writing into memory cannot fail, and every cell is UTF-8.
+    let _ = write(t, &mut buf);
+    String::from_utf8(buf).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}

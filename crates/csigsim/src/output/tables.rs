@@ -1,0 +1,270 @@
+//! The run's result tables, typed: one struct per output file, one column
+//! per CSV column. Times are integer picoseconds (`*_ps`); the CSV writers
+//! in `csv.rs` format them as nanoseconds. An empty CSV cell is `None`.
+//!
+//! The tables hold no reference to the simulation: they are built once, at
+//! the end of the run, by [`super::collect`].
+
+/// Every table of a run. `links`, `signals` and `cc` are `None` when the
+/// scenario does not ask for them (and their files are then not written).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Tables {
+    pub flows: FlowTable,
+    pub links: Option<LinkTable>,
+    pub signals: Option<SignalTable>,
+    pub cc: Option<CcTable>,
+}
+
+/// `flows.csv`: one row per flow, in `flow_id` order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FlowTable {
+    pub flow_id: Vec<u32>,
+    /// The flow's label; empty if none.
+    pub name: Vec<String>,
+    /// Host names.
+    pub src: Vec<String>,
+    pub dst: Vec<String>,
+    pub size_bytes: Vec<u64>,
+    pub start_ps: Vec<u64>,
+    /// `None` if the flow did not complete.
+    pub finish_ps: Vec<Option<u64>>,
+    /// `finish_ps - start_ps`; `None` if the flow did not complete.
+    pub fct_ps: Vec<Option<u64>>,
+    pub ideal_fct_ps: Vec<u64>,
+    /// `fct / max(ideal_fct, 1 ps)`, unrounded (the CSV writes four decimals).
+    pub slowdown: Vec<Option<f64>>,
+    pub bytes_sent: Vec<u64>,
+    pub retransmits: Vec<u64>,
+    pub timeouts: Vec<u64>,
+    pub nacks: Vec<u64>,
+    pub trims: Vec<u64>,
+    pub ecn_marked: Vec<u64>,
+    pub delivered_bytes: Vec<u64>,
+    pub cnps: Vec<u64>,
+}
+
+impl FlowTable {
+    pub fn len(&self) -> usize {
+        self.flow_id.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.flow_id.is_empty()
+    }
+
+    /// The row of the first flow with this name.
+    pub fn position(&self, name: &str) -> Option<usize> {
+        self.name.iter().position(|n| n == name)
+    }
+}
+
+/// One directed link's counters in one monitor window, as the monitor kept
+/// them (idle windows are not stored).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinkCounters {
+    pub window: u32,
+    pub tx_bytes: u64,
+    /// Picoseconds the transmitter was busy within the window.
+    pub busy_ps: u64,
+    pub max_queue_bytes: u64,
+    pub drops: u32,
+    pub ecn_marks: u32,
+    pub trims: u32,
+    pub pause_ps: u64,
+}
+
+/// `links.csv`: one row per directed link per monitor window, window by
+/// window, links in `link_id` order within a window.
+///
+/// The table is dense but stored sparse: only the windows in which something
+/// happened on a link are kept, and [`LinkTable::rows`] and
+/// [`LinkTable::columns`] fill in the idle ones with zeros as they go.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LinkTable {
+    pub window_ps: u64,
+    /// Windows `0..windows`.
+    pub windows: u64,
+    /// Node names; `from` and `to` are indices into it.
+    pub nodes: Vec<String>,
+    /// Per `link_id`: the sending node.
+    pub from: Vec<u32>,
+    /// Per `link_id`: the receiving node.
+    pub to: Vec<u32>,
+    /// Per `link_id`: its non-idle windows, in window order.
+    pub active: Vec<Vec<LinkCounters>>,
+}
+
+/// One row of `links.csv`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LinkRow<'a> {
+    pub time_ps: u64,
+    pub from: &'a str,
+    pub to: &'a str,
+    pub link_id: u32,
+    pub tx_bytes: u64,
+    /// Busy fraction of the window, unrounded (the CSV writes six decimals).
+    pub utilization: f64,
+    pub max_queue_bytes: u64,
+    pub drops: u32,
+    pub ecn_marks: u32,
+    pub trims: u32,
+    pub pause_ps: u64,
+}
+
+/// `links.csv` as columns; `from` and `to` index [`LinkTable::nodes`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LinkColumns {
+    pub time_ps: Vec<u64>,
+    pub from: Vec<u32>,
+    pub to: Vec<u32>,
+    pub link_id: Vec<u32>,
+    pub tx_bytes: Vec<u64>,
+    pub utilization: Vec<f64>,
+    pub max_queue_bytes: Vec<u64>,
+    pub drops: Vec<u32>,
+    pub ecn_marks: Vec<u32>,
+    pub trims: Vec<u32>,
+    pub pause_ps: Vec<u64>,
+}
+
+impl LinkTable {
+    /// Directed links.
+    pub fn links(&self) -> usize {
+        self.from.len()
+    }
+
+    /// Rows: `windows x links`.
+    pub fn len(&self) -> usize {
+        self.windows as usize * self.links()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every row, in file order, built as it is read.
+    pub fn rows(&self) -> impl Iterator<Item = LinkRow<'_>> + '_ {
+        let mut cursor = vec![0usize; self.links()];
+        (0..self.windows).flat_map(move |win| {
+            let row_of = |link: usize, c: &mut usize| {
+                let active = &self.active[link];
+                if *c < active.len() && active[*c].window as u64 == win {
+                    *c += 1;
+                    active[*c - 1]
+                } else {
+                    LinkCounters::default()
+                }
+            };
+            let counters: Vec<LinkCounters> = cursor.iter_mut().enumerate().map(|(l, c)| row_of(l, c)).collect();
+            counters.into_iter().enumerate().map(move |(link, r)| LinkRow {
+                time_ps: win * self.window_ps,
+                from: &self.nodes[self.from[link] as usize],
+                to: &self.nodes[self.to[link] as usize],
+                link_id: link as u32,
+                tx_bytes: r.tx_bytes,
+                utilization: r.busy_ps as f64 / self.window_ps as f64,
+                max_queue_bytes: r.max_queue_bytes,
+                drops: r.drops,
+                ecn_marks: r.ecn_marks,
+                trims: r.trims,
+                pause_ps: r.pause_ps,
+            })
+        })
+    }
+
+    /// The dense table as columns.
+    pub fn columns(&self) -> LinkColumns {
+        let n = self.len();
+        let mut c = LinkColumns {
+            time_ps: Vec::with_capacity(n),
+            from: Vec::with_capacity(n),
+            to: Vec::with_capacity(n),
+            link_id: Vec::with_capacity(n),
+            tx_bytes: Vec::with_capacity(n),
+            utilization: Vec::with_capacity(n),
+            max_queue_bytes: Vec::with_capacity(n),
+            drops: Vec::with_capacity(n),
+            ecn_marks: Vec::with_capacity(n),
+            trims: Vec::with_capacity(n),
+            pause_ps: Vec::with_capacity(n),
+        };
+        for r in self.rows() {
+            c.time_ps.push(r.time_ps);
+            c.from.push(self.from[r.link_id as usize]);
+            c.to.push(self.to[r.link_id as usize]);
+            c.link_id.push(r.link_id);
+            c.tx_bytes.push(r.tx_bytes);
+            c.utilization.push(r.utilization);
+            c.max_queue_bytes.push(r.max_queue_bytes);
+            c.drops.push(r.drops);
+            c.ecn_marks.push(r.ecn_marks);
+            c.trims.push(r.trims);
+            c.pause_ps.push(r.pause_ps);
+        }
+        c
+    }
+}
+
+/// `signals.csv`: one row per flow, window and series with samples, ordered
+/// by window, then flow, then series.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SignalTable {
+    pub time_ps: Vec<u64>,
+    pub flow_id: Vec<u32>,
+    pub signal: Vec<&'static str>,
+    pub unit: Vec<&'static str>,
+    pub samples: Vec<u64>,
+    /// `mean`, `min`, `max` in `unit` (delays in ns).
+    pub mean: Vec<f64>,
+    pub min: Vec<f64>,
+    pub max: Vec<f64>,
+    pub locator: Vec<Option<u16>>,
+    /// Index into `bottlenecks`; `None` if no switch wrote the values.
+    pub bottleneck: Vec<Option<u32>>,
+    /// Distinct bottleneck ports as `from->to`, in order of first appearance.
+    pub bottlenecks: Vec<String>,
+}
+
+impl SignalTable {
+    pub fn len(&self) -> usize {
+        self.time_ps.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.time_ps.is_empty()
+    }
+
+    /// The bottleneck of row `i` as written (`from->to`, or empty).
+    pub fn bottleneck_name(&self, i: usize) -> &str {
+        self.bottleneck[i].map_or("", |b| self.bottlenecks[b as usize].as_str())
+    }
+}
+
+/// `cc.csv`: one row per flow and window in which the sender got ACKs,
+/// ordered by window, then flow.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CcTable {
+    pub time_ps: Vec<u64>,
+    pub flow_id: Vec<u32>,
+    /// The run's congestion control: the `cc` column, the same on every row.
+    pub cc: String,
+    pub acks: Vec<u64>,
+    /// `None` for algorithms without a window.
+    pub cwnd_bytes: Vec<Option<u64>>,
+    pub cwnd_min_bytes: Vec<Option<u64>>,
+    pub cwnd_max_bytes: Vec<Option<u64>>,
+    pub rate_bps: Vec<u64>,
+    pub alpha: Vec<f64>,
+    pub rtt_mean_ns: Vec<f64>,
+    pub ce_fraction: Vec<f64>,
+}
+
+impl CcTable {
+    pub fn len(&self) -> usize {
+        self.time_ps.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.time_ps.is_empty()
+    }
+}

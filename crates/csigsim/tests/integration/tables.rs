@@ -1,0 +1,158 @@
+//! The CSV files are the typed tables formatted: every cell of every row
+//! equals the table's value, written as docs/outputs.md says.
+
+use csigsim::output::fmt_ns;
+use csigsim::RunOutput;
+use std::path::Path;
+
+/// Splits a CSV line, honouring quoted cells.
+fn cells(line: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                chars.next();
+                out.last_mut().unwrap().push('"');
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => out.push(String::new()),
+            _ => out.last_mut().unwrap().push(c),
+        }
+    }
+    out
+}
+
+/// The data rows of a CSV text, after checking its header.
+fn csv_rows(text: &str, header: &str) -> Vec<Vec<String>> {
+    let mut lines = text.lines();
+    assert_eq!(format!("{}\n", lines.next().unwrap()), header);
+    lines.map(cells).collect()
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(String::new, |x| x.to_string())
+}
+
+fn run(sets: &[&str]) -> RunOutput {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/chain_csig_delay.toml");
+    let mut all = vec!["monitor.cc=true"];
+    all.extend_from_slice(sets);
+    let ov: Vec<csigsim::Override> = all.iter().map(|s| csigsim::Override::parse(s).unwrap()).collect();
+    csigsim::run(csigsim::scenario::load_file(&path, &ov, None).unwrap(), |_| true)
+}
+
+fn check_flows(out: &RunOutput) {
+    let t = &out.tables.flows;
+    let rows = csv_rows(&out.flows_csv(), csigsim::output::csv::FLOWS_HEADER);
+    assert_eq!(rows.len(), t.len());
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(r.len(), 18);
+        assert_eq!(r[0], t.flow_id[i].to_string());
+        assert_eq!((&r[1], &r[2], &r[3]), (&t.name[i], &t.src[i], &t.dst[i]));
+        assert_eq!(r[4], t.size_bytes[i].to_string());
+        assert_eq!(r[5], fmt_ns(t.start_ps[i]));
+        assert_eq!(r[6], t.finish_ps[i].map_or_else(String::new, fmt_ns));
+        // fct_ns is finish_ns - start_ns, to the picosecond.
+        assert_eq!(t.fct_ps[i], t.finish_ps[i].map(|f| f - t.start_ps[i]));
+        assert_eq!(r[7], t.finish_ps[i].map_or_else(String::new, |f| fmt_ns(f - t.start_ps[i])));
+        assert_eq!(r[8], fmt_ns(t.ideal_fct_ps[i]));
+        match t.fct_ps[i] {
+            Some(fct) => {
+                let slow = fct as f64 / t.ideal_fct_ps[i].max(1) as f64;
+                assert_eq!(t.slowdown[i], Some(slow));
+                assert_eq!(r[9], format!("{slow:.4}"));
+            }
+            None => assert_eq!((t.slowdown[i], r[9].as_str()), (None, "")),
+        }
+        let ints = [t.bytes_sent[i], t.retransmits[i], t.timeouts[i], t.nacks[i], t.trims[i], t.ecn_marked[i], t.delivered_bytes[i], t.cnps[i]];
+        for (k, v) in ints.iter().enumerate() {
+            assert_eq!(r[10 + k], v.to_string(), "row {i} column {}", 10 + k);
+        }
+    }
+}
+
+#[test]
+fn every_csv_cell_is_the_table_value_formatted() {
+    let out = run(&[]);
+    assert_eq!(out.summary.flows_completed as usize, out.tables.flows.len());
+    check_flows(&out);
+
+    let t = out.tables.links.as_ref().expect("links.csv is on");
+    let rows = csv_rows(&out.links_csv(), csigsim::output::csv::LINKS_HEADER);
+    assert_eq!(rows.len(), t.len());
+    assert_eq!(t.len(), t.windows as usize * t.links());
+    let c = t.columns();
+    assert_eq!(c.time_ps.len(), t.len());
+    let mut busy = 0;
+    for (i, (r, row)) in rows.iter().zip(t.rows()).enumerate() {
+        assert_eq!(r[0], fmt_ns(c.time_ps[i]));
+        assert_eq!(c.time_ps[i], (i / t.links()) as u64 * t.window_ps);
+        assert_eq!((r[1].as_str(), r[2].as_str()), (t.nodes[c.from[i] as usize].as_str(), t.nodes[c.to[i] as usize].as_str()));
+        assert_eq!((row.from, row.to), (r[1].as_str(), r[2].as_str()));
+        assert_eq!(r[3], c.link_id[i].to_string());
+        assert_eq!(c.link_id[i] as usize, i % t.links());
+        assert_eq!(r[4], c.tx_bytes[i].to_string());
+        let u = c.utilization[i];
+        assert_eq!(r[5], if u == 0.0 { "0".to_string() } else { format!("{u:.6}") });
+        busy += (u > 0.0) as usize;
+        assert_eq!(r[6], c.max_queue_bytes[i].to_string());
+        assert_eq!(r[7], c.drops[i].to_string());
+        assert_eq!(r[8], c.ecn_marks[i].to_string());
+        assert_eq!(r[9], c.trims[i].to_string());
+        assert_eq!(r[10], fmt_ns(c.pause_ps[i]));
+        assert_eq!((row.time_ps, row.tx_bytes, row.utilization, row.pause_ps), (c.time_ps[i], c.tx_bytes[i], u, c.pause_ps[i]));
+    }
+    assert!(busy > 0 && busy < t.len(), "busy and idle rows");
+
+    let t = out.tables.signals.as_ref().expect("signals.csv is on");
+    let rows = csv_rows(&out.signals_csv(), csigsim::output::csv::SIGNALS_HEADER);
+    assert_eq!(rows.len(), t.len());
+    assert!(!t.is_empty());
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(r[0], fmt_ns(t.time_ps[i]));
+        assert_eq!(r[1], t.flow_id[i].to_string());
+        assert_eq!((r[2].as_str(), r[3].as_str()), (t.signal[i], t.unit[i]));
+        assert_eq!(r[4], t.samples[i].to_string());
+        // `{}` writes the shortest text that reads back as the same number.
+        assert_eq!(r[5].parse::<f64>().unwrap(), t.mean[i]);
+        assert_eq!(r[6].parse::<f64>().unwrap(), t.min[i]);
+        assert_eq!(r[7].parse::<f64>().unwrap(), t.max[i]);
+        assert_eq!(r[8], opt(t.locator[i]));
+        assert_eq!(r[9], t.bottleneck_name(i));
+    }
+    assert!(t.bottlenecks.contains(&"s1->s2".to_string()));
+
+    let t = out.tables.cc.as_ref().expect("cc.csv is on");
+    let rows = csv_rows(&out.cc_csv(), csigsim::output::csv::CC_HEADER);
+    assert_eq!(rows.len(), t.len());
+    assert!(!t.is_empty());
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(r[0], fmt_ns(t.time_ps[i]));
+        assert_eq!(r[1], t.flow_id[i].to_string());
+        assert_eq!(r[2], t.cc);
+        assert_eq!(r[3], t.acks[i].to_string());
+        assert_eq!((r[4].clone(), r[5].clone(), r[6].clone()), (opt(t.cwnd_bytes[i]), opt(t.cwnd_min_bytes[i]), opt(t.cwnd_max_bytes[i])));
+        assert_eq!(r[7], t.rate_bps[i].to_string());
+        assert_eq!(r[8].parse::<f64>().unwrap(), t.alpha[i]);
+        assert_eq!(r[9].parse::<f64>().unwrap(), t.rtt_mean_ns[i]);
+        assert_eq!(r[10].parse::<f64>().unwrap(), t.ce_fraction[i]);
+    }
+}
+
+#[test]
+fn unfinished_flows_have_empty_cells_and_no_values() {
+    let out = run(&["stop=\"100us\""]);
+    let t = &out.tables.flows;
+    assert!(t.finish_ps.iter().any(Option::is_none), "the stop leaves flows unfinished");
+    check_flows(&out);
+}
+
+#[test]
+fn optional_tables_are_absent_when_off() {
+    let out = run(&["monitor.links=false", "monitor.cc=false"]);
+    assert!(out.tables.links.is_none() && out.tables.cc.is_none());
+    assert_eq!((out.links_csv(), out.cc_csv()), (String::new(), String::new()));
+    assert!(out.tables.signals.is_some());
+}
