@@ -425,3 +425,96 @@ impl Network {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::Size;
+
+    /// A switch with `shared` bytes of shared buffer and the given configuration.
+    fn switch(cfg: SwitchConfig, shared: u64, headroom: u64) -> Switch {
+        Switch {
+            name: "s0".into(),
+            tier: 0,
+            dmodk_divisor: 1,
+            first_port: 0,
+            num_ports: 4,
+            cfg,
+            shared_size: shared,
+            shared_used: 0,
+            used: 0,
+            max_used: 0,
+            headroom,
+            hash_salt: 0,
+            ecn_rng: Stream::new(1, 0, crate::sim::rng::Purpose::SwitchEcn),
+            spray_rng: Stream::new(1, 0, crate::sim::rng::Purpose::SwitchSpray),
+        }
+    }
+
+    #[test]
+    fn egress_dynamic_threshold_admits_up_to_alpha_times_the_free_pool() {
+        let cfg = SwitchConfig { reserved: Size(1000), dt_alpha: 1.0, ..Default::default() };
+        let mut s = switch(cfg, 10_000, 0);
+        let mut out = Port::new(4, 100_000_000_000, 1_000_000);
+        // The reservation first: no shared bytes taken.
+        assert!(s.admit_egress(&out, 1000));
+        out.data_bytes = 1000;
+        assert_eq!(s.shared_used, 0);
+        // Beyond it, a queue may hold alpha x free: with 10,000 free, 4,000 more
+        // fits (4,000 <= 6,000 free after), 4,000 again does not (8,000 > 6,000).
+        assert!(s.admit_egress(&out, 4000));
+        out.data_bytes += 4000;
+        assert_eq!(s.shared_used, 4000);
+        assert!(!s.admit_egress(&out, 4000));
+        assert_eq!(s.shared_used, 4000, "a refused packet takes nothing");
+        // Releasing returns shared bytes before reserved ones.
+        s.release_egress(&mut out, 3000);
+        assert_eq!((s.shared_used, out.data_bytes), (1000, 2000));
+        s.release_egress(&mut out, 2000);
+        assert_eq!((s.shared_used, out.data_bytes), (0, 0));
+    }
+
+    #[test]
+    fn pfc_sends_xoff_at_the_threshold_uses_headroom_then_xon_below_it() {
+        let mut cfg = SwitchConfig { reserved: Size(0), mode: SwitchMode::Pfc, ..Default::default() };
+        cfg.pfc.alpha = 1.0;
+        cfg.pfc.xon_delta = Size(1000);
+        let mut s = switch(cfg, 10_000, 3000);
+        let mut ip = Port::new(4, 100_000_000_000, 1_000_000);
+        // XOFF when the port's shared use reaches alpha x free: 5,000 used leaves 5,000 free.
+        assert_eq!(s.admit_ingress(&mut ip, 4000), Ingress::Admitted { send_xoff: false });
+        assert_eq!(s.admit_ingress(&mut ip, 1000), Ingress::Admitted { send_xoff: true });
+        assert!(ip.xoff_sent);
+        // Past XOFF the packet lands in headroom, and XOFF is not sent twice.
+        assert_eq!(s.admit_ingress(&mut ip, 2000), Ingress::Admitted { send_xoff: false });
+        assert_eq!((ip.in_bytes, ip.in_headroom), (5000, 2000));
+        assert_eq!(s.admit_ingress(&mut ip, 1500), Ingress::Refused, "headroom overflow");
+        // Draining empties headroom first; XON only once shared + xon_delta <= XOFF:
+        // at 5,000 shared XOFF is 5,000 (5,000 + 1,000 > 5,000), at 4,000 it is 6,000.
+        assert!(!s.release_ingress(&mut ip, 2000));
+        assert_eq!((ip.in_bytes, ip.in_headroom), (5000, 0));
+        assert!(s.release_ingress(&mut ip, 1000));
+        assert!(!ip.xoff_sent);
+    }
+
+    #[test]
+    fn red_never_marks_at_kmin_always_at_kmax_and_linearly_between() {
+        let mut s = switch(SwitchConfig::default(), 10_000, 0);
+        let ecn = EcnConfig {
+            kmin: Size(100),
+            kmax: Size(300),
+            pmax: 0.5,
+            mode: EcnMode::Red,
+            root_threshold: None,
+            pause_memory: crate::units::Time(0),
+            fair_share: 1.0,
+            max_flows: 1,
+            drain_time: crate::units::Time(1),
+        };
+        assert!((0..1000).all(|_| !s.red(&ecn, 100)));
+        assert!((0..1000).all(|_| s.red(&ecn, 300)));
+        // Halfway: probability pmax / 2 = 0.25.
+        let marks = (0..20_000).filter(|_| s.red(&ecn, 200)).count() as f64 / 20_000.0;
+        assert!((marks - 0.25).abs() < 0.02, "{marks}");
+    }
+}

@@ -717,3 +717,155 @@ impl Flow {
         false
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::FlowParams;
+
+    const MSS: u32 = 1000;
+    const RTO: u64 = 500_000_000;
+
+    fn shared(retransmit: Retransmit, ack_every: u32) -> FlowShared {
+        let t = TransportConfig { mtu: MSS, retransmit, ack_every, ..Default::default() };
+        FlowShared { t, csig: None, stamp: None, tag_bytes: 0, int_bytes: 0 }
+    }
+
+    /// A flow of `size` bytes from host 0 to host 1 with no congestion control.
+    fn flow(size: u64, sh: &FlowShared) -> Flow {
+        let p = FlowParams { line_rate_bps: 100_000_000_000, base_rtt_ps: 10_000_000, mss: MSS, packet_bytes: MSS + 64, hops: 2 };
+        let cc = Cc::new(&sh.t.cc_config(), &p);
+        let spec = FlowInit { src: 0, dst: 1, size, start_ps: 0, rate_cap: u64::MAX, name: "f" };
+        Flow::new(0, &spec, &sh.t, cc, 7, p.base_rtt_ps, 1)
+    }
+
+    fn data(f: &mut Flow, now: u64, sh: &FlowShared) -> Packet {
+        let SendCheck::Send(psn, rtx) = f.check_send(now) else { panic!("cannot send") };
+        f.send(now, psn, rtx, 100_000_000_000, sh).packet
+    }
+
+    fn sent(actions: &[RxAction]) -> Vec<(PacketKind, u32, u16, bool)> {
+        actions
+            .iter()
+            .filter_map(|a| match a {
+                RxAction::Send(p, _) => Some((p.kind, p.psn, p.acked, p.flags & F_DONE != 0)),
+                RxAction::AckTimer(_) => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sender_sends_in_order_arms_one_timer_and_finishes_on_the_last_ack() {
+        let sh = shared(Retransmit::GoBackN, 1);
+        let mut f = flow(2 * MSS as u64 + 500, &sh);
+        assert_eq!(f.npkts, 3);
+        let a = f.send(0, 0, false, 100_000_000_000, &sh);
+        assert_eq!((a.packet.psn, a.packet.payload, a.packet.wire, a.arm_rto), (0, MSS, MSS + 64, Some(RTO)));
+        let b = f.send(10, 1, false, 100_000_000_000, &sh);
+        assert_eq!(b.arm_rto, None, "one timer event at a time");
+        let c = data(&mut f, 20, &sh);
+        assert_eq!((c.psn, c.payload), (2, 500));
+        assert_eq!(f.check_send(30), SendCheck::Blocked, "everything sent");
+        let ack = Packet { kind: PacketKind::Ack, psn: 3, sack: 2, acked: 3, sent_ps: 20, flags: F_DONE, ..Default::default() };
+        match f.on_ack(1_000, &ack, &Signals::default(), None, &sh) {
+            AckOutcome::Applied { done, seen, .. } => {
+                assert!(done);
+                assert_eq!((seen.sample.acked_bytes, seen.sample.rtt_ps), (2 * MSS as u64 + 500, 980));
+            }
+            AckOutcome::Ignored => panic!("applied"),
+        }
+        assert_eq!(f.sender_done_ps, Some(1_000));
+        assert!(matches!(f.on_ack(2_000, &ack, &Signals::default(), None, &sh), AckOutcome::Ignored));
+    }
+
+    #[test]
+    fn receiver_acks_every_n_packets_and_at_once_on_the_last() {
+        let sh = shared(Retransmit::GoBackN, 2);
+        let mut tx = flow(3 * MSS as u64, &sh);
+        let mut rx = flow(3 * MSS as u64, &sh);
+        let mut acts = Vec::new();
+        let p0 = data(&mut tx, 0, &sh);
+        let out = rx.on_data(100, &p0, &Signals::default(), false, &sh, &mut acts);
+        assert!(out.delivered && !out.completed);
+        assert!(matches!(acts[..], [RxAction::AckTimer(t)] if t == 100 + sh.t.ack_delay.0), "coalescing: the ACK waits");
+        acts.clear();
+        let p1 = data(&mut tx, 10, &sh);
+        rx.on_data(110, &p1, &Signals::default(), false, &sh, &mut acts);
+        assert_eq!(sent(&acts), vec![(PacketKind::Ack, 2, 2, false)]);
+        // The timer armed for the first packet now finds nothing owed.
+        assert!(rx.on_ack_timer(100 + sh.t.ack_delay.0, &sh).is_none());
+        acts.clear();
+        let p2 = data(&mut tx, 20, &sh);
+        let out = rx.on_data(120, &p2, &Signals::default(), false, &sh, &mut acts);
+        assert!(out.completed);
+        assert_eq!(sent(&acts), vec![(PacketKind::Ack, 3, 1, true)]);
+        assert_eq!(rx.finish_ps, Some(120));
+    }
+
+    #[test]
+    fn go_back_n_discards_out_of_order_data_and_nacks_the_hole_once_per_interval() {
+        let sh = shared(Retransmit::GoBackN, 1);
+        let mut tx = flow(4 * MSS as u64, &sh);
+        let mut rx = flow(4 * MSS as u64, &sh);
+        let pkts: Vec<Packet> = (0..4).map(|i| data(&mut tx, i, &sh)).collect();
+        let mut acts = Vec::new();
+        let out = rx.on_data(100, &pkts[1], &Signals::default(), false, &sh, &mut acts);
+        assert!(out.discarded);
+        assert_eq!(sent(&acts), vec![(PacketKind::Nack, 0, 0, false)]);
+        acts.clear();
+        rx.on_data(200, &pkts[2], &Signals::default(), false, &sh, &mut acts);
+        assert!(acts.is_empty(), "the same hole is not NACKed again within nack_interval");
+        rx.on_data(100 + sh.t.nack_interval.0, &pkts[3], &Signals::default(), false, &sh, &mut acts);
+        assert_eq!(sent(&acts), vec![(PacketKind::Nack, 0, 0, false)]);
+        // The sender goes back to the hole.
+        let nack = Packet { kind: PacketKind::Nack, psn: 0, ..Default::default() };
+        assert_eq!(tx.on_nack(300, &nack, &sh), Some(false));
+        assert_eq!(tx.check_send(300), SendCheck::Send(0, false));
+        assert!(tx.send(300, 0, false, 100_000_000_000, &sh).resend);
+    }
+
+    #[test]
+    fn selective_receiver_nacks_exactly_the_trimmed_packet_and_the_sender_resends_it_first() {
+        let sh = shared(Retransmit::Selective, 1);
+        let mut tx = flow(3 * MSS as u64, &sh);
+        let mut rx = flow(3 * MSS as u64, &sh);
+        let pkts: Vec<Packet> = (0..3).map(|i| data(&mut tx, i, &sh)).collect();
+        let mut acts = Vec::new();
+        rx.on_data(100, &pkts[0], &Signals::default(), false, &sh, &mut acts);
+        acts.clear();
+        let trimmed = Packet { flags: pkts[1].flags | F_TRIMMED, wire: 64, ..pkts[1] };
+        let out = rx.on_data(110, &trimmed, &Signals::default(), false, &sh, &mut acts);
+        assert!(!out.delivered);
+        assert_eq!(sent(&acts), vec![(PacketKind::Nack, 1, 0, false)]);
+        // Packet 2 arrives: held out of order, ACKed selectively.
+        acts.clear();
+        rx.on_data(120, &pkts[2], &Signals::default(), false, &sh, &mut acts);
+        assert_eq!(sent(&acts), vec![(PacketKind::Ack, 1, 1, false)]);
+        assert_eq!(rx.rcv_nxt, 1);
+        let nack = Packet { kind: PacketKind::Nack, psn: 1, ..Default::default() };
+        tx.on_nack(200, &nack, &sh);
+        assert_eq!(tx.check_send(200), SendCheck::Send(1, true));
+        let again = tx.send(200, 1, true, 100_000_000_000, &sh);
+        assert!(again.resend);
+        acts.clear();
+        let out = rx.on_data(300, &again.packet, &Signals::default(), false, &sh, &mut acts);
+        assert!(out.completed, "the resend fills the hole and completes the flow");
+    }
+
+    #[test]
+    fn retransmission_timer_waits_for_its_deadline_fires_backs_off_and_rewinds() {
+        let sh = shared(Retransmit::GoBackN, 1);
+        let mut f = flow(2 * MSS as u64, &sh);
+        data(&mut f, 0, &sh);
+        data(&mut f, 10, &sh);
+        assert_eq!(f.check_send(20), SendCheck::Blocked);
+        // An ACK for packet 0 moves the deadline: the old event re-arms.
+        let ack = Packet { kind: PacketKind::Ack, psn: 1, sack: 0, acked: 1, ..Default::default() };
+        f.on_ack(1_000, &ack, &Signals::default(), None, &sh);
+        assert_eq!(f.on_rto_timer(RTO, &sh), RtoOutcome::Rearm(1_000 + RTO));
+        // Nothing more: the timer fires, doubles the timeout and rewinds to snd_una.
+        assert_eq!(f.on_rto_timer(1_000 + RTO, &sh), RtoOutcome::Fired { wants_timer: false, rearm: 1_000 + 3 * RTO });
+        assert_eq!((f.timeouts, f.rto_backoff), (1, 2));
+        assert_eq!(f.check_send(1_000 + RTO), SendCheck::Send(1, false));
+    }
+}
