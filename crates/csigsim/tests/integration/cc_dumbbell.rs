@@ -4,7 +4,7 @@
 //! no drops, and a bounded queue. The figures are tabled in docs/cc/README.md
 //! (run with `-- --nocapture` to print them).
 
-use crate::common::{dumbbell, load_with};
+use crate::common::{dumbbell, jain, load_with, measure, port};
 use csigsim::World;
 
 pub struct Figures {
@@ -29,22 +29,12 @@ pub fn dumbbell_figures(cc: &str, n: usize, extra: &[&str]) -> Figures {
     sets.extend_from_slice(extra);
     let mut w = World::new(load_with(&toml, &sets));
     let (t0, t1) = (5_000_000_000u64, 25_000_000_000u64);
-    w.run_until(t0);
-    let before: Vec<u64> = w.flows().iter().map(|f| f.rcv_nxt as u64).collect();
-    let port = w.port_between("s0", "s1").unwrap() as usize;
-    let mut max_queue = 0;
-    let mut t = t0;
-    while t < t1 {
-        t += 1_000_000;
-        w.run_until(t);
-        max_queue = max_queue.max(w.ports()[port].queue_bytes());
-    }
-    let wire = (w.scenario().transport.mtu + w.scenario().transport.header) as f64;
-    let bytes: Vec<f64> = w.flows().iter().zip(before).map(|(f, b)| (f.rcv_nxt as u64 - b) as f64 * wire).collect();
-    let total: f64 = bytes.iter().sum();
+    let bottleneck = port(&w, "s0", "s1");
+    let iv = measure(&mut w, t0, t1, 1_000_000, Some(bottleneck));
+    let bytes = iv.wire_bytes(&w);
+    let total = bytes.iter().sum::<u64>() as f64;
     let capacity = (t1 - t0) as f64 * 100e9 / 8e12;
-    let sq: f64 = bytes.iter().map(|b| b * b).sum();
-    Figures { util: total / capacity, jain: total * total / (n as f64 * sq), max_queue, drops: w.stats().packets_dropped }
+    Figures { util: total / capacity, jain: jain(&bytes), max_queue: iv.max_queue, drops: w.stats().packets_dropped }
 }
 
 pub fn check(cc: &str, extra: &[&str]) {

@@ -2,7 +2,7 @@
 //! queue near the marking threshold; PFC without CC keeps the link full
 //! without drops.
 
-use crate::common::{dumbbell, world};
+use crate::common::{dumbbell, jain, port, world};
 use csigsim::World;
 
 const K: u64 = 100_000;
@@ -10,18 +10,9 @@ const K: u64 = 100_000;
 /// Wire bytes each flow delivered in [t0, t1], and the bottleneck's
 /// largest data queue in that interval.
 fn measure(w: &mut World, t0: u64, t1: u64) -> (Vec<u64>, u64) {
-    w.run_until(t0);
-    let before: Vec<u64> = w.flows().iter().map(|f| f.rcv_nxt as u64).collect();
-    // The bottleneck is s0's port towards s1.
-    let port = w.port_between("s0", "s1").unwrap() as usize;
-    let mut max_q = 0;
-    let step = 1_000_000; // 1 us
-    let mut t = t0;
-    while t < t1 {
-        t += step;
-        w.run_until(t);
-        max_q = max_q.max(w.ports()[port].queue_bytes());
-    }
+    // The bottleneck is s0's port towards s1; sampled every 1 us.
+    let bottleneck = port(w, "s0", "s1");
+    let iv = crate::common::measure(w, t0, t1, 1_000_000, Some(bottleneck));
     if std::env::var("DBG").is_ok() {
         for f in w.flows() {
             if let csigsim::cc::Cc::Dctcp(d) = &f.cc {
@@ -29,15 +20,7 @@ fn measure(w: &mut World, t0: u64, t1: u64) -> (Vec<u64>, u64) {
             }
         }
     }
-    let wire = (w.scenario().transport.mtu + w.scenario().transport.header) as u64;
-    let delivered = w.flows().iter().zip(before).map(|(f, b)| (f.rcv_nxt as u64 - b) * wire).collect();
-    (delivered, max_q)
-}
-
-fn jain(x: &[u64]) -> f64 {
-    let s: f64 = x.iter().map(|&v| v as f64).sum();
-    let s2: f64 = x.iter().map(|&v| (v as f64).powi(2)).sum();
-    s * s / (x.len() as f64 * s2)
+    (iv.wire_bytes(w), iv.max_queue)
 }
 
 fn long_flows(n: usize, extra: &str) -> String {

@@ -2,7 +2,7 @@
 //! dumbbell. The figures are in docs/cc/mcc.md (run with `-- --nocapture`
 //! to print them).
 
-use crate::common::load_with;
+use crate::common::{jain, load_with, port};
 use csigsim::cc::mcc::Mcc;
 use csigsim::cc::Cc;
 use csigsim::World;
@@ -16,35 +16,13 @@ fn mcc_of(w: &World, i: usize) -> &Mcc {
 
 /// Payload bytes each flow had in order at `t0` and at `t1` (ps), and the
 /// largest data queue seen at `port` (if any), sampled every 10 us.
-fn measure(w: &mut World, t0: u64, t1: u64, port: Option<usize>) -> (Vec<u64>, u64) {
-    w.run_until(t0);
-    let before: Vec<u64> = w.flows().iter().map(|f| f.rcv_nxt as u64).collect();
-    let mut max_queue = 0;
-    let mut t = t0;
-    while t < t1 {
-        t += 10_000_000;
-        w.run_until(t);
-        if let Some(p) = port {
-            max_queue = max_queue.max(w.ports()[p].queue_bytes());
-        }
-    }
-    let mss = w.scenario().transport.mtu as u64;
-    (w.flows().iter().zip(before).map(|(f, b)| (f.rcv_nxt as u64 - b) * mss).collect(), max_queue)
+fn measure(w: &mut World, t0: u64, t1: u64, port: Option<u32>) -> (Vec<u64>, u64) {
+    let iv = crate::common::measure(w, t0, t1, 10_000_000, port);
+    (iv.payload_bytes(w), iv.max_queue)
 }
 
 fn gbps(bytes: u64, t0: u64, t1: u64) -> f64 {
     bytes as f64 * 8.0 / ((t1 - t0) as f64 / 1e12) / 1e9
-}
-
-fn jain(x: &[u64]) -> f64 {
-    let s: f64 = x.iter().map(|&b| b as f64).sum();
-    let sq: f64 = x.iter().map(|&b| (b as f64).powi(2)).sum();
-    s * s / (x.len() as f64 * sq)
-}
-
-/// The egress port of switch `sw` towards node `to`.
-fn port_towards(w: &World, sw: &str, to: &str) -> usize {
-    w.port_between(sw, to).unwrap() as usize
 }
 
 /// Two leaves joined by four spines, adaptive routing, PFC. Three long flows
@@ -163,7 +141,7 @@ fn classes(w: &World, n: usize) -> (u64, u64, u64, u64) {
 fn incast_is_global_congestion() {
     let n = 8;
     let mut w = World::new(load_with(&incast(n), &["stop=\"3ms\""]));
-    let port = port_towards(&w, "leaf0", "h0");
+    let port = port(&w, "leaf0", "h0");
     // Onset: eight line-rate windows meet at one link; every path is delayed.
     w.run_until(200_000_000);
     let onset = classes(&w, n);
