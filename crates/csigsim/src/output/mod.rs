@@ -196,22 +196,7 @@ pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
         nodes: (0..(w.network().num_hosts() as usize + w.switches().len()) as u32).map(|n| w.node_name(n).to_string()).collect(),
         from: ports.iter().map(|p| p.node()).collect(),
         to: ports.iter().map(|p| ports[p.peer() as usize].node()).collect(),
-        active: port_rows
-            .map(|rows| {
-                rows.iter()
-                    .map(|r| LinkCounters {
-                        window: r.window,
-                        tx_bytes: r.tx_bytes,
-                        busy_ps: r.busy_ps,
-                        max_queue_bytes: r.max_queue_bytes,
-                        drops: r.drops,
-                        ecn_marks: r.ecn_marks,
-                        trims: r.trims,
-                        pause_ps: r.pause_ps,
-                    })
-                    .collect()
-            })
-            .collect(),
+        active: port_rows.map(<[_]>::to_vec).collect(),
     });
 
     // signals.csv: ordered by window, flow, series.

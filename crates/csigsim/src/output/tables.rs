@@ -58,20 +58,9 @@ impl FlowTable {
     }
 }
 
-/// One directed link's counters in one monitor window, as the monitor kept
-/// them (idle windows are not stored).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct LinkCounters {
-    pub window: u32,
-    pub tx_bytes: u64,
-    /// Picoseconds the transmitter was busy within the window.
-    pub busy_ps: u64,
-    pub max_queue_bytes: u64,
-    pub drops: u32,
-    pub ecn_marks: u32,
-    pub trims: u32,
-    pub pause_ps: u64,
-}
+/// One directed link's counters in one monitor window, as the link monitor
+/// kept them (idle windows are not stored).
+pub use crate::monitor::LinkWindow as LinkCounters;
 
 /// `links.csv`: one row per directed link per monitor window, window by
 /// window, links in `link_id` order within a window.
