@@ -4,17 +4,7 @@
 use crate::units::{Rate, Size, Time};
 use serde::Deserialize;
 
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum SwitchMode {
-    /// Drop-tail: a packet that does not fit the buffer is dropped.
-    #[default]
-    Lossy,
-    /// Lossless: per-ingress PAUSE/RESUME keeps the buffer from overflowing.
-    Pfc,
-    /// A packet that does not fit is cut to its header and sent at high priority.
-    Trim,
-}
+pub use super::mode::SwitchMode;
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]

@@ -7,6 +7,7 @@
 //! port through [`Network::host_port_mut`].
 
 pub mod config;
+pub mod mode;
 pub use crate::packet;
 pub mod port;
 pub mod routing;
@@ -87,7 +88,7 @@ impl Network {
                 let n = nh as usize + i;
                 let fp = first_port[n];
                 let np = node_ports[n].len() as u32;
-                let headroom = if sw.mode == SwitchMode::Pfc {
+                let headroom = if sw.mode.headroom() {
                     (fp..fp + np)
                         .map(|p| pfc_headroom(sw, ports[p as usize].rate_bps, ports[p as usize].delay_ps, max_packet))
                         .max()

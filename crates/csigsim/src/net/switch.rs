@@ -12,15 +12,16 @@
 //! - Buffer is released when a packet starts transmission.
 //!
 //! [`Switch`] holds a switch's buffer state, its randomness and its resolved
-//! configuration; its buffer decisions are methods on it and its ports, so
-//! they can be tested without a network. [`Network`] composes them into the
-//! forwarding path.
+//! configuration; the buffer decisions of each mode live in [`super::mode`]
+//! (one file per mode) and are tested without a network. [`Network`]
+//! composes them into the forwarding path.
 
-use super::port::{Port, NO_MARKING};
+use super::port::NO_MARKING;
 use super::Network;
 use crate::monitor::Observers;
 use crate::packet::{Advice, Packet, PacketKind, F_CE, F_ECT, F_TRIMMED, F_XOFF};
-use super::config::{EcnConfig, EcnMode, RoutingPolicy, SwitchConfig, SwitchMode};
+use super::config::{EcnConfig, EcnMode, RoutingPolicy, SwitchConfig};
+use super::mode::{Admission, Refusal};
 use crate::signal::ecp;
 use crate::sim::rng::{mix, Stream};
 use crate::sim::Ctx;
@@ -49,21 +50,6 @@ pub struct Switch {
     pub(crate) spray_rng: Stream,
 }
 
-/// Shared bytes a queue of `q` bytes holds beyond its reservation.
-#[inline]
-fn over(q: u64, reserved: u64) -> u64 {
-    q.saturating_sub(reserved)
-}
-
-/// What the ingress accounting decided for a data packet (pfc mode).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ingress {
-    /// Admitted; send XOFF upstream through the ingress port if true.
-    Admitted { send_xoff: bool },
-    /// The headroom itself overflowed (a correctly sized headroom prevents it).
-    Refused,
-}
-
 impl Switch {
     pub fn name(&self) -> &str {
         &self.name
@@ -81,82 +67,6 @@ impl Switch {
     /// The most bytes the buffer ever held.
     pub fn max_used(&self) -> u64 {
         self.max_used
-    }
-
-    /// Egress dynamic threshold (lossy and trim): may the egress queue `out`
-    /// take `wire` more bytes? Takes them from the shared pool if so.
-    pub fn admit_egress(&mut self, out: &Port, wire: u64) -> bool {
-        let reserved = self.cfg.reserved.0;
-        let q = out.data_bytes;
-        let extra = over(q + wire, reserved) - over(q, reserved);
-        if extra == 0 {
-            return true;
-        }
-        let free = self.shared_size - self.shared_used;
-        let limit = (self.cfg.dt_alpha * free as f64) as u64;
-        if extra <= free && over(q + wire, reserved) <= limit {
-            self.shared_used += extra;
-            true
-        } else {
-            false
-        }
-    }
-
-    /// Ingress accounting with PFC (pfc mode) of `wire` bytes arriving
-    /// through `ip`.
-    pub fn admit_ingress(&mut self, ip: &mut Port, wire: u64) -> Ingress {
-        let reserved = self.cfg.reserved.0;
-        let alpha = self.cfg.pfc.alpha;
-        let q = ip.in_bytes;
-        let extra = over(q + wire, reserved) - over(q, reserved);
-        let free = self.shared_size - self.shared_used;
-        let xoff = (alpha * free as f64) as u64;
-        let fits_shared = extra == 0 || (extra <= free && over(q + wire, reserved) <= xoff && ip.in_headroom == 0);
-        if fits_shared {
-            ip.in_bytes += wire;
-            self.shared_used += extra;
-        } else if ip.in_headroom + wire <= self.headroom {
-            ip.in_headroom += wire;
-        } else {
-            return Ingress::Refused;
-        }
-        // XOFF: the port's shared use reached the threshold, or headroom is in use.
-        let free = self.shared_size - self.shared_used;
-        let xoff = (alpha * free as f64) as u64;
-        let send_xoff = !ip.xoff_sent && (ip.in_headroom > 0 || over(ip.in_bytes, reserved) >= xoff);
-        if send_xoff {
-            ip.xoff_sent = true;
-        }
-        Ingress::Admitted { send_xoff }
-    }
-
-    /// Egress accounting of a data packet of `wire` bytes leaving queue `out` (lossy, trim).
-    pub fn release_egress(&mut self, out: &mut Port, wire: u64) {
-        let q = out.data_bytes;
-        self.shared_used -= over(q, self.cfg.reserved.0) - over(q - wire, self.cfg.reserved.0);
-        out.data_bytes -= wire;
-    }
-
-    /// Ingress accounting of `wire` bytes that arrived through `ip` leaving
-    /// the buffer (pfc). Returns true when `ip` should send XON upstream.
-    pub fn release_ingress(&mut self, ip: &mut Port, wire: u64) -> bool {
-        let reserved = self.cfg.reserved.0;
-        let from_headroom = ip.in_headroom.min(wire);
-        ip.in_headroom -= from_headroom;
-        let rest = wire - from_headroom;
-        let q = ip.in_bytes;
-        self.shared_used -= over(q, reserved) - over(q - rest, reserved);
-        ip.in_bytes -= rest;
-        if ip.xoff_sent && ip.in_headroom == 0 {
-            let free = self.shared_size - self.shared_used;
-            let xoff = (self.cfg.pfc.alpha * free as f64) as u64;
-            let shared = over(ip.in_bytes, reserved);
-            if shared == 0 || shared + self.cfg.pfc.xon_delta.0 <= xoff {
-                ip.xoff_sent = false;
-                return true;
-            }
-        }
-        false
     }
 
     /// RED: does a packet joining a data queue of `q` bytes get marked?
@@ -232,27 +142,25 @@ impl Network {
         let flow = p.flow;
         let s = &mut self.switches[sw as usize];
         let mode = s.cfg.mode;
-        let admitted = match mode {
-            SwitchMode::Pfc => match s.admit_ingress(&mut self.ports[in_port as usize], wire) {
-                Ingress::Admitted { send_xoff } => {
-                    if send_xoff {
-                        self.send_pause(ctx, obs, in_port, true);
-                    }
-                    true
+        match mode.admit(s, &mut self.ports, in_port, out, wire) {
+            Admission::Admitted { send_xoff } => {
+                if send_xoff {
+                    self.send_pause(ctx, obs, in_port, true);
                 }
-                Ingress::Refused => false,
-            },
-            SwitchMode::Lossy | SwitchMode::Trim => s.admit_egress(&self.ports[out as usize], wire),
-        };
-        if !admitted {
-            if mode == SwitchMode::Trim {
-                obs.on_trim(now, out);
-                self.trim(ctx, obs, sw, out, pkt);
-            } else {
-                obs.on_drop(now, out);
-                ctx.drop_packet(pkt);
             }
-            return;
+            Admission::Refused => {
+                match mode.on_refuse() {
+                    Refusal::Trim => {
+                        obs.on_trim(now, out);
+                        self.trim(ctx, obs, sw, out, pkt);
+                    }
+                    Refusal::Drop => {
+                        obs.on_drop(now, out);
+                        ctx.drop_packet(pkt);
+                    }
+                }
+                return;
+            }
         }
         let q = self.ports[out as usize].data_bytes;
         if self.sig.on {
@@ -414,14 +322,8 @@ impl Network {
         }
         let s = &mut self.switches[sw as usize];
         s.used -= wire;
-        match s.cfg.mode {
-            SwitchMode::Lossy | SwitchMode::Trim => s.release_egress(&mut self.ports[out as usize], wire),
-            SwitchMode::Pfc => {
-                self.ports[out as usize].data_bytes -= wire;
-                if s.release_ingress(&mut self.ports[in_port as usize], wire) {
-                    self.send_pause(ctx, obs, in_port, false);
-                }
-            }
+        if s.cfg.mode.release(s, &mut self.ports, in_port, out, wire) {
+            self.send_pause(ctx, obs, in_port, false);
         }
     }
 }
@@ -429,6 +331,7 @@ impl Network {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::{Port, SwitchMode};
     use crate::units::Size;
 
     /// A switch with `shared` bytes of shared buffer and the given configuration.
@@ -455,46 +358,53 @@ mod tests {
     fn egress_dynamic_threshold_admits_up_to_alpha_times_the_free_pool() {
         let cfg = SwitchConfig { reserved: Size(1000), dt_alpha: 1.0, ..Default::default() };
         let mut s = switch(cfg, 10_000, 0);
-        let mut out = Port::new(4, 100_000_000_000, 1_000_000);
+        let mut ports = vec![Port::new(4, 100_000_000_000, 1_000_000), Port::new(4, 100_000_000_000, 1_000_000)];
+        let ok = Admission::Admitted { send_xoff: false };
+        let admit = |s: &mut Switch, ports: &mut [Port], wire| SwitchMode::Lossy.admit(s, ports, 0, 1, wire);
         // The reservation first: no shared bytes taken.
-        assert!(s.admit_egress(&out, 1000));
-        out.data_bytes = 1000;
+        assert_eq!(admit(&mut s, &mut ports, 1000), ok);
+        ports[1].data_bytes = 1000;
         assert_eq!(s.shared_used, 0);
         // Beyond it, a queue may hold alpha x free: with 10,000 free, 4,000 more
         // fits (4,000 <= 6,000 free after), 4,000 again does not (8,000 > 6,000).
-        assert!(s.admit_egress(&out, 4000));
-        out.data_bytes += 4000;
+        assert_eq!(admit(&mut s, &mut ports, 4000), ok);
+        ports[1].data_bytes += 4000;
         assert_eq!(s.shared_used, 4000);
-        assert!(!s.admit_egress(&out, 4000));
+        assert_eq!(admit(&mut s, &mut ports, 4000), Admission::Refused);
         assert_eq!(s.shared_used, 4000, "a refused packet takes nothing");
+        assert_eq!((SwitchMode::Lossy.on_refuse(), SwitchMode::Trim.on_refuse()), (Refusal::Drop, Refusal::Trim));
         // Releasing returns shared bytes before reserved ones.
-        s.release_egress(&mut out, 3000);
-        assert_eq!((s.shared_used, out.data_bytes), (1000, 2000));
-        s.release_egress(&mut out, 2000);
-        assert_eq!((s.shared_used, out.data_bytes), (0, 0));
+        assert!(!SwitchMode::Lossy.release(&mut s, &mut ports, 0, 1, 3000));
+        assert_eq!((s.shared_used, ports[1].data_bytes), (1000, 2000));
+        SwitchMode::Trim.release(&mut s, &mut ports, 0, 1, 2000);
+        assert_eq!((s.shared_used, ports[1].data_bytes), (0, 0));
     }
 
     #[test]
     fn pfc_sends_xoff_at_the_threshold_uses_headroom_then_xon_below_it() {
-        let mut cfg = SwitchConfig { reserved: Size(0), mode: SwitchMode::Pfc, ..Default::default() };
+        let mut cfg = SwitchConfig { reserved: Size(0), mode: crate::net::SwitchMode::Pfc, ..Default::default() };
         cfg.pfc.alpha = 1.0;
         cfg.pfc.xon_delta = Size(1000);
         let mut s = switch(cfg, 10_000, 3000);
-        let mut ip = Port::new(4, 100_000_000_000, 1_000_000);
+        // Port 0 is the ingress, port 1 the egress.
+        let mut ports = vec![Port::new(4, 100_000_000_000, 1_000_000), Port::new(4, 100_000_000_000, 1_000_000)];
+        ports[1].data_bytes = 10_000;
+        let pfc = SwitchMode::Pfc;
         // XOFF when the port's shared use reaches alpha x free: 5,000 used leaves 5,000 free.
-        assert_eq!(s.admit_ingress(&mut ip, 4000), Ingress::Admitted { send_xoff: false });
-        assert_eq!(s.admit_ingress(&mut ip, 1000), Ingress::Admitted { send_xoff: true });
-        assert!(ip.xoff_sent);
+        assert_eq!(pfc.admit(&mut s, &mut ports, 0, 1, 4000), Admission::Admitted { send_xoff: false });
+        assert_eq!(pfc.admit(&mut s, &mut ports, 0, 1, 1000), Admission::Admitted { send_xoff: true });
+        assert!(ports[0].xoff_sent);
         // Past XOFF the packet lands in headroom, and XOFF is not sent twice.
-        assert_eq!(s.admit_ingress(&mut ip, 2000), Ingress::Admitted { send_xoff: false });
-        assert_eq!((ip.in_bytes, ip.in_headroom), (5000, 2000));
-        assert_eq!(s.admit_ingress(&mut ip, 1500), Ingress::Refused, "headroom overflow");
+        assert_eq!(pfc.admit(&mut s, &mut ports, 0, 1, 2000), Admission::Admitted { send_xoff: false });
+        assert_eq!((ports[0].in_bytes, ports[0].in_headroom), (5000, 2000));
+        assert_eq!(pfc.admit(&mut s, &mut ports, 0, 1, 1500), Admission::Refused, "headroom overflow");
         // Draining empties headroom first; XON only once shared + xon_delta <= XOFF:
         // at 5,000 shared XOFF is 5,000 (5,000 + 1,000 > 5,000), at 4,000 it is 6,000.
-        assert!(!s.release_ingress(&mut ip, 2000));
-        assert_eq!((ip.in_bytes, ip.in_headroom), (5000, 0));
-        assert!(s.release_ingress(&mut ip, 1000));
-        assert!(!ip.xoff_sent);
+        assert!(!pfc.release(&mut s, &mut ports, 0, 1, 2000));
+        assert_eq!((ports[0].in_bytes, ports[0].in_headroom), (5000, 0));
+        assert!(pfc.release(&mut s, &mut ports, 0, 1, 1000));
+        assert!(!ports[0].xoff_sent);
+        assert_eq!(ports[1].data_bytes, 7000, "the egress queue drains by what left");
     }
 
     #[test]
