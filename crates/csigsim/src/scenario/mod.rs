@@ -236,7 +236,7 @@ fn check_buffer(topo: &TopologySpec, s: &SwitchConfig, t: &TransportConfig, err:
     }
     let max_packet = (t.mtu + t.header) as u64;
     for (i, pl) in ports.iter().enumerate() {
-        let headroom: u64 = if s.mode == SwitchMode::Pfc {
+        let headroom: u64 = if s.mode.headroom() {
             pl.iter()
                 .map(|l| crate::net::pfc_headroom(s, l.rate.0, l.delay.0, max_packet))
                 .max()
