@@ -2,6 +2,7 @@
 //! is an error, not a silently ignored setting. Defaults are documented in
 //! docs/scenario.md, next to each key.
 
+use crate::lb::RoutingPolicy;
 use crate::units::{Size, Time};
 use serde::Deserialize;
 
@@ -48,20 +49,6 @@ pub enum SwitchMode {
     Pfc,
     /// A packet that does not fit is cut to its header and sent at high priority.
     Trim,
-}
-
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum RoutingPolicy {
-    /// Per-flow hash of the packet's entropy over the equal-cost next hops.
-    #[default]
-    Ecmp,
-    /// Per-packet uniform random choice among the equal-cost next hops.
-    Spray,
-    /// The equal-cost next hop with the shortest egress queue.
-    Adaptive,
-    /// D-mod-K: candidate (dst / k^stage) mod n; balanced on k-ary trees.
-    Deterministic,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
