@@ -36,13 +36,13 @@ pub struct Ctx<'a, L> {
 }
 
 macro_rules! policies {
-    ($(($module:ident, $variant:ident, $name:literal, $description:literal)),* $(,)?) => {
+    ($($(#[$attr:meta])* ($module:ident, $variant:ident, $name:literal, $description:literal)),* $(,)?) => {
         $(pub mod $module;)*
 
         /// `switch.routing`: the choice among equal-cost next hops.
-        #[derive(Clone, Copy, Debug, serde::Deserialize, PartialEq, Eq)]
+        #[derive(Clone, Copy, Debug, Default, serde::Deserialize, PartialEq, Eq)]
         pub enum RoutingPolicy {
-            $(#[doc = $description] #[serde(rename = $name)] $variant,)*
+            $(#[doc = $description] #[serde(rename = $name)] $(#[$attr])* $variant,)*
         }
 
         /// What each policy keeps between packets for one group of next hops
@@ -71,21 +71,16 @@ macro_rules! policies {
     };
 }
 
+// One line per policy: its file, variant, `switch.routing` name and description.
 policies! {
-    (ecmp, Ecmp, "ecmp", "per-flow hash of the packet's entropy over equal-cost next hops"),
+    #[default] (ecmp, Ecmp, "ecmp", "per-flow hash of the packet's entropy over equal-cost next hops"),
     (spray, Spray, "spray", "per-packet uniform random choice among equal-cost next hops"),
     (adaptive, Adaptive, "adaptive", "the equal-cost next hop with the shortest egress queue"),
     (deterministic, Deterministic, "deterministic", "D-mod-K: candidate (dst / k^stage) mod n, balanced on k-ary trees"),
 }
 
-impl Default for RoutingPolicy {
-    fn default() -> Self {
-        RoutingPolicy::Ecmp
-    }
-}
-
 #[cfg(test)]
-pub(crate) mod test_util {
+mod test_util {
     use super::*;
     use crate::sim::rng::Purpose;
 
