@@ -77,6 +77,7 @@ policies! {
     (spray, Spray, "spray", "per-packet uniform random choice among equal-cost next hops"),
     (adaptive, Adaptive, "adaptive", "the equal-cost next hop with the shortest egress queue"),
     (deterministic, Deterministic, "deterministic", "D-mod-K: candidate (dst / k^stage) mod n, balanced on k-ary trees"),
+    (round_robin, RoundRobin, "round_robin", "per packet, the next of the equal-cost next hops in turn (per switch and destination edge)"),
 }
 
 #[cfg(test)]
