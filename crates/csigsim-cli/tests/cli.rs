@@ -123,7 +123,7 @@ fn list_names_every_kind() {
     let r = bin().arg("list").current_dir(repo()).output().unwrap();
     assert!(r.status.success());
     let s = String::from_utf8_lossy(&r.stdout);
-    for n in ["fat_tree", "leaf_spine", "clos", "chain", "custom", "dctcp", "ecmp", "spray", "adaptive", "deterministic", "permutation", "incast", "all_to_all", "two_hosts.toml", "csig", "ecp", "stamp", "int"] {
+    for n in ["fat_tree", "leaf_spine", "clos", "chain", "custom", "dctcp", "ecmp", "spray", "adaptive", "deterministic", "round_robin", "permutation", "incast", "all_to_all", "two_hosts.toml", "csig", "ecp", "stamp", "int"] {
         assert!(s.contains(n), "list lacks {n}");
     }
 }

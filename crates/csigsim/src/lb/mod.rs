@@ -1,11 +1,96 @@
-//! Load balancing. Switch-side policies (ECMP, spray, adaptive, D-mod-K) are
-//! chosen per scenario with `switch.routing` and applied in
-//! [`crate::net::switch`]; host-side policies will live here, one file each.
+//! Load balancing. Switch-side routing policies, one file each, chosen per
+//! scenario with `switch.routing`: the switch hands a policy its equal-cost
+//! candidates and what it may read about the packet and itself, and takes the
+//! port the policy returns. Host-side policies will live here too.
+//!
+//! Adding a policy: its file (with `choose` and its per-group `State`), one
+//! line in the registry below, and its row in docs/scenario.md.
 
-/// Every switch routing policy this build knows, for `csigsim list`.
-pub const ROUTING: &[(&str, &str)] = &[
-    ("ecmp", "per-flow hash of the packet's entropy over equal-cost next hops"),
-    ("spray", "per-packet uniform random choice among equal-cost next hops"),
-    ("adaptive", "the equal-cost next hop with the shortest egress queue"),
-    ("deterministic", "D-mod-K: candidate (dst / k^stage) mod n, balanced on k-ary trees"),
-];
+use crate::sim::rng::Stream;
+
+/// What a policy reads about an egress port, for load-aware choices.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Load {
+    /// Data bytes queued at the port.
+    pub queue_bytes: u64,
+    /// The port's transmitter is busy until this time (ps).
+    pub busy_until: u64,
+}
+
+/// Everything a policy may use to place one packet at one switch.
+pub struct Ctx<'a, L> {
+    /// The equal-cost egress ports, in port order; at least two.
+    pub cands: &'a [u32],
+    /// The packet's flow entropy and destination host index.
+    pub entropy: u32,
+    pub dst: u32,
+    /// The switch's hash salt and D-mod-K divisor.
+    pub salt: u64,
+    pub divisor: u32,
+    /// The current time (ps).
+    pub now: u64,
+    /// The switch's own random stream for per-packet draws.
+    pub rng: &'a mut Stream,
+    /// Reads the load of an egress port by id.
+    pub load: L,
+}
+
+macro_rules! policies {
+    ($($(#[$attr:meta])* ($module:ident, $variant:ident, $name:literal, $description:literal)),* $(,)?) => {
+        $(pub mod $module;)*
+
+        /// `switch.routing`: the choice among equal-cost next hops.
+        #[derive(Clone, Copy, Debug, Default, serde::Deserialize, PartialEq, Eq)]
+        pub enum RoutingPolicy {
+            $(#[doc = $description] #[serde(rename = $name)] $(#[$attr])* $variant,)*
+        }
+
+        /// What each policy keeps between packets for one group of next hops
+        /// (one switch towards one edge switch). Created once with the routing
+        /// table; a stateless policy's `State` is `()` and costs nothing.
+        #[derive(Clone, Debug, Default)]
+        pub struct GroupState {
+            $($module: $module::State,)*
+        }
+
+        /// Every switch routing policy this build knows, for `csigsim list`.
+        pub const ROUTING: &[(&str, &str)] = &[$(($name, $description),)*];
+
+        /// The egress port for one packet among `ctx.cands`.
+        #[inline]
+        pub fn choose<L: Fn(u32) -> Load>(policy: RoutingPolicy, mut ctx: Ctx<L>, group: &mut GroupState) -> u32 {
+            // One candidate: nothing to choose, and no random draw spent.
+            if ctx.cands.len() == 1 {
+                return ctx.cands[0];
+            }
+            let i = match policy {
+                $(RoutingPolicy::$variant => $module::choose(&mut ctx, &mut group.$module),)*
+            };
+            ctx.cands[i]
+        }
+    };
+}
+
+// One line per policy: its file, variant, `switch.routing` name and description.
+policies! {
+    #[default] (ecmp, Ecmp, "ecmp", "per-flow hash of the packet's entropy over equal-cost next hops"),
+    (spray, Spray, "spray", "per-packet uniform random choice among equal-cost next hops"),
+    (adaptive, Adaptive, "adaptive", "the equal-cost next hop with the shortest egress queue"),
+    (deterministic, Deterministic, "deterministic", "D-mod-K: candidate (dst / k^stage) mod n, balanced on k-ary trees"),
+    (round_robin, RoundRobin, "round_robin", "per packet, the next of the equal-cost next hops in turn (per switch and destination edge)"),
+}
+
+#[cfg(test)]
+mod test_util {
+    use super::*;
+    use crate::sim::rng::Purpose;
+
+    /// A context over `cands` with every port idle.
+    pub fn ctx<'a>(cands: &'a [u32], entropy: u32, dst: u32, rng: &'a mut Stream) -> Ctx<'a, impl Fn(u32) -> Load> {
+        Ctx { cands, entropy, dst, salt: 0x5eed, divisor: 1, now: 0, rng, load: |_| Load::default() }
+    }
+
+    pub fn stream() -> Stream {
+        Stream::new(1, 0, Purpose::SwitchSpray)
+    }
+}

@@ -6,19 +6,7 @@ use serde::Deserialize;
 
 pub use super::mode::SwitchMode;
 
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum RoutingPolicy {
-    /// Per-flow hash of the packet's entropy over the equal-cost next hops.
-    #[default]
-    Ecmp,
-    /// Per-packet uniform random choice among the equal-cost next hops.
-    Spray,
-    /// The equal-cost next hop with the shortest egress queue.
-    Adaptive,
-    /// D-mod-K: candidate (dst / k^stage) mod n; balanced on k-ary trees.
-    Deterministic,
-}
+pub use crate::lb::RoutingPolicy;
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]

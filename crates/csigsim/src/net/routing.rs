@@ -2,6 +2,8 @@
 //! switches route by the destination's attachment switch ("edge"), so the
 //! table is switches x edges, not switches x hosts. Hosts never forward.
 
+use crate::lb::GroupState;
+
 /// The next-hop table.
 #[derive(Debug, Default)]
 pub struct Routes {
@@ -15,6 +17,8 @@ pub struct Routes {
     start: Vec<u32>,
     len: Vec<u16>,
     ports: Vec<u32>,
+    /// Per (switch, edge): what the routing policy keeps for that group.
+    groups: Vec<GroupState>,
 }
 
 pub const NO_EDGE: u32 = u32::MAX;
@@ -80,7 +84,8 @@ impl Routes {
                 len[s * ne + e] = (ports.len() - begin) as u16;
             }
         }
-        Routes { attach_switch, attach_port, edge_index, num_edges: ne, start, len, ports }
+        let groups = vec![GroupState::default(); ns * ne];
+        Routes { attach_switch, attach_port, edge_index, num_edges: ne, start, len, ports, groups }
     }
 
     /// Candidate egress ports at `switch` towards host `dst`: either the one
@@ -96,8 +101,22 @@ impl Routes {
         &self.ports[s..s + self.len[i] as usize]
     }
 
+    /// As [`Routes::candidates`], with the routing policy's state for the
+    /// group, or None at the destination's own switch (a single port).
+    #[inline]
+    pub fn next_hops(&mut self, switch: u32, dst: u32) -> (&[u32], Option<&mut GroupState>) {
+        let a = self.attach_switch[dst as usize];
+        if a == switch {
+            return (std::slice::from_ref(&self.attach_port[dst as usize]), None);
+        }
+        let i = switch as usize * self.num_edges + self.edge_index[a as usize] as usize;
+        let s = self.start[i] as usize;
+        (&self.ports[s..s + self.len[i] as usize], Some(&mut self.groups[i]))
+    }
+
     /// Bytes the table occupies, for the benchmark's memory report.
     pub fn heap_bytes(&self) -> usize {
         self.start.len() * 4 + self.len.len() * 2 + self.ports.len() * 4 + self.edge_index.len() * 4
+            + self.groups.len() * std::mem::size_of::<GroupState>()
     }
 }

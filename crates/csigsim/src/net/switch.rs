@@ -20,10 +20,10 @@ use super::port::NO_MARKING;
 use super::Network;
 use crate::monitor::Observers;
 use crate::packet::{Advice, Packet, PacketKind, F_CE, F_ECT, F_TRIMMED, F_XOFF};
-use super::config::{EcnConfig, EcnMode, RoutingPolicy, SwitchConfig};
+use super::config::{EcnConfig, EcnMode, SwitchConfig};
 use super::mode::{Admission, Refusal};
 use crate::signal::ecp;
-use crate::sim::rng::{mix, Stream};
+use crate::sim::rng::Stream;
 use crate::sim::Ctx;
 
 /// A switch's shared buffer, its per-switch randomness and its configuration.
@@ -100,34 +100,17 @@ impl Network {
     }
 
     fn choose_egress(&mut self, now: u64, sw: u32, p: &Packet) -> u32 {
-        let cands = self.routes.candidates(sw, p.dst);
-        if cands.len() == 1 {
-            return cands[0];
-        }
-        let n = cands.len() as u64;
+        let (cands, group) = self.routes.next_hops(sw, p.dst);
+        let Some(group) = group else { return cands[0] };
         let s = &mut self.switches[sw as usize];
-        let i = match s.cfg.routing {
-            RoutingPolicy::Ecmp => mix(p.entropy as u64, s.hash_salt) % n,
-            RoutingPolicy::Spray => s.spray_rng.below(n),
-            RoutingPolicy::Deterministic => (p.dst / s.dmodk_divisor) as u64 % n,
-            RoutingPolicy::Adaptive => {
-                // Least-loaded egress; the scan starts at the flow's hash so ties spread.
-                let start = mix(p.entropy as u64, s.hash_salt) % n;
-                let mut best = start;
-                let mut best_load = u64::MAX;
-                for k in 0..n {
-                    let c = (start + k) % n;
-                    let port = &self.ports[cands[c as usize] as usize];
-                    let load = port.queue_bytes() + port.busy_until.saturating_sub(now).min(1);
-                    if load < best_load {
-                        best_load = load;
-                        best = c;
-                    }
-                }
-                best
-            }
+        let ports = &self.ports;
+        let load = |q: u32| {
+            let port = &ports[q as usize];
+            crate::lb::Load { queue_bytes: port.queue_bytes(), busy_until: port.busy_until }
         };
-        cands[i as usize]
+        let (entropy, dst, salt, divisor) = (p.entropy, p.dst, s.hash_salt, s.dmodk_divisor);
+        let ctx = crate::lb::Ctx { cands, entropy, dst, salt, divisor, now, rng: &mut s.spray_rng, load };
+        crate::lb::choose(s.cfg.routing, ctx, group)
     }
 
     fn enqueue(&mut self, ctx: &mut Ctx, obs: &mut Observers, sw: u32, out: u32, pkt: u32, in_port: u32) {

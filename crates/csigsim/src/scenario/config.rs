@@ -2,6 +2,7 @@
 //! is an error, not a silently ignored setting. Defaults are documented in
 //! docs/scenario.md, next to each key.
 
+use crate::workload::WorkloadEntry;
 use crate::units::{Size, Time};
 use serde::Deserialize;
 
@@ -64,50 +65,4 @@ pub struct FlowEntry {
     /// Cap on the flow's sending rate (paced), below what its congestion control allows.
     #[serde(default)]
     pub rate: Option<crate::units::Rate>,
-}
-
-#[derive(Clone, Debug, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum WorkloadEntry {
-    /// Every host sends one flow to a distinct host (a random derangement).
-    Permutation {
-        size: Size,
-        #[serde(default)]
-        start: Time,
-        /// Restrict to these hosts (default: all).
-        #[serde(default)]
-        hosts: Option<Vec<HostRef>>,
-        #[serde(default)]
-        name: Option<String>,
-    },
-    /// N senders to one receiver.
-    Incast {
-        receiver: HostRef,
-        /// Sender hosts; default every other host.
-        #[serde(default)]
-        senders: Option<Vec<HostRef>>,
-        /// Instead of a list: this many senders, the hosts after the receiver in index order.
-        #[serde(default)]
-        count: Option<u32>,
-        size: Size,
-        #[serde(default)]
-        start: Time,
-        #[serde(default)]
-        name: Option<String>,
-    },
-    /// Every host sends to every other host.
-    AllToAll {
-        size: Size,
-        #[serde(default)]
-        start: Time,
-        #[serde(default)]
-        hosts: Option<Vec<HostRef>>,
-        #[serde(default)]
-        name: Option<String>,
-    },
-    /// Flows from a CSV file with a header `src,dst,size,start` (size in
-    /// bytes or with a unit, start with a unit), relative to the scenario file.
-    Trace {
-        file: String,
-    },
 }

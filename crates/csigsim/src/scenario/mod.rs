@@ -184,7 +184,9 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
     }
     let seed = seed.unwrap_or(sf.seed);
     for (i, w) in sf.workload.iter().enumerate() {
-        crate::workload::expand(i, w, &topology, seed, base_dir, &mut flows, &|key, m| err(&format!("workload[{i}].{key}"), m))?;
+        let key_err = |key: &str, m| err(&format!("workload[{i}].{key}"), m);
+        let ctx = crate::workload::Ctx { idx: i, topo: &topology, seed, base_dir, err: &key_err };
+        crate::workload::expand(w, &ctx, &mut flows)?;
     }
     Ok(Scenario {
         name: sf.name,

@@ -37,6 +37,21 @@ fn ecmp_keeps_a_flow_on_one_path_and_spray_uses_every_uplink() {
 }
 
 #[test]
+fn round_robin_splits_one_flow_evenly_over_four_spines() {
+    // 100 full packets: a short last packet would overtake its predecessor on
+    // a parallel path (fewer store-and-forward bytes) and be reordered.
+    let toml = "name = \"rr\"\n[topology]\nkind = \"leaf_spine\"\nleaves = 2\nspines = 4\nhosts_per_leaf = 2\n\
+                [switch]\nrouting = \"round_robin\"\n[[flow]]\nsrc = 0\ndst = 3\nsize = 409600\n";
+    let w = run(toml, &[]);
+    assert_eq!((w.stats().flows_completed, w.stats().retransmits), (1, 0));
+    let b = link_bytes(&w);
+    let packet = (w.scenario().transport.mtu + w.scenario().transport.header) as u64;
+    for s in 0..4 {
+        assert_eq!(b[&format!("leaf0>spine{s}")], 25 * packet, "{b:?}");
+    }
+}
+
+#[test]
 fn adaptive_routing_spreads_two_flows_from_one_tor() {
     let two = ONE_FLOW.to_string() + "[[flow]]\nsrc = 1\ndst = 14\nsize = \"400KB\"\n";
     let b = link_bytes(&run(&two, &["switch.routing=\"adaptive\""]));

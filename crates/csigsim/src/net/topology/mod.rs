@@ -11,12 +11,6 @@
 //!   k-ary tree are listed in the order of the digit `(dst / k^s) % k` that
 //!   selects them, with `SwitchSpec::dmodk_divisor = k^s`.
 
-pub mod chain;
-pub mod clos;
-pub mod custom;
-pub mod fat_tree;
-pub mod leaf_spine;
-
 use crate::units::{Rate, Time};
 
 /// One end of a link.
@@ -65,14 +59,59 @@ impl TopologyError {
     }
 }
 
-/// The `[topology]` table, by `kind`.
-#[derive(Clone, Debug)]
-pub enum TopologyConfig {
-    Custom(custom::CustomConfig),
-    FatTree(fat_tree::FatTreeConfig),
-    LeafSpine(leaf_spine::LeafSpineConfig),
-    Clos(clos::ClosConfig),
-    Chain(chain::ChainConfig),
+macro_rules! kinds {
+    ($(($module:ident, $variant:ident, $kind:literal, $config:ident, $description:literal)),* $(,)?) => {
+        $(pub mod $module;)*
+
+        /// The `[topology]` table, by `kind`.
+        #[derive(Clone, Debug)]
+        pub enum TopologyConfig {
+            $($variant($module::$config),)*
+        }
+
+        /// Every kind this build knows, for `csigsim list`.
+        pub const KINDS: &[(&str, &str)] = &[$(($kind, $description),)*];
+
+        impl TopologyConfig {
+            /// The keys of `table` (without `kind`) as a topology of `kind`;
+            /// None for a kind this build does not know.
+            fn parse(kind: &str, table: toml::Table) -> Option<Result<Self, TopologyError>> {
+                match kind {
+                    $($kind => Some(de(table).map(TopologyConfig::$variant)),)*
+                    _ => None,
+                }
+            }
+
+            pub fn kind(&self) -> &'static str {
+                match self {
+                    $(TopologyConfig::$variant(_) => $kind,)*
+                }
+            }
+
+            fn generate(&self) -> Result<TopologySpec, TopologyError> {
+                match self {
+                    $(TopologyConfig::$variant(c) => $module::build(c),)*
+                }
+            }
+        }
+    };
+}
+
+// One line per generator: its file, variant, `kind`, config type and description.
+kinds! {
+    (custom, Custom, "custom", CustomConfig, "named hosts, switches and links"),
+    (fat_tree, FatTree, "fat_tree", FatTreeConfig, "3-tier k-ary fat tree with optional ToR oversubscription"),
+    (leaf_spine, LeafSpine, "leaf_spine", LeafSpineConfig, "2-tier leaf-spine with hosts per leaf and oversubscription"),
+    (clos, Clos, "clos", ClosConfig, "k-ary n-tree (default 4-ary 3-tree: 64 hosts, 48 switches of 8 ports) with D-mod-K routing"),
+    (chain, Chain, "chain", ChainConfig, "a line of switches with cross-traffic hosts at every switch"),
+}
+
+/// A generator's keys, with errors naming the key inside the table.
+fn de<T: serde::de::DeserializeOwned>(t: toml::Table) -> Result<T, TopologyError> {
+    serde_path_to_error::deserialize(toml::Value::Table(t)).map_err(|e| {
+        let key = crate::de::path_string(e.path());
+        TopologyError::new(key, e.into_inner().to_string().trim_end().to_string())
+    })
 }
 
 impl TopologyConfig {
@@ -87,40 +126,14 @@ impl TopologyConfig {
         };
         let mut table = raw.clone();
         table.remove("kind");
-        fn de<T: serde::de::DeserializeOwned>(t: toml::Table) -> Result<T, TopologyError> {
-            serde_path_to_error::deserialize(toml::Value::Table(t)).map_err(|e| {
-                let key = crate::de::path_string(e.path());
-                TopologyError::new(key, e.into_inner().to_string().trim_end().to_string())
-            })
-        }
-        Ok(match kind.as_str() {
-            "custom" => TopologyConfig::Custom(de(table)?),
-            "fat_tree" => TopologyConfig::FatTree(de(table)?),
-            "leaf_spine" => TopologyConfig::LeafSpine(de(table)?),
-            "clos" => TopologyConfig::Clos(de(table)?),
-            "chain" => TopologyConfig::Chain(de(table)?),
-            other => return Err(TopologyError::new("kind", format!("unknown topology kind \"{other}\"; kinds: {kinds}"))),
-        })
-    }
-
-    pub fn kind(&self) -> &'static str {
-        match self {
-            TopologyConfig::Custom(_) => "custom",
-            TopologyConfig::FatTree(_) => "fat_tree",
-            TopologyConfig::LeafSpine(_) => "leaf_spine",
-            TopologyConfig::Clos(_) => "clos",
-            TopologyConfig::Chain(_) => "chain",
+        match Self::parse(&kind, table) {
+            Some(config) => config,
+            None => Err(TopologyError::new("kind", format!("unknown topology kind \"{kind}\"; kinds: {kinds}"))),
         }
     }
 
     pub fn build(&self) -> Result<TopologySpec, TopologyError> {
-        let spec = match self {
-            TopologyConfig::Custom(c) => custom::build(c)?,
-            TopologyConfig::FatTree(c) => fat_tree::build(c)?,
-            TopologyConfig::LeafSpine(c) => leaf_spine::build(c)?,
-            TopologyConfig::Clos(c) => clos::build(c)?,
-            TopologyConfig::Chain(c) => chain::build(c)?,
-        };
+        let spec = self.generate()?;
         spec.check_connected()?;
         Ok(spec)
     }
@@ -132,15 +145,6 @@ impl<'de> serde::Deserialize<'de> for TopologyConfig {
         Self::from_table(&t).map_err(|e| serde::de::Error::custom(format!("{}: {}", e.key, e.msg)))
     }
 }
-
-/// Every kind this build knows, for `csigsim list`.
-pub const KINDS: &[(&str, &str)] = &[
-    ("custom", "named hosts, switches and links"),
-    ("fat_tree", "3-tier k-ary fat tree with optional ToR oversubscription"),
-    ("leaf_spine", "2-tier leaf-spine with hosts per leaf and oversubscription"),
-    ("clos", "k-ary n-tree (default 4-ary 3-tree: 64 hosts, 48 switches of 8 ports) with D-mod-K routing"),
-    ("chain", "a line of switches with cross-traffic hosts at every switch"),
-];
 
 impl TopologySpec {
     pub fn node_name(&self, n: NodeRef) -> &str {

@@ -1,0 +1,38 @@
+//! All-to-all: every host sends one flow to every other host.
+
+use super::{hosts_of, label, nonzero, Ctx};
+use crate::scenario::config::HostRef;
+use crate::scenario::{FlowSpec, InputError};
+use crate::units::{Size, Time};
+use serde::Deserialize;
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AllToAllConfig {
+    pub size: Size,
+    #[serde(default)]
+    pub start: Time,
+    /// Restrict to these hosts (default: all).
+    #[serde(default)]
+    pub hosts: Option<Vec<HostRef>>,
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+pub fn expand(c: &AllToAllConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Result<(), InputError> {
+    let err = ctx.err;
+    let size = nonzero(c.size.0, err)?;
+    let hs = hosts_of(ctx.topo, &c.hosts, err)?;
+    if hs.len() < 2 {
+        return Err(err("hosts", "all_to_all needs at least two hosts".into()));
+    }
+    let tag = label(&c.name, "a2a", ctx.idx);
+    for &s in &hs {
+        for &d in &hs {
+            if s != d {
+                flows.push(FlowSpec { src: s, dst: d, size, start: c.start, name: tag.clone(), rate_cap: u64::MAX });
+            }
+        }
+    }
+    Ok(())
+}
