@@ -44,13 +44,7 @@ pub use crate::net::config::{EcnConfig, EcnMode, EcnRule, PfcConfig, RoutingPoli
 pub use crate::monitor::MonitorConfig;
 pub use crate::transport::config::{Retransmit, TransportConfig};
 
-/// A host named in the scenario: its name, or its index in the host list.
-#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
-#[serde(untagged)]
-pub enum HostRef {
-    Index(i64),
-    Name(String),
-}
+pub use crate::net::topology::HostRef;
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -6,27 +6,18 @@
 //! naming the file, the key and the line.
 
 pub mod config;
-pub mod error;
+pub use crate::de::error;
 mod locate;
 pub(crate) use crate::de::path_string;
 
 use crate::net::topology::{TopologyConfig, TopologySpec};
 use crate::units::Time;
 use config::*;
+use crate::net::topology::resolve_host;
 pub use error::InputError;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-/// A flow to simulate, with hosts resolved to indices.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FlowSpec {
-    pub src: u32,
-    pub dst: u32,
-    pub size: u64,
-    pub start: Time,
-    pub name: String,
-    /// Sending-rate cap in bits/s (u64::MAX: none).
-    pub rate_cap: u64,
-}
+pub use crate::workload::FlowSpec;
 
 /// A validated scenario, ready to build.
 #[derive(Clone, Debug)]
@@ -262,30 +253,4 @@ fn check_buffer(topo: &TopologySpec, s: &SwitchConfig, t: &TransportConfig, err:
         }
     }
     Ok(())
-}
-
-pub(crate) fn resolve_host(topo: &TopologySpec, h: &HostRef) -> Result<u32, String> {
-    match h {
-        HostRef::Index(i) => {
-            if *i >= 0 && (*i as usize) < topo.hosts.len() {
-                Ok(*i as u32)
-            } else {
-                Err(format!("host index {i} is out of range: the topology has {} hosts (0..{})", topo.hosts.len(), topo.hosts.len() - 1))
-            }
-        }
-        HostRef::Name(n) => topo.hosts.iter().position(|x| x == n).map(|i| i as u32).ok_or_else(|| {
-            let hint = if topo.hosts.len() <= 8 { format!(" (hosts: {})", topo.hosts.join(", ")) } else { String::new() };
-            format!("unknown host \"{n}\"{hint}")
-        }),
-    }
-}
-
-/// Where a trace file given relative to a scenario lives.
-pub(crate) fn relative_to(base: &Path, file: &str) -> PathBuf {
-    let p = Path::new(file);
-    if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        base.join(p)
-    }
 }

@@ -1,8 +1,9 @@
 //! All-to-all: every host sends one flow to every other host.
 
 use super::{hosts_of, label, nonzero, Ctx};
-use crate::scenario::config::HostRef;
-use crate::scenario::{FlowSpec, InputError};
+use crate::net::topology::HostRef;
+use super::FlowSpec;
+use crate::de::InputError;
 use crate::units::{Size, Time};
 use serde::Deserialize;
 

@@ -1,8 +1,10 @@
 //! Incast: N senders to one receiver, all starting together.
 
 use super::{hosts_of, label, nonzero, Ctx};
-use crate::scenario::config::HostRef;
-use crate::scenario::{resolve_host, FlowSpec, InputError};
+use crate::net::topology::HostRef;
+use super::FlowSpec;
+use crate::de::InputError;
+use crate::net::topology::resolve_host;
 use crate::units::{Size, Time};
 use serde::Deserialize;
 

@@ -6,9 +6,9 @@
 //! line in the registry below, and its section in docs/scenario.md.
 
 use crate::net::topology::TopologySpec;
-use crate::scenario::config::HostRef;
-use crate::scenario::{resolve_host, FlowSpec, InputError};
-use std::path::Path;
+use crate::de::InputError;
+use crate::net::topology::{resolve_host, HostRef};
+use std::path::{Path, PathBuf};
 
 /// Builds the error for a key of the workload (relative to its table).
 pub type KeyErr<'a> = dyn Fn(&str, String) -> InputError + 'a;
@@ -86,3 +86,24 @@ fn nonzero(size: u64, err: &KeyErr) -> Result<u64, InputError> {
     }
 }
 
+/// A flow to simulate, with hosts resolved to indices.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlowSpec {
+    pub src: u32,
+    pub dst: u32,
+    pub size: u64,
+    pub start: crate::units::Time,
+    pub name: String,
+    /// Sending-rate cap in bits/s (u64::MAX: none).
+    pub rate_cap: u64,
+}
+
+/// Where a trace file given relative to a scenario lives.
+pub(crate) fn relative_to(base: &Path, file: &str) -> PathBuf {
+    let p = Path::new(file);
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        base.join(p)
+    }
+}

@@ -2,8 +2,9 @@
 //! uniformly random cyclic permutation (so no host sends to itself).
 
 use super::{hosts_of, label, nonzero, Ctx};
-use crate::scenario::config::HostRef;
-use crate::scenario::{FlowSpec, InputError};
+use crate::net::topology::HostRef;
+use super::FlowSpec;
+use crate::de::InputError;
 use crate::sim::rng::{Purpose, Stream};
 use crate::units::{Size, Time};
 use serde::Deserialize;

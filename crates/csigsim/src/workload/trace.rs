@@ -4,8 +4,10 @@
 
 use super::Ctx;
 use crate::net::topology::TopologySpec;
-use crate::scenario::config::HostRef;
-use crate::scenario::{relative_to, resolve_host, FlowSpec, InputError};
+use crate::net::topology::HostRef;
+use super::{relative_to, FlowSpec};
+use crate::de::InputError;
+use crate::net::topology::resolve_host;
 use crate::units::{parse_size, parse_time, Time};
 use serde::Deserialize;
 use std::path::Path;

@@ -191,3 +191,28 @@ impl TopologySpec {
         Ok(())
     }
 }
+
+/// A host named in the scenario: its name, or its index in the host list.
+#[derive(Clone, Debug, serde::Deserialize, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum HostRef {
+    Index(i64),
+    Name(String),
+}
+
+/// The index of host `h` in `topo`, or why it names no host.
+pub fn resolve_host(topo: &TopologySpec, h: &HostRef) -> Result<u32, String> {
+    match h {
+        HostRef::Index(i) => {
+            if *i >= 0 && (*i as usize) < topo.hosts.len() {
+                Ok(*i as u32)
+            } else {
+                Err(format!("host index {i} is out of range: the topology has {} hosts (0..{})", topo.hosts.len(), topo.hosts.len() - 1))
+            }
+        }
+        HostRef::Name(n) => topo.hosts.iter().position(|x| x == n).map(|i| i as u32).ok_or_else(|| {
+            let hint = if topo.hosts.len() <= 8 { format!(" (hosts: {})", topo.hosts.join(", ")) } else { String::new() };
+            format!("unknown host \"{n}\"{hint}")
+        }),
+    }
+}

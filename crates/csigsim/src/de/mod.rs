@@ -1,5 +1,10 @@
-//! Helpers for reading configuration with serde: the key path of an error,
-//! as scenario files spell it. A leaf: every layer that reads configuration uses it.
+//! Reading configuration: the located input error every layer reports
+//! ([`InputError`]: file, key, line and column) and the key path of a serde
+//! error, as scenario files spell it. A leaf: every layer that reads
+//! configuration uses it.
+
+pub mod error;
+pub use error::InputError;
 
 /// Formats a serde path as `a.b[2].c`.
 pub fn path_string(p: &serde_path_to_error::Path) -> String {
