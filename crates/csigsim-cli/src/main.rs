@@ -277,10 +277,7 @@ fn cmd_list() {
     section("topologies", csigsim::net::topology::KINDS);
     section("congestion control (transport.cc)", csigsim::cc::KINDS);
     section("switch routing (switch.routing)", csigsim::lb::ROUTING);
-    section(
-        "switch modes (switch.mode)",
-        &[("lossy", "drop-tail shared buffer"), ("pfc", "lossless with PAUSE/RESUME"), ("trim", "cut to header, NACK")],
-    );
+    section("switch modes (switch.mode)", csigsim::net::mode::KINDS);
     section("workloads ([[workload]] kind)", csigsim::workload::KINDS);
     section(
         "signals",

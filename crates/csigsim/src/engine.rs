@@ -8,7 +8,7 @@ use crate::monitor::Observers;
 use crate::net::{Network, Port, Switch};
 use crate::packet::PacketArena;
 use crate::scenario::Scenario;
-use crate::sim::rng::{Purpose, Stream};
+use crate::rng::{Purpose, Stream};
 use crate::sim::{Ctx, Event, Handler, RunState, Stats};
 use crate::transport::{Flow, FlowShared, FlowInit, HostPort, Transport};
 

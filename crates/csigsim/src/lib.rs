@@ -38,6 +38,7 @@ pub mod lb;
 pub mod monitor;
 pub mod net;
 pub mod output;
+pub mod rng;
 pub mod packet;
 pub mod scenario;
 pub mod signal;

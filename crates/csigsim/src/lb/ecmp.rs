@@ -3,7 +3,7 @@
 //! different stages do not make correlated choices).
 
 use super::{Ctx, Load};
-use crate::sim::rng::mix;
+use crate::rng::mix;
 
 pub type State = ();
 

@@ -6,7 +6,7 @@
 //! Adding a policy: its file (with `choose` and its per-group `State`), one
 //! line in the registry below, and its row in docs/scenario.md.
 
-use crate::sim::rng::Stream;
+use crate::rng::Stream;
 
 /// What a policy reads about an egress port, for load-aware choices.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -56,6 +56,13 @@ macro_rules! policies {
         /// Every switch routing policy this build knows, for `csigsim list`.
         pub const ROUTING: &[(&str, &str)] = &[$(($name, $description),)*];
 
+        impl RoutingPolicy {
+            /// The name scenarios and outputs use.
+            pub fn name(self) -> &'static str {
+                match self { $(RoutingPolicy::$variant => $name,)* }
+            }
+        }
+
         /// The egress port for one packet among `ctx.cands`.
         #[inline]
         pub fn choose<L: Fn(u32) -> Load>(policy: RoutingPolicy, mut ctx: Ctx<L>, group: &mut GroupState) -> u32 {
@@ -83,7 +90,7 @@ policies! {
 #[cfg(test)]
 mod test_util {
     use super::*;
-    use crate::sim::rng::Purpose;
+    use crate::rng::Purpose;
 
     /// A context over `cands` with every port idle.
     pub fn ctx<'a>(cands: &'a [u32], entropy: u32, dst: u32, rng: &'a mut Stream) -> Ctx<'a, impl Fn(u32) -> Load> {

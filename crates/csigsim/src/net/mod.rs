@@ -19,7 +19,7 @@ pub use port::Port;
 pub use switch::Switch;
 
 use crate::signal::{SignalRuntime, SignalSetup};
-use crate::sim::rng::{Purpose, Stream};
+use crate::rng::{Purpose, Stream};
 use routing::{Routes, SwitchGraph};
 use topology::{NodeRef, TopologySpec};
 

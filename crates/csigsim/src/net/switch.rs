@@ -23,7 +23,7 @@ use crate::packet::{Advice, Packet, PacketKind, F_CE, F_ECT, F_TRIMMED, F_XOFF};
 use super::config::{EcnConfig, EcnMode, SwitchConfig};
 use super::mode::{Admission, Refusal};
 use crate::signal::ecp;
-use crate::sim::rng::Stream;
+use crate::rng::Stream;
 use crate::sim::Ctx;
 
 /// A switch's shared buffer, its per-switch randomness and its configuration.
@@ -332,8 +332,8 @@ mod tests {
             max_used: 0,
             headroom,
             hash_salt: 0,
-            ecn_rng: Stream::new(1, 0, crate::sim::rng::Purpose::SwitchEcn),
-            spray_rng: Stream::new(1, 0, crate::sim::rng::Purpose::SwitchSpray),
+            ecn_rng: Stream::new(1, 0, crate::rng::Purpose::SwitchEcn),
+            spray_rng: Stream::new(1, 0, crate::rng::Purpose::SwitchSpray),
         }
     }
 

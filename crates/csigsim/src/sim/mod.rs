@@ -11,7 +11,8 @@
 //! packet it sends from the backlog.
 
 pub mod queue;
-pub mod rng;
+/// The random streams (a leaf module; re-exported here for the components).
+pub use crate::rng;
 
 use crate::packet::{Packet, PacketArena};
 use queue::EventQueue;

@@ -20,7 +20,7 @@ use super::config::{Retransmit, TransportConfig};
 use crate::signal::csig::{CsigSetup, Reflect};
 use crate::signal::stamp::StampSetup;
 use crate::signal::CsigSample;
-use crate::sim::rng::{Purpose, Stream};
+use crate::rng::{Purpose, Stream};
 use crate::units::tx_time_ps;
 use std::collections::VecDeque;
 

@@ -5,7 +5,7 @@ use super::{hosts_of, label, nonzero, Ctx};
 use crate::net::topology::HostRef;
 use super::FlowSpec;
 use crate::de::InputError;
-use crate::sim::rng::{Purpose, Stream};
+use crate::rng::{Purpose, Stream};
 use crate::units::{Size, Time};
 use serde::Deserialize;
 

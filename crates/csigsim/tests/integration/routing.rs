@@ -94,3 +94,15 @@ fn pfc_head_of_line_blocking_slows_the_victim() {
     let slow = f.fct_ps[0].unwrap() as f64 / f.ideal_fct_ps[0] as f64;
     assert!(slow < 1.01, "alone the victim's slowdown is {slow:.4}");
 }
+
+#[test]
+fn summary_names_the_routing_policy_and_switch_mode_as_scenarios_do() {
+    for (routing, _) in csigsim::lb::ROUTING {
+        for (mode, _) in csigsim::net::mode::KINDS {
+            let sets = [format!("switch.routing=\"{routing}\""), format!("switch.mode=\"{mode}\"")];
+            let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
+            let out = csigsim::run(load_with(ONE_FLOW, &sets), |_| true);
+            assert_eq!((out.summary.routing.as_str(), out.summary.switch_mode.as_str()), (*routing, *mode));
+        }
+    }
+}
