@@ -168,7 +168,7 @@ fn capture_filter(
         return Err(bad("--snaplen", format!("snaplen must be at least 64 bytes, got {snaplen}")));
     }
     Ok(csigsim::output::capture::CaptureFilter {
-        flows,
+        flows: flows.into_iter().map(csigsim::id::FlowId).collect(),
         links: pairs,
         start_ps: time("--pcap-start", &start)?.unwrap_or(0),
         end_ps: time("--pcap-end", &end)?,

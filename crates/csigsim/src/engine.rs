@@ -9,6 +9,7 @@ use crate::net::{Network, Port, Switch};
 use crate::packet::PacketArena;
 use crate::scenario::Scenario;
 use crate::rng::{Purpose, Stream};
+use crate::id::{FlowId, HostId, NodeId, PortId, SwitchId};
 use crate::sim::{Ctx, Event, Handler, RunState, Stats};
 use crate::transport::{Flow, FlowShared, FlowInit, HostPort, Transport};
 
@@ -30,7 +31,7 @@ pub struct World {
 impl Components {
     /// The NIC port of `host`, handed to the transport.
     #[inline]
-    fn host_port(net: &mut Network, host: u32) -> HostPort<'_> {
+    fn host_port(net: &mut Network, host: HostId) -> HostPort<'_> {
         let (id, port) = net.host_port_mut(host);
         HostPort { id, port }
     }
@@ -47,16 +48,17 @@ impl Handler for Components {
         let Components { net, transport, obs } = self;
         match ev {
             Event::Arrive { pkt, port } => {
-                let node = net.ports[port as usize].node;
-                if net.is_host(node) {
-                    let mut hp = HostPort { id: port, port: &mut net.ports[port as usize] };
-                    transport.host_receive(ctx, obs, &mut hp, node, pkt);
-                } else {
-                    net.switch_receive(ctx, obs, node - net.num_hosts(), pkt, port);
+                let node = net.ports[port].node;
+                match net.host_of(node) {
+                    Some(host) => {
+                        let mut hp = HostPort { id: port, port: &mut net.ports[port] };
+                        transport.host_receive(ctx, obs, &mut hp, host, pkt);
+                    }
+                    None => net.switch_receive(ctx, obs, SwitchId(node.0 - net.num_hosts()), pkt, port),
                 }
             }
             Event::TxDone { port } => {
-                let p = &mut net.ports[port as usize];
+                let p = &mut net.ports[port];
                 if p.busy_until > ctx.now {
                     // Control packets were committed behind the packet that
                     // just finished: serve the backlog after them.
@@ -66,28 +68,29 @@ impl Handler for Components {
                 }
                 p.txdone_pending = false;
                 let node = p.node;
-                if net.is_host(node) {
-                    let mut hp = HostPort { id: port, port: &mut net.ports[port as usize] };
-                    transport.transmit(ctx, obs, &mut hp, node);
-                } else {
-                    net.switch_transmit(ctx, obs, port);
+                match net.host_of(node) {
+                    Some(host) => {
+                        let mut hp = HostPort { id: port, port: &mut net.ports[port] };
+                        transport.transmit(ctx, obs, &mut hp, host);
+                    }
+                    None => net.switch_transmit(ctx, obs, port),
                 }
             }
             Event::NicWake { host } => transport.on_nic_wake(ctx, obs, &mut Self::host_port(net, host), host),
             Event::FlowStart { flow } => {
-                let src = transport.flows[flow as usize].src;
+                let src = transport.flows[flow].src;
                 transport.on_flow_start(ctx, obs, &mut Self::host_port(net, src), flow)
             }
             Event::FlowTimer { flow } => {
-                let src = transport.flows[flow as usize].src;
+                let src = transport.flows[flow].src;
                 transport.on_flow_timer(ctx, obs, &mut Self::host_port(net, src), flow)
             }
             Event::AckTimer { flow } => {
-                let dst = transport.flows[flow as usize].dst;
+                let dst = transport.flows[flow].dst;
                 transport.on_ack_timer(ctx, obs, &mut Self::host_port(net, dst), flow)
             }
             Event::CcTimer { flow } => {
-                let src = transport.flows[flow as usize].src;
+                let src = transport.flows[flow].src;
                 transport.on_cc_timer(ctx, obs, &mut Self::host_port(net, src), flow)
             }
         }
@@ -103,7 +106,7 @@ impl World {
         let (tag_bytes, int_bytes) = net.signal_bytes();
         // Unloaded round trip: a full data packet out along the first
         // equal-cost path, an ACK back along the first reverse path.
-        let base_rtt = |src: u32, dst: u32| {
+        let base_rtt = |src: HostId, dst: HostId| {
             net.path_latency(src, dst, max_packet).0 + net.path_latency(dst, src, t.ack_size as u64).0
         };
         let base_rtts: Vec<u64> = sc.flows.iter().map(|f| base_rtt(f.src, f.dst)).collect();
@@ -113,7 +116,7 @@ impl World {
         let mut flows = Vec::with_capacity(sc.flows.len());
         for (i, &base_rtt_ps) in base_rtts.iter().enumerate() {
             let f = &sc.flows[i];
-            let port = &net.ports()[net.host_port(f.src) as usize];
+            let port = &net.ports()[net.host_port(f.src)];
             let params = FlowParams {
                 line_rate_bps: port.rate_bps(),
                 base_rtt_ps,
@@ -124,8 +127,8 @@ impl World {
             let cc = Cc::new(&cc_config, &params);
             let entropy = Stream::new(sc.seed, i as u64, Purpose::FlowEntropy).next_u64() as u32;
             let spec = FlowInit { src: f.src, dst: f.dst, size: f.size, start_ps: f.start.0, rate_cap: f.rate_cap, name: &f.name };
-            flows.push(Flow::new(i as u32, &spec, t, cc, entropy, base_rtt_ps, sc.seed));
-            ctx.q.push(f.start.0, Event::FlowStart { flow: i as u32 });
+            flows.push(Flow::new(FlowId(i as u32), &spec, t, cc, entropy, base_rtt_ps, sc.seed));
+            ctx.q.push(f.start.0, Event::FlowStart { flow: FlowId(i as u32) });
         }
         let shared = FlowShared { t: sc.transport, csig: sc.signals.csig.clone(), stamp: sc.signals.stamp, tag_bytes, int_bytes };
         let nports = net.ports().len();
@@ -200,31 +203,30 @@ impl World {
 
     /// Unloaded round trip from `src` to `dst`: a full data packet out along
     /// the first equal-cost path, an ACK back along the first reverse path.
-    pub fn base_rtt(&self, src: u32, dst: u32) -> u64 {
+    pub fn base_rtt(&self, src: HostId, dst: HostId) -> u64 {
         let t = &self.sc.transport;
         self.c.net.path_latency(src, dst, (t.mtu + t.header) as u64).0 + self.c.net.path_latency(dst, src, t.ack_size as u64).0
     }
 
     /// Store-and-forward latency of one packet of `bytes` from `src` to `dst`
     /// on an idle network (first equal-cost path), and the path's slowest rate.
-    pub fn path_latency(&self, src: u32, dst: u32, bytes: u64) -> (u64, u64) {
+    pub fn path_latency(&self, src: HostId, dst: HostId, bytes: u64) -> (u64, u64) {
         self.c.net.path_latency(src, dst, bytes)
     }
 
-    pub fn node_name(&self, node: u32) -> &str {
-        if self.c.net.is_host(node) {
-            &self.sc.topology.hosts[node as usize]
-        } else {
-            self.c.net.switches()[(node - self.c.net.num_hosts()) as usize].name()
+    pub fn node_name(&self, node: NodeId) -> &str {
+        match self.c.net.switch_of(node) {
+            None => &self.sc.topology.hosts[node.ix()],
+            Some(s) => self.c.net.switches()[s].name(),
         }
     }
 
     /// The port of the directed link from node `from` to node `to` (by name).
-    pub fn port_between(&self, from: &str, to: &str) -> Option<u32> {
+    pub fn port_between(&self, from: &str, to: &str) -> Option<PortId> {
         let ports = self.ports();
-        (0..ports.len() as u32).find(|&p| {
-            let port = &ports[p as usize];
-            self.node_name(port.node()) == from && self.node_name(ports[port.peer() as usize].node()) == to
+        (0..ports.len() as u32).map(PortId).find(|&p| {
+            let port = &ports[p];
+            self.node_name(port.node()) == from && self.node_name(ports[port.peer()].node()) == to
         })
     }
 

@@ -34,6 +34,7 @@ pub mod bench;
 pub mod cc;
 pub mod de;
 pub mod engine;
+pub mod id;
 pub mod lb;
 pub mod monitor;
 pub mod net;
@@ -92,7 +93,7 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
         let links = (0..w.ports().len())
             .map(|p| {
                 let port = &w.ports()[p];
-                let (from_node, to_node) = (port.node(), w.ports()[port.peer() as usize].node());
+                let (from_node, to_node) = (port.node(), w.ports()[port.peer()].node());
                 monitor::capture::LinkEnds { from_node, to_node, from: w.node_name(from_node).into(), to: w.node_name(to_node).into() }
             })
             .collect();

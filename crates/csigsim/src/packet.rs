@@ -5,6 +5,8 @@
 //! stamps, INT stack) lives in slots parallel to the packets', only when a run
 //! uses signals. This module is a leaf: every layer of the engine uses it.
 
+use crate::id::{FlowId, HostId, PktId, PortId};
+
 /// What a packet is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[repr(u8)]
@@ -47,10 +49,10 @@ pub struct Packet {
     pub flags: u8,
     /// Link hops taken so far.
     pub hops: u8,
-    pub flow: u32,
-    /// Source and destination host indices.
-    pub src: u32,
-    pub dst: u32,
+    pub flow: FlowId,
+    /// Source and destination hosts.
+    pub src: HostId,
+    pub dst: HostId,
     /// Data: packet sequence number. ACK: next expected PSN (cumulative).
     /// NACK: the PSN the receiver asks for.
     pub psn: u32,
@@ -70,7 +72,7 @@ pub struct Packet {
     /// When the packet entered its current egress queue.
     pub enq_ps: u64,
     /// Ingress port at the current switch, for buffer accounting.
-    pub in_port: u32,
+    pub in_port: PortId,
     /// Data: the lowest rate advice of the congestion roots that marked the
     /// packet (the enhanced congestion point). CNP: the advice the
     /// notification point reports.
@@ -80,7 +82,7 @@ pub struct Packet {
 #[derive(Debug, Default)]
 pub struct PacketArena {
     slots: Vec<Packet>,
-    free: Vec<u32>,
+    free: Vec<PktId>,
     live: u64,
     live_bytes: u64,
     /// Signal state per slot, kept only when the run uses signals.
@@ -101,10 +103,10 @@ impl PacketArena {
     }
 
     #[inline]
-    pub fn alloc(&mut self, p: Packet) -> u32 {
+    pub fn alloc(&mut self, p: Packet) -> PktId {
         self.live += 1;
         self.live_bytes += p.wire as u64;
-        match self.free.pop() {
+        match self.free.pop().map(|p| p.0) {
             Some(i) => {
                 self.slots[i as usize] = p;
                 if self.with_sig {
@@ -113,7 +115,7 @@ impl PacketArena {
                 if self.with_int {
                     self.int[i as usize].n = 0;
                 }
-                i
+                PktId(i)
             }
             None => {
                 self.slots.push(p);
@@ -123,27 +125,27 @@ impl PacketArena {
                 if self.with_int {
                     self.int.push(Default::default());
                 }
-                (self.slots.len() - 1) as u32
+                PktId((self.slots.len() - 1) as u32)
             }
         }
     }
 
     /// Signal state of a packet (only in an arena made `with_signals`).
     #[inline]
-    pub fn sig(&self, id: u32) -> &Signals {
-        &self.sig[id as usize]
+    pub fn sig(&self, id: PktId) -> &Signals {
+        &self.sig[id.ix()]
     }
     #[inline]
-    pub fn sig_mut(&mut self, id: u32) -> &mut Signals {
-        &mut self.sig[id as usize]
+    pub fn sig_mut(&mut self, id: PktId) -> &mut Signals {
+        &mut self.sig[id.ix()]
     }
     #[inline]
-    pub fn int(&self, id: u32) -> &IntStack {
-        &self.int[id as usize]
+    pub fn int(&self, id: PktId) -> &IntStack {
+        &self.int[id.ix()]
     }
     #[inline]
-    pub fn int_mut(&mut self, id: u32) -> &mut IntStack {
-        &mut self.int[id as usize]
+    pub fn int_mut(&mut self, id: PktId) -> &mut IntStack {
+        &mut self.int[id.ix()]
     }
     pub fn has_signals(&self) -> bool {
         self.with_sig
@@ -153,28 +155,28 @@ impl PacketArena {
     }
 
     #[inline]
-    pub fn free(&mut self, id: u32) {
+    pub fn free(&mut self, id: PktId) {
         self.live -= 1;
-        self.live_bytes -= self.slots[id as usize].wire as u64;
+        self.live_bytes -= self.slots[id.ix()].wire as u64;
         self.free.push(id);
     }
 
     /// Shrinks a packet in place (trimming), keeping the live-byte count right.
     #[inline]
-    pub fn set_wire(&mut self, id: u32, wire: u32) {
-        let p = &mut self.slots[id as usize];
+    pub fn set_wire(&mut self, id: PktId, wire: u32) {
+        let p = &mut self.slots[id.ix()];
         self.live_bytes = self.live_bytes - p.wire as u64 + wire as u64;
         p.wire = wire;
     }
 
     #[inline]
-    pub fn get(&self, id: u32) -> &Packet {
-        &self.slots[id as usize]
+    pub fn get(&self, id: PktId) -> &Packet {
+        &self.slots[id.ix()]
     }
 
     #[inline]
-    pub fn get_mut(&mut self, id: u32) -> &mut Packet {
-        &mut self.slots[id as usize]
+    pub fn get_mut(&mut self, id: PktId) -> &mut Packet {
+        &mut self.slots[id.ix()]
     }
 
     /// Packets and wire bytes currently alive (in queues or on links).

@@ -4,11 +4,12 @@
 //! so ties spread over flows instead of all landing on the first port.
 
 use super::{ecmp, Ctx, Load};
+use crate::id::PortId;
 
 pub type State = ();
 
 #[inline]
-pub fn choose<L: Fn(u32) -> Load>(c: &mut Ctx<L>, _: &mut State) -> usize {
+pub fn choose<L: Fn(PortId) -> Load>(c: &mut Ctx<L>, _: &mut State) -> usize {
     let n = c.cands.len();
     let start = (ecmp::hash(c.entropy, c.salt) % n as u64) as usize;
     let mut best = start;
@@ -33,14 +34,14 @@ mod tests {
     fn pick(queues: [u64; 4], busy: [u64; 4], entropy: u32) -> usize {
         let mut rng = stream();
         let mut c = Ctx {
-            cands: &[0, 1, 2, 3],
+            cands: &[PortId(0), PortId(1), PortId(2), PortId(3)],
             entropy,
             dst: 0,
             salt: 0x5eed,
             divisor: 1,
             now: 100,
             rng: &mut rng,
-            load: |p: u32| Load { queue_bytes: queues[p as usize], busy_until: busy[p as usize] },
+            load: |p: PortId| Load { queue_bytes: queues[p.ix()], busy_until: busy[p.ix()] },
         };
         choose(&mut c, &mut ())
     }

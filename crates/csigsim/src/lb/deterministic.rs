@@ -3,11 +3,12 @@
 //! evenly over the uplinks and no two share a downward path.
 
 use super::{Ctx, Load};
+use crate::id::PortId;
 
 pub type State = ();
 
 #[inline]
-pub fn choose<L: Fn(u32) -> Load>(c: &mut Ctx<L>, _: &mut State) -> usize {
+pub fn choose<L: Fn(PortId) -> Load>(c: &mut Ctx<L>, _: &mut State) -> usize {
     (c.dst / c.divisor) as usize % c.cands.len()
 }
 
@@ -18,7 +19,7 @@ mod tests {
 
     #[test]
     fn picks_dst_over_divisor_mod_n() {
-        let cands = [0, 1, 2, 3];
+        let cands = [PortId(0), PortId(1), PortId(2), PortId(3)];
         let mut rng = stream();
         for dst in 0..64u32 {
             for divisor in [1, 4, 16] {

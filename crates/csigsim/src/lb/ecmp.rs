@@ -3,6 +3,7 @@
 //! different stages do not make correlated choices).
 
 use super::{Ctx, Load};
+use crate::id::PortId;
 use crate::rng::mix;
 
 pub type State = ();
@@ -14,7 +15,7 @@ pub fn hash(entropy: u32, salt: u64) -> u64 {
 }
 
 #[inline]
-pub fn choose<L: Fn(u32) -> Load>(c: &mut Ctx<L>, _: &mut State) -> usize {
+pub fn choose<L: Fn(PortId) -> Load>(c: &mut Ctx<L>, _: &mut State) -> usize {
     (hash(c.entropy, c.salt) % c.cands.len() as u64) as usize
 }
 
@@ -25,7 +26,7 @@ mod tests {
 
     #[test]
     fn same_entropy_same_port_and_flows_cover_all_ports() {
-        let cands = [10, 11, 12, 13];
+        let cands = [PortId(10), PortId(11), PortId(12), PortId(13)];
         let mut rng = stream();
         let mut seen = [false; 4];
         for entropy in 0..64u32 {

@@ -6,6 +6,7 @@
 //! Adding a policy: its file (with `choose` and its per-group `State`), one
 //! line in the registry below, and its row in docs/scenario.md.
 
+use crate::id::PortId;
 use crate::rng::Stream;
 
 /// What a policy reads about an egress port, for load-aware choices.
@@ -20,9 +21,10 @@ pub struct Load {
 /// Everything a policy may use to place one packet at one switch.
 pub struct Ctx<'a, L> {
     /// The equal-cost egress ports, in port order; at least two.
-    pub cands: &'a [u32],
+    pub cands: &'a [PortId],
     /// The packet's flow entropy and destination host index.
     pub entropy: u32,
+    /// The destination host's index (D-mod-K divides it).
     pub dst: u32,
     /// The switch's hash salt and D-mod-K divisor.
     pub salt: u64,
@@ -65,7 +67,7 @@ macro_rules! policies {
 
         /// The egress port for one packet among `ctx.cands`.
         #[inline]
-        pub fn choose<L: Fn(u32) -> Load>(policy: RoutingPolicy, mut ctx: Ctx<L>, group: &mut GroupState) -> u32 {
+        pub fn choose<L: Fn(PortId) -> Load>(policy: RoutingPolicy, mut ctx: Ctx<L>, group: &mut GroupState) -> PortId {
             // One candidate: nothing to choose, and no random draw spent.
             if ctx.cands.len() == 1 {
                 return ctx.cands[0];
@@ -93,7 +95,7 @@ mod test_util {
     use crate::rng::Purpose;
 
     /// A context over `cands` with every port idle.
-    pub fn ctx<'a>(cands: &'a [u32], entropy: u32, dst: u32, rng: &'a mut Stream) -> Ctx<'a, impl Fn(u32) -> Load> {
+    pub fn ctx<'a>(cands: &'a [PortId], entropy: u32, dst: u32, rng: &'a mut Stream) -> Ctx<'a, impl Fn(PortId) -> Load> {
         Ctx { cands, entropy, dst, salt: 0x5eed, divisor: 1, now: 0, rng, load: |_| Load::default() }
     }
 

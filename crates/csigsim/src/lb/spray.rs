@@ -2,22 +2,24 @@
 //! switch's own random stream.
 
 use super::{Ctx, Load};
+use crate::id::PortId;
 
 pub type State = ();
 
 #[inline]
-pub fn choose<L: Fn(u32) -> Load>(c: &mut Ctx<L>, _: &mut State) -> usize {
+pub fn choose<L: Fn(PortId) -> Load>(c: &mut Ctx<L>, _: &mut State) -> usize {
     c.rng.below(c.cands.len() as u64) as usize
 }
 
 #[cfg(test)]
 mod tests {
+    use crate::id::PortId;
     use crate::lb::test_util::{ctx, stream};
     use crate::lb::{self, GroupState, RoutingPolicy};
 
     #[test]
     fn uses_only_candidates_and_covers_all() {
-        let cands = [7, 3, 9];
+        let cands = [PortId(7), PortId(3), PortId(9)];
         let mut rng = stream();
         let mut group = GroupState::default();
         let mut counts = [0u32; 3];

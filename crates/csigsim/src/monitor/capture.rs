@@ -6,6 +6,7 @@
 
 use crate::packet::{PacketKind, F_CE, F_ECT, F_TRIMMED};
 use crate::signal::{csig::TagSize, NO_TAG};
+use crate::id::{FlowId, NodeId, PktId, PortId};
 use crate::packet::{Packet, PacketArena};
 use crate::wire::{ip_of_host, mac_of_node, nak_syndrome, CsigCodec, CsigRepr, FrameRepr, PcapWriter};
 use crate::wire::{OPCODE_RC_ACK, OPCODE_RC_SEND_ONLY, SYNDROME_ACK};
@@ -17,7 +18,7 @@ use std::path::Path;
 #[derive(Clone, Debug, Default)]
 pub struct CaptureFilter {
     /// Only these flows (empty: all).
-    pub flows: Vec<u32>,
+    pub flows: Vec<FlowId>,
     /// Only these directed links, as (from, to) node names (empty: all).
     pub links: Vec<(String, String)>,
     pub start_ps: u64,
@@ -29,8 +30,8 @@ pub struct CaptureFilter {
 /// (for the frame addresses) and names (for the index).
 #[derive(Clone, Debug)]
 pub struct LinkEnds {
-    pub from_node: u32,
-    pub to_node: u32,
+    pub from_node: NodeId,
+    pub to_node: NodeId,
     pub from: String,
     pub to: String,
 }
@@ -39,7 +40,7 @@ pub struct Capture {
     pcap: PcapWriter<BufWriter<File>>,
     index: BufWriter<File>,
     codec: CsigCodec,
-    flows: Vec<u32>,
+    flows: Vec<FlowId>,
     /// Per port: capture on it, and the link's two ends.
     ports: Vec<bool>,
     ends: Vec<LinkEnds>,
@@ -68,7 +69,7 @@ impl Capture {
             }
         }
         for &fl in &f.flows {
-            if fl as usize >= flows {
+            if fl.ix() >= flows {
                 return Err(format!("no flow {fl}: the scenario has {flows} flows"));
             }
         }
@@ -109,10 +110,10 @@ impl Capture {
 impl Capture {
     /// Captures `pkt` as it starts on `port` at `start`, if the filter wants it.
     #[inline(never)]
-    pub fn on_tx(&mut self, port: u32, pkts: &PacketArena, pkt: u32, start: u64) {
+    pub fn on_tx(&mut self, port: PortId, pkts: &PacketArena, pkt: PktId, start: u64) {
         let c = self;
         let p: Packet = *pkts.get(pkt);
-        let wanted = c.ports[port as usize]
+        let wanted = c.ports[port.ix()]
             && start >= c.start_ps
             && start <= c.end_ps
             && p.kind != PacketKind::Pause
@@ -137,18 +138,18 @@ impl Capture {
                 // NAK code 0: PSN sequence error.
                 _ => (OPCODE_RC_ACK, Some((nak_syndrome(0), p.psn & 0xff_ffff)), 0),
             };
-            let ends = &c.ends[port as usize];
+            let ends = &c.ends[port.ix()];
             let (node, peer) = (ends.from_node, ends.to_node);
             let frame = FrameRepr {
-                dst_mac: mac_of_node(peer),
-                src_mac: mac_of_node(node),
+                dst_mac: mac_of_node(peer.0),
+                src_mac: mac_of_node(node.0),
                 csig,
                 ecn,
-                src_ip: ip_of_host(p.src),
-                dst_ip: ip_of_host(p.dst),
+                src_ip: ip_of_host(p.src.0),
+                dst_ip: ip_of_host(p.dst.0),
                 src_port: (p.entropy & 0xffff) as u16 | 0xc000,
                 opcode,
-                dest_qp: p.flow & 0xff_ffff,
+                dest_qp: p.flow.0 & 0xff_ffff,
                 psn: p.psn & 0xff_ffff,
                 ack_req: p.kind == PacketKind::Data,
                 aeth,

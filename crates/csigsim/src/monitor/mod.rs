@@ -18,6 +18,7 @@ pub mod cc;
 pub mod signals;
 
 use crate::cc::CcMetrics;
+use crate::id::{FlowId, PktId, PortId};
 use crate::packet::{IntStack, PacketArena};
 use crate::signal::{CsigSample, StampSample, NO_WRITER};
 use crate::units::Time;
@@ -103,9 +104,9 @@ impl Observers {
 
     /// `pkt` starts on the wire of `port` over [start, end), decided at `now`.
     #[inline(always)]
-    pub fn on_tx(&mut self, now: u64, port: u32, pkts: &PacketArena, pkt: u32, start: u64, end: u64) {
+    pub fn on_tx(&mut self, now: u64, port: PortId, pkts: &PacketArena, pkt: PktId, start: u64, end: u64) {
         if let Some(l) = &mut self.links {
-            l[port as usize].on_tx(now, start, end, pkts.get(pkt).wire as u64, self.window_ps);
+            l[port.ix()].on_tx(now, start, end, pkts.get(pkt).wire as u64, self.window_ps);
         }
         if let Some(c) = &mut self.capture {
             c.on_tx(port, pkts, pkt, start);
@@ -114,53 +115,53 @@ impl Observers {
 
     /// The data queue of `port` now holds `queue_bytes`.
     #[inline]
-    pub fn on_queue(&mut self, now: u64, port: u32, queue_bytes: u64) {
+    pub fn on_queue(&mut self, now: u64, port: PortId, queue_bytes: u64) {
         if let Some(l) = &mut self.links {
-            l[port as usize].on_queue(now, queue_bytes, self.window_ps);
+            l[port.ix()].on_queue(now, queue_bytes, self.window_ps);
         }
     }
 
     #[inline]
-    fn count(&mut self, now: u64, port: u32, field: fn(&mut LinkWindow) -> &mut u32) {
+    fn count(&mut self, now: u64, port: PortId, field: fn(&mut LinkWindow) -> &mut u32) {
         if let Some(l) = &mut self.links {
-            let m = &mut l[port as usize];
+            let m = &mut l[port.ix()];
             m.advance(now, self.window_ps);
             *field(&mut m.cur) += 1;
         }
     }
 
     /// A data packet was dropped at the egress `port`.
-    pub fn on_drop(&mut self, now: u64, port: u32) {
+    pub fn on_drop(&mut self, now: u64, port: PortId) {
         self.count(now, port, |w| &mut w.drops);
     }
 
     /// A data packet was trimmed at the egress `port`.
-    pub fn on_trim(&mut self, now: u64, port: u32) {
+    pub fn on_trim(&mut self, now: u64, port: PortId) {
         self.count(now, port, |w| &mut w.trims);
     }
 
     /// A data packet was ECN-marked joining the queue of `port`.
     #[inline]
-    pub fn on_mark(&mut self, now: u64, port: u32) {
+    pub fn on_mark(&mut self, now: u64, port: PortId) {
         self.count(now, port, |w| &mut w.ecn_marks);
     }
 
     /// `port`'s data class was paused or resumed by its peer.
-    pub fn on_pause(&mut self, now: u64, port: u32, paused: bool) {
+    pub fn on_pause(&mut self, now: u64, port: PortId, paused: bool) {
         if let Some(l) = &mut self.links {
-            l[port as usize].on_pause(now, paused, self.window_ps);
+            l[port.ix()].on_pause(now, paused, self.window_ps);
         }
     }
 
     /// An ACK reached the sender of `flow`.
     #[inline]
-    pub fn on_ack(&mut self, now: u64, flow: u32, a: &AckSeen) {
+    pub fn on_ack(&mut self, now: u64, flow: FlowId, a: &AckSeen) {
         let w = self.window_ps;
         if let Some(cc) = &mut self.cc {
-            cc[flow as usize].record(now, w, a.metrics, a.rtt_ps, a.acked_pkts, a.ce_pkts);
+            cc[flow.ix()].record(now, w, a.metrics, a.rtt_ps, a.acked_pkts, a.ce_pkts);
         }
         let Some(sm) = &mut self.signals else { return };
-        let m = &mut sm[flow as usize];
+        let m = &mut sm[flow.ix()];
         if let Some(c) = a.csig {
             let writer = (c.writer != NO_WRITER).then_some((c.writer, c.locator));
             m.record(now, w, Series::Csig, c.value, writer);
@@ -199,13 +200,13 @@ impl Observers {
     }
 
     /// The signal rows of one flow (empty without the signal monitor).
-    pub fn signal_rows(&self, flow: u32) -> &[signals::SignalRow] {
-        self.signals.as_ref().map_or(&[], |s| &s[flow as usize].rows[..])
+    pub fn signal_rows(&self, flow: FlowId) -> &[signals::SignalRow] {
+        self.signals.as_ref().map_or(&[], |s| &s[flow.ix()].rows[..])
     }
 
     /// The cc rows of one flow (empty without the cc monitor).
-    pub fn cc_rows(&self, flow: u32) -> &[cc::CcRow] {
-        self.cc.as_ref().map_or(&[], |s| &s[flow as usize].rows[..])
+    pub fn cc_rows(&self, flow: FlowId) -> &[cc::CcRow] {
+        self.cc.as_ref().map_or(&[], |s| &s[flow.ix()].rows[..])
     }
 }
 

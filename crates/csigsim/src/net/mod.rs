@@ -18,6 +18,7 @@ pub use config::*;
 pub use port::Port;
 pub use switch::Switch;
 
+use crate::id::{HostId, NodeId, PortId, SwitchId};
 use crate::signal::{SignalRuntime, SignalSetup};
 use crate::rng::{Purpose, Stream};
 use routing::{Routes, SwitchGraph};
@@ -31,7 +32,7 @@ pub struct Network {
     pub(crate) routes: Routes,
     pub(crate) num_hosts: u32,
     /// Per host: its NIC's port.
-    host_port: Vec<u32>,
+    host_port: Vec<PortId>,
     /// The distinct ECN settings of the egress ports (`Port::marking` indexes it).
     pub(crate) markings: Vec<EcnConfig>,
     /// The run's signal set-up and the per-port signal state.
@@ -73,12 +74,12 @@ impl Network {
             for &(li, is_a) in list {
                 let l = &topo.links[li];
                 port_of_end[li][if is_a { 0 } else { 1 }] = ports.len() as u32;
-                ports.push(Port::new(n as u32, l.rate.0, l.delay.0));
+                ports.push(Port::new(NodeId(n as u32), l.rate.0, l.delay.0));
             }
         }
         for ends in &port_of_end {
-            ports[ends[0] as usize].peer = ends[1];
-            ports[ends[1] as usize].peer = ends[0];
+            ports[ends[0] as usize].peer = PortId(ends[1]);
+            ports[ends[1] as usize].peer = PortId(ends[0]);
         }
         let switches: Vec<Switch> = topo
             .switches
@@ -116,27 +117,27 @@ impl Network {
             })
             .collect();
         // Routing table over the switch graph.
-        let mut attach_switch = vec![0u32; nh as usize];
-        let mut attach_port = vec![0u32; nh as usize];
-        let switch_ports: Vec<Vec<(u32, Option<u32>)>> = (0..ns)
+        let mut attach_switch = vec![SwitchId(0); nh as usize];
+        let mut attach_port = vec![PortId(0); nh as usize];
+        let switch_ports: Vec<Vec<(PortId, Option<u32>)>> = (0..ns)
             .map(|i| {
                 let n = nh as usize + i;
                 (first_port[n]..first_port[n] + node_ports[n].len() as u32)
                     .map(|p| {
-                        let peer_node = ports[ports[p as usize].peer as usize].node;
+                        let NodeId(peer_node) = ports[ports[p as usize].peer].node;
                         if peer_node < nh {
-                            attach_switch[peer_node as usize] = i as u32;
-                            attach_port[peer_node as usize] = p;
-                            (p, None)
+                            attach_switch[peer_node as usize] = SwitchId(i as u32);
+                            attach_port[peer_node as usize] = PortId(p);
+                            (PortId(p), None)
                         } else {
-                            (p, Some(peer_node - nh))
+                            (PortId(p), Some(peer_node - nh))
                         }
                     })
                     .collect()
             })
             .collect();
         let routes = Routes::build(&SwitchGraph { switch_ports: &switch_ports }, attach_switch, attach_port);
-        let host_port = (0..nh).map(|h| first_port[h as usize]).collect();
+        let host_port = (0..nh).map(|h| PortId(first_port[h as usize])).collect();
         let mut net = Network {
             ports,
             switches,
@@ -154,13 +155,17 @@ impl Network {
 
     /// Does switch port `pid` of switch `si` face down: towards a host or a
     /// lower tier, or, between equals, towards the lower index?
-    fn faces_down(&self, si: usize, pid: u32) -> bool {
-        let peer = self.ports[self.ports[pid as usize].peer as usize].node;
-        if peer < self.num_hosts {
-            return true;
-        }
-        let (s, ps) = (&self.switches[si], &self.switches[(peer - self.num_hosts) as usize]);
-        ps.tier < s.tier || (ps.tier == s.tier && peer - self.num_hosts < si as u32)
+    fn faces_down(&self, si: usize, pid: PortId) -> bool {
+        let peer = self.ports[self.ports[pid].peer].node;
+        let Some(SwitchId(p)) = self.switch_of(peer) else { return true };
+        let (s, ps) = (&self.switches[si], &self.switches[p as usize]);
+        ps.tier < s.tier || (ps.tier == s.tier && p < si as u32)
+    }
+
+    /// The switch a node is, if it is not a host.
+    #[inline]
+    pub fn switch_of(&self, node: NodeId) -> Option<SwitchId> {
+        node.0.checked_sub(self.num_hosts).map(SwitchId)
     }
 
     /// Each switch egress port's ECN settings: `switch.ecn`, then every
@@ -169,7 +174,7 @@ impl Network {
         for si in 0..self.switches.len() {
             for (j, pid) in self.switches[si].ports().enumerate() {
                 let s = &self.switches[si];
-                let (rate, down) = (self.ports[pid as usize].rate_bps, self.faces_down(si, pid));
+                let (rate, down) = (self.ports[pid].rate_bps, self.faces_down(si, pid));
                 let mut ecn = sw.ecn;
                 for r in &sw.ecn_rule {
                     if r.matches(&s.name, s.tier, j as u32, rate, down) {
@@ -184,7 +189,7 @@ impl Network {
                             self.markings.len() - 1
                         }
                     };
-                    self.ports[pid as usize].marking = idx as u16;
+                    self.ports[pid].marking = idx as u16;
                 }
             }
         }
@@ -203,8 +208,8 @@ impl Network {
             for (si, s) in self.switches.iter().enumerate() {
                 for (j, pid) in s.ports().enumerate() {
                     let down = self.faces_down(si, pid);
-                    rt.action[pid as usize] = setup.action(&s.name, s.tier, j as u32);
-                    rt.locator[pid as usize] = locator(cs.lm_bits, s.tier, down, si as u32, j as u32);
+                    rt.action[pid.ix()] = setup.action(&s.name, s.tier, j as u32);
+                    rt.locator[pid.ix()] = locator(cs.lm_bits, s.tier, down, si as u32, j as u32);
                 }
             }
             if rt.abw_on {
@@ -234,24 +239,24 @@ impl Network {
     }
 
     /// The NIC port of `host`.
-    pub fn host_port(&self, host: u32) -> u32 {
-        self.host_port[host as usize]
+    pub fn host_port(&self, host: HostId) -> PortId {
+        self.host_port[host.ix()]
     }
 
-    pub(crate) fn host_port_mut(&mut self, host: u32) -> (u32, &mut Port) {
-        let id = self.host_port[host as usize];
-        (id, &mut self.ports[id as usize])
+    pub(crate) fn host_port_mut(&mut self, host: HostId) -> (PortId, &mut Port) {
+        let id = self.host_port[host.ix()];
+        (id, &mut self.ports[id])
     }
 
-    /// Is `node` a host?
+    /// The host a node is, if it is one.
     #[inline]
-    pub fn is_host(&self, node: u32) -> bool {
-        node < self.num_hosts
+    pub fn host_of(&self, node: NodeId) -> Option<HostId> {
+        (node.0 < self.num_hosts).then_some(HostId(node.0))
     }
 
     /// The ECN settings of egress port `port`, if it marks.
-    pub fn marking(&self, port: u32) -> Option<&EcnConfig> {
-        let m = self.ports[port as usize].marking;
+    pub fn marking(&self, port: PortId) -> Option<&EcnConfig> {
+        let m = self.ports[port].marking;
         (m != port::NO_MARKING).then(|| &self.markings[m as usize])
     }
 
@@ -262,31 +267,25 @@ impl Network {
 
     /// Store-and-forward latency of one packet of `bytes` from `src` to `dst`
     /// on an idle network (first equal-cost path), and the path's slowest rate.
-    pub fn path_latency(&self, src: u32, dst: u32, bytes: u64) -> (u64, u64) {
-        let mut port = self.host_port[src as usize];
+    pub fn path_latency(&self, src: HostId, dst: HostId, bytes: u64) -> (u64, u64) {
+        let mut port = self.host_port[src.ix()];
         let (mut total, mut slowest) = (0, u64::MAX);
         for _ in 0..256 {
-            let p = &self.ports[port as usize];
+            let p = &self.ports[port];
             total += crate::units::tx_time_ps(bytes, p.rate_bps) + p.delay_ps;
             slowest = slowest.min(p.rate_bps);
-            let node = self.ports[p.peer as usize].node;
-            if node < self.num_hosts {
-                break;
-            }
-            port = self.routes.candidates(node - self.num_hosts, dst)[0];
+            let Some(sw) = self.switch_of(self.ports[p.peer].node) else { break };
+            port = self.routes.candidates(sw, dst)[0];
         }
         (total, slowest)
     }
 
     /// Links on the first equal-cost path from `src` to `dst`.
-    pub fn path_hops(&self, src: u32, dst: u32) -> u32 {
-        let mut port = self.host_port[src as usize];
+    pub fn path_hops(&self, src: HostId, dst: HostId) -> u32 {
+        let mut port = self.host_port[src.ix()];
         for hops in 1..=256 {
-            let node = self.ports[self.ports[port as usize].peer as usize].node;
-            if node < self.num_hosts {
-                return hops;
-            }
-            port = self.routes.candidates(node - self.num_hosts, dst)[0];
+            let Some(sw) = self.switch_of(self.ports[self.ports[port].peer].node) else { return hops };
+            port = self.routes.candidates(sw, dst)[0];
         }
         256
     }

@@ -5,6 +5,7 @@
 //! packet on the wire, be paused) live here; what to send next is its
 //! owner's business (a switch or a host NIC).
 
+use crate::id::{NodeId, PktId, PortId};
 use crate::monitor::Observers;
 use crate::sim::{Ctx, Event};
 use crate::units::tx_time_ps;
@@ -15,10 +16,10 @@ pub const NO_MARKING: u16 = u16::MAX;
 
 #[derive(Debug)]
 pub struct Port {
-    /// Node index: hosts first (0..hosts), then switches.
-    pub(crate) node: u32,
+    /// The node that owns the port: hosts first (0..hosts), then switches.
+    pub(crate) node: NodeId,
     /// The port at the other end of the link.
-    pub(crate) peer: u32,
+    pub(crate) peer: PortId,
     pub(crate) rate_bps: u64,
     pub(crate) delay_ps: u64,
     /// The transmitter is busy until this time.
@@ -29,7 +30,7 @@ pub struct Port {
     pub(crate) paused: bool,
     /// The data queue. Control packets never wait here: they are committed
     /// to the wire as soon as they arrive (see `Network::push_ctrl`).
-    pub(crate) data: VecDeque<u32>,
+    pub(crate) data: VecDeque<PktId>,
     pub(crate) data_bytes: u64,
     /// Ingress accounting (switch ports, pfc mode): bytes admitted through this
     /// port outside headroom, and in headroom.
@@ -49,10 +50,10 @@ pub struct Port {
 }
 
 impl Port {
-    pub(crate) fn new(node: u32, rate_bps: u64, delay_ps: u64) -> Port {
+    pub(crate) fn new(node: NodeId, rate_bps: u64, delay_ps: u64) -> Port {
         Port {
             node,
-            peer: 0,
+            peer: PortId(0),
             rate_bps,
             delay_ps,
             busy_until: 0,
@@ -85,11 +86,11 @@ impl Port {
     }
 
     /// The node that owns this port, and the port at the other end.
-    pub fn node(&self) -> u32 {
+    pub fn node(&self) -> NodeId {
         self.node
     }
 
-    pub fn peer(&self) -> u32 {
+    pub fn peer(&self) -> PortId {
         self.peer
     }
 
@@ -97,7 +98,7 @@ impl Port {
     /// idle; otherwise makes sure a `TxDone` will serve the port when the
     /// current packet is out.
     #[inline(always)]
-    pub(crate) fn kick(&mut self, id: u32, ctx: &mut Ctx) -> bool {
+    pub(crate) fn kick(&mut self, id: PortId, ctx: &mut Ctx) -> bool {
         if self.txdone_pending {
             return false;
         }
@@ -112,7 +113,7 @@ impl Port {
 
     /// After a packet went out from a backlog: serve the backlog when it is out.
     #[inline]
-    pub(crate) fn again_at(&mut self, id: u32, ctx: &mut Ctx, end: u64) {
+    pub(crate) fn again_at(&mut self, id: PortId, ctx: &mut Ctx, end: u64) {
         self.txdone_pending = true;
         ctx.q.push(end, Event::TxDone { port: id });
     }
@@ -121,7 +122,7 @@ impl Port {
     /// committed behind the packet on the wire) and schedules its arrival at
     /// the far end. Returns the end of its serialization.
     #[inline(always)]
-    pub(crate) fn start_tx(&mut self, id: u32, ctx: &mut Ctx, obs: &mut Observers, pkt: u32, start: u64) -> u64 {
+    pub(crate) fn start_tx(&mut self, id: PortId, ctx: &mut Ctx, obs: &mut Observers, pkt: PktId, start: u64) -> u64 {
         let wire = ctx.pkts.get(pkt).wire as u64;
         let end = start + tx_time_ps(wire, self.rate_bps);
         self.busy_until = end;
@@ -135,7 +136,7 @@ impl Port {
 
     /// PFC: the peer asked this port to stop (or resume) sending data.
     /// Returns true when the state changed to resumed (the owner kicks the port).
-    pub(crate) fn set_paused(&mut self, id: u32, now: u64, obs: &mut Observers, paused: bool) -> bool {
+    pub(crate) fn set_paused(&mut self, id: PortId, now: u64, obs: &mut Observers, paused: bool) -> bool {
         if self.paused == paused {
             return false;
         }
@@ -147,3 +148,5 @@ impl Port {
         !paused
     }
 }
+
+crate::id::index_by!(PortId => Port);

@@ -2,21 +2,22 @@
 //! switches route by the destination's attachment switch ("edge"), so the
 //! table is switches x edges, not switches x hosts. Hosts never forward.
 
+use crate::id::{HostId, PortId, SwitchId};
 use crate::lb::GroupState;
 
 /// The next-hop table.
 #[derive(Debug, Default)]
 pub struct Routes {
     /// Per destination host: its attachment switch and the switch's port to it.
-    pub attach_switch: Vec<u32>,
-    pub attach_port: Vec<u32>,
+    pub attach_switch: Vec<SwitchId>,
+    pub attach_port: Vec<PortId>,
     /// Per switch: its edge index if hosts attach to it.
     edge_index: Vec<u32>,
     num_edges: usize,
     /// Per (switch, edge): start and length of the candidate list in `ports`.
     start: Vec<u32>,
     len: Vec<u16>,
-    ports: Vec<u32>,
+    ports: Vec<PortId>,
     /// Per (switch, edge): what the routing policy keeps for that group.
     groups: Vec<GroupState>,
 }
@@ -26,15 +27,15 @@ pub const NO_EDGE: u32 = u32::MAX;
 /// The switch graph the table is computed from: for every switch, its ports
 /// as (port id, peer switch or None when the peer is a host), in port order.
 pub struct SwitchGraph<'a> {
-    pub switch_ports: &'a [Vec<(u32, Option<u32>)>],
+    pub switch_ports: &'a [Vec<(PortId, Option<u32>)>],
 }
 
 impl Routes {
-    pub fn build(g: &SwitchGraph, attach_switch: Vec<u32>, attach_port: Vec<u32>) -> Routes {
+    pub fn build(g: &SwitchGraph, attach_switch: Vec<SwitchId>, attach_port: Vec<PortId>) -> Routes {
         let ns = g.switch_ports.len();
         let mut edge_index = vec![NO_EDGE; ns];
         let mut edges = Vec::new();
-        for &s in &attach_switch {
+        for &SwitchId(s) in &attach_switch {
             if edge_index[s as usize] == NO_EDGE {
                 edge_index[s as usize] = edges.len() as u32;
                 edges.push(s);
@@ -91,12 +92,12 @@ impl Routes {
     /// Candidate egress ports at `switch` towards host `dst`: either the one
     /// port to the host, or the equal-cost ports towards its edge switch.
     #[inline]
-    pub fn candidates(&self, switch: u32, dst: u32) -> &[u32] {
-        let a = self.attach_switch[dst as usize];
+    pub fn candidates(&self, switch: SwitchId, dst: HostId) -> &[PortId] {
+        let a = self.attach_switch[dst.ix()];
         if a == switch {
-            return std::slice::from_ref(&self.attach_port[dst as usize]);
+            return std::slice::from_ref(&self.attach_port[dst.ix()]);
         }
-        let i = switch as usize * self.num_edges + self.edge_index[a as usize] as usize;
+        let i = switch.ix() * self.num_edges + self.edge_index[a.ix()] as usize;
         let s = self.start[i] as usize;
         &self.ports[s..s + self.len[i] as usize]
     }
@@ -104,12 +105,12 @@ impl Routes {
     /// As [`Routes::candidates`], with the routing policy's state for the
     /// group, or None at the destination's own switch (a single port).
     #[inline]
-    pub fn next_hops(&mut self, switch: u32, dst: u32) -> (&[u32], Option<&mut GroupState>) {
-        let a = self.attach_switch[dst as usize];
+    pub fn next_hops(&mut self, switch: SwitchId, dst: HostId) -> (&[PortId], Option<&mut GroupState>) {
+        let a = self.attach_switch[dst.ix()];
         if a == switch {
-            return (std::slice::from_ref(&self.attach_port[dst as usize]), None);
+            return (std::slice::from_ref(&self.attach_port[dst.ix()]), None);
         }
-        let i = switch as usize * self.num_edges + self.edge_index[a as usize] as usize;
+        let i = switch.ix() * self.num_edges + self.edge_index[a.ix()] as usize;
         let s = self.start[i] as usize;
         (&self.ports[s..s + self.len[i] as usize], Some(&mut self.groups[i]))
     }

@@ -24,6 +24,7 @@ use super::config::{EcnConfig, EcnMode, SwitchConfig};
 use super::mode::{Admission, Refusal};
 use crate::signal::ecp;
 use crate::rng::Stream;
+use crate::id::{PktId, PortId, SwitchId};
 use crate::sim::Ctx;
 
 /// A switch's shared buffer, its per-switch randomness and its configuration.
@@ -59,9 +60,9 @@ impl Switch {
         self.tier
     }
 
-    /// The switch's ports, as a range of port ids.
-    pub fn ports(&self) -> std::ops::Range<u32> {
-        self.first_port..self.first_port + self.num_ports
+    /// The switch's ports, in port order.
+    pub fn ports(&self) -> impl Iterator<Item = PortId> {
+        (self.first_port..self.first_port + self.num_ports).map(PortId)
     }
 
     /// The most bytes the buffer ever held.
@@ -84,13 +85,13 @@ impl Switch {
 }
 
 impl Network {
-    pub(crate) fn switch_receive(&mut self, ctx: &mut Ctx, obs: &mut Observers, sw: u32, pkt: u32, in_port: u32) {
+    pub(crate) fn switch_receive(&mut self, ctx: &mut Ctx, obs: &mut Observers, sw: SwitchId, pkt: PktId, in_port: PortId) {
         let p = *ctx.pkts.get(pkt);
         if p.kind == PacketKind::Pause {
             ctx.pkts.free(pkt);
             ctx.stats.packets_delivered += 1;
             ctx.stats.bytes_delivered += p.wire as u64;
-            if self.ports[in_port as usize].set_paused(in_port, ctx.now, obs, p.flags & F_XOFF != 0) {
+            if self.ports[in_port].set_paused(in_port, ctx.now, obs, p.flags & F_XOFF != 0) {
                 self.switch_kick(ctx, obs, in_port);
             }
             return;
@@ -99,21 +100,21 @@ impl Network {
         self.enqueue(ctx, obs, sw, out, pkt, in_port);
     }
 
-    fn choose_egress(&mut self, now: u64, sw: u32, p: &Packet) -> u32 {
+    fn choose_egress(&mut self, now: u64, sw: SwitchId, p: &Packet) -> PortId {
         let (cands, group) = self.routes.next_hops(sw, p.dst);
         let Some(group) = group else { return cands[0] };
-        let s = &mut self.switches[sw as usize];
+        let s = &mut self.switches[sw];
         let ports = &self.ports;
-        let load = |q: u32| {
-            let port = &ports[q as usize];
+        let load = |q: PortId| {
+            let port = &ports[q];
             crate::lb::Load { queue_bytes: port.queue_bytes(), busy_until: port.busy_until }
         };
-        let (entropy, dst, salt, divisor) = (p.entropy, p.dst, s.hash_salt, s.dmodk_divisor);
+        let (entropy, dst, salt, divisor) = (p.entropy, p.dst.0, s.hash_salt, s.dmodk_divisor);
         let ctx = crate::lb::Ctx { cands, entropy, dst, salt, divisor, now, rng: &mut s.spray_rng, load };
         crate::lb::choose(s.cfg.routing, ctx, group)
     }
 
-    fn enqueue(&mut self, ctx: &mut Ctx, obs: &mut Observers, sw: u32, out: u32, pkt: u32, in_port: u32) {
+    fn enqueue(&mut self, ctx: &mut Ctx, obs: &mut Observers, sw: SwitchId, out: PortId, pkt: PktId, in_port: PortId) {
         let now = ctx.now;
         let p = ctx.pkts.get(pkt);
         // A trimmed header stays in the control class at every later hop too.
@@ -123,7 +124,7 @@ impl Network {
         }
         let wire = p.wire as u64;
         let flow = p.flow;
-        let s = &mut self.switches[sw as usize];
+        let s = &mut self.switches[sw];
         let mode = s.cfg.mode;
         match mode.admit(s, &mut self.ports, in_port, out, wire) {
             Admission::Admitted { send_xoff } => {
@@ -145,15 +146,15 @@ impl Network {
                 return;
             }
         }
-        let q = self.ports[out as usize].data_bytes;
+        let q = self.ports[out].data_bytes;
         if self.sig.on {
             crate::signal::egress::on_enqueue(&self.signals, &mut ctx.pkts, pkt, q);
         }
         // ECN: RED on the data queue this packet joins; with ECP only at congestion roots.
-        let marking = self.ports[out as usize].marking;
+        let marking = self.ports[out].marking;
         if marking != NO_MARKING {
             let ecn = &self.markings[marking as usize];
-            let port = &mut self.ports[out as usize];
+            let port = &mut self.ports[out];
             let eligible = match ecn.mode {
                 EcnMode::Red => true,
                 EcnMode::Ecp => {
@@ -170,9 +171,9 @@ impl Network {
                     mark
                 }
             };
-            if eligible && ctx.pkts.get(pkt).flags & F_ECT != 0 && self.switches[sw as usize].red(ecn, q) {
+            if eligible && ctx.pkts.get(pkt).flags & F_ECT != 0 && self.switches[sw].red(ecn, q) {
                 if ecn.mode == EcnMode::Ecp {
-                    let port = &self.ports[out as usize];
+                    let port = &self.ports[out];
                     if let Some(share) = port.occupancy.contributor_share(q + wire, ecn.fair_share, port.rate_bps) {
                         let threshold = ecn.root_threshold.unwrap_or(ecn.kmin).0;
                         let drain = ecp::drain_factor(q + wire, threshold, port.rate_bps, ecn.drain_time.0);
@@ -185,13 +186,13 @@ impl Network {
                 obs.on_mark(now, out);
             }
         }
-        let s = &mut self.switches[sw as usize];
+        let s = &mut self.switches[sw];
         s.used += wire;
         s.max_used = s.max_used.max(s.used);
         let p = ctx.pkts.get_mut(pkt);
         p.in_port = in_port;
         p.enq_ps = now;
-        let port = &mut self.ports[out as usize];
+        let port = &mut self.ports[out];
         port.data.push_back(pkt);
         port.data_bytes += wire;
         obs.on_queue(now, out, port.data_bytes);
@@ -203,61 +204,62 @@ impl Network {
     /// Starts the transmitter of switch port `port` now if it is idle, or
     /// makes sure a `TxDone` will serve it when the current packet is out.
     #[inline(always)]
-    pub(crate) fn switch_kick(&mut self, ctx: &mut Ctx, obs: &mut Observers, port: u32) {
-        if self.ports[port as usize].kick(port, ctx) {
+    pub(crate) fn switch_kick(&mut self, ctx: &mut Ctx, obs: &mut Observers, port: PortId) {
+        if self.ports[port].kick(port, ctx) {
             self.switch_transmit(ctx, obs, port);
         }
     }
 
     /// The transmitter of switch port `port` is free: send the next data
     /// packet, if any and not paused.
-    pub(crate) fn switch_transmit(&mut self, ctx: &mut Ctx, obs: &mut Observers, port: u32) {
+    pub(crate) fn switch_transmit(&mut self, ctx: &mut Ctx, obs: &mut Observers, port: PortId) {
         let now = ctx.now;
-        let p = &mut self.ports[port as usize];
+        let p = &mut self.ports[port];
         if p.paused {
             return;
         }
         let Some(pkt) = p.data.pop_front() else { return };
-        let sw = p.node - self.num_hosts;
+        let node = p.node;
+        let sw = self.switch_of(node).expect("a switch port");
         self.release(ctx, obs, sw, port, pkt);
-        obs.on_queue(now, port, self.ports[port as usize].data_bytes);
+        obs.on_queue(now, port, self.ports[port].data_bytes);
         if self.sig.on {
-            let p = &self.ports[port as usize];
+            let p = &self.ports[port];
             let e = crate::signal::egress::Egress { port, rate_bps: p.rate_bps, queue_bytes: p.data_bytes, tx_total: p.tx_total };
             crate::signal::egress::on_depart(&self.signals, &mut self.sig, ctx, e, pkt);
         }
         let end = self.start_tx(ctx, obs, port, pkt, now);
-        if !self.ports[port as usize].data.is_empty() {
-            self.ports[port as usize].again_at(port, ctx, end);
+        if !self.ports[port].data.is_empty() {
+            self.ports[port].again_at(port, ctx, end);
         }
     }
 
     /// A switch port puts `pkt` on the wire (and its ABW meter sees it).
     #[inline(always)]
-    fn start_tx(&mut self, ctx: &mut Ctx, obs: &mut Observers, port: u32, pkt: u32, start: u64) -> u64 {
+    fn start_tx(&mut self, ctx: &mut Ctx, obs: &mut Observers, port: PortId, pkt: PktId, start: u64) -> u64 {
         if self.sig.abw_on {
             let wire = ctx.pkts.get(pkt).wire as u64;
-            let end = start + crate::units::tx_time_ps(wire, self.ports[port as usize].rate_bps);
+            let end = start + crate::units::tx_time_ps(wire, self.ports[port].rate_bps);
             crate::signal::egress::on_tx(&self.signals, &mut self.sig, port, ctx.now, start, end);
         }
-        self.ports[port as usize].start_tx(port, ctx, obs, pkt, start)
+        self.ports[port].start_tx(port, ctx, obs, pkt, start)
     }
 
     /// Sends a control packet on switch port `port`. Control has strict
     /// priority and is never paused, so its start time is known now: right
     /// after whatever is on the wire or already committed. It is committed at
     /// once, which saves the `TxDone` event a queued packet would need.
-    pub(crate) fn push_ctrl(&mut self, ctx: &mut Ctx, obs: &mut Observers, port: u32, pkt: u32) {
+    pub(crate) fn push_ctrl(&mut self, ctx: &mut Ctx, obs: &mut Observers, port: PortId, pkt: PktId) {
         let now = ctx.now;
-        let p = &self.ports[port as usize];
+        let p = &self.ports[port];
         let start = p.busy_until.max(now);
         // A switch's control class has a finite queue too: headers trimmed
         // faster than the port drains them (and ACKs behind them) are dropped.
         // PAUSE frames always go.
         if ctx.pkts.get(pkt).kind != PacketKind::Pause {
-            let sw = p.node - self.num_hosts;
+            let sw = self.switch_of(p.node).expect("a switch port");
             let backlog = crate::units::bytes_in(start - now, p.rate_bps);
-            if backlog + ctx.pkts.get(pkt).wire as u64 > self.switches[sw as usize].cfg.ctrl_buffer.0 {
+            if backlog + ctx.pkts.get(pkt).wire as u64 > self.switches[sw].cfg.ctrl_buffer.0 {
                 obs.on_drop(now, port);
                 ctx.drop_packet(pkt);
                 return;
@@ -268,8 +270,8 @@ impl Network {
     }
 
     /// Cuts a data packet to its headers and forwards it as control.
-    fn trim(&mut self, ctx: &mut Ctx, obs: &mut Observers, sw: u32, out: u32, pkt: u32) {
-        let keep = self.switches[sw as usize].cfg.trim_size;
+    fn trim(&mut self, ctx: &mut Ctx, obs: &mut Observers, sw: SwitchId, out: PortId, pkt: PktId) {
+        let keep = self.switches[sw].cfg.trim_size;
         let old = ctx.pkts.get(pkt).wire;
         if old > keep {
             ctx.stats.bytes_trimmed += (old - keep) as u64;
@@ -284,7 +286,7 @@ impl Network {
         self.push_ctrl(ctx, obs, out, pkt);
     }
 
-    fn send_pause(&mut self, ctx: &mut Ctx, obs: &mut Observers, port: u32, xoff: bool) {
+    fn send_pause(&mut self, ctx: &mut Ctx, obs: &mut Observers, port: PortId, xoff: bool) {
         let p = Packet { kind: PacketKind::Pause, flags: if xoff { F_XOFF } else { 0 }, wire: 64, ..Default::default() };
         if xoff {
             ctx.stats.pauses_sent += 1;
@@ -296,14 +298,14 @@ impl Network {
     }
 
     /// Releases a data packet's buffer as it starts transmission.
-    fn release(&mut self, ctx: &mut Ctx, obs: &mut Observers, sw: u32, out: u32, pkt: u32) {
+    fn release(&mut self, ctx: &mut Ctx, obs: &mut Observers, sw: SwitchId, out: PortId, pkt: PktId) {
         let p = ctx.pkts.get(pkt);
         let (wire, flow, in_port) = (p.wire as u64, p.flow, p.in_port);
-        let marking = self.ports[out as usize].marking;
+        let marking = self.ports[out].marking;
         if marking != NO_MARKING && self.markings[marking as usize].mode == EcnMode::Ecp {
-            self.ports[out as usize].occupancy.remove(flow, wire);
+            self.ports[out].occupancy.remove(flow, wire);
         }
-        let s = &mut self.switches[sw as usize];
+        let s = &mut self.switches[sw];
         s.used -= wire;
         if s.cfg.mode.release(s, &mut self.ports, in_port, out, wire) {
             self.send_pause(ctx, obs, in_port, false);
@@ -341,9 +343,9 @@ mod tests {
     fn egress_dynamic_threshold_admits_up_to_alpha_times_the_free_pool() {
         let cfg = SwitchConfig { reserved: Size(1000), dt_alpha: 1.0, ..Default::default() };
         let mut s = switch(cfg, 10_000, 0);
-        let mut ports = vec![Port::new(4, 100_000_000_000, 1_000_000), Port::new(4, 100_000_000_000, 1_000_000)];
+        let mut ports = vec![Port::new(crate::id::NodeId(4), 100_000_000_000, 1_000_000), Port::new(crate::id::NodeId(4), 100_000_000_000, 1_000_000)];
         let ok = Admission::Admitted { send_xoff: false };
-        let admit = |s: &mut Switch, ports: &mut [Port], wire| SwitchMode::Lossy.admit(s, ports, 0, 1, wire);
+        let admit = |s: &mut Switch, ports: &mut [Port], wire| SwitchMode::Lossy.admit(s, ports, PortId(0), PortId(1), wire);
         // The reservation first: no shared bytes taken.
         assert_eq!(admit(&mut s, &mut ports, 1000), ok);
         ports[1].data_bytes = 1000;
@@ -357,9 +359,9 @@ mod tests {
         assert_eq!(s.shared_used, 4000, "a refused packet takes nothing");
         assert_eq!((SwitchMode::Lossy.on_refuse(), SwitchMode::Trim.on_refuse()), (Refusal::Drop, Refusal::Trim));
         // Releasing returns shared bytes before reserved ones.
-        assert!(!SwitchMode::Lossy.release(&mut s, &mut ports, 0, 1, 3000));
+        assert!(!SwitchMode::Lossy.release(&mut s, &mut ports, PortId(0), PortId(1), 3000));
         assert_eq!((s.shared_used, ports[1].data_bytes), (1000, 2000));
-        SwitchMode::Trim.release(&mut s, &mut ports, 0, 1, 2000);
+        SwitchMode::Trim.release(&mut s, &mut ports, PortId(0), PortId(1), 2000);
         assert_eq!((s.shared_used, ports[1].data_bytes), (0, 0));
     }
 
@@ -370,22 +372,22 @@ mod tests {
         cfg.pfc.xon_delta = Size(1000);
         let mut s = switch(cfg, 10_000, 3000);
         // Port 0 is the ingress, port 1 the egress.
-        let mut ports = vec![Port::new(4, 100_000_000_000, 1_000_000), Port::new(4, 100_000_000_000, 1_000_000)];
+        let mut ports = vec![Port::new(crate::id::NodeId(4), 100_000_000_000, 1_000_000), Port::new(crate::id::NodeId(4), 100_000_000_000, 1_000_000)];
         ports[1].data_bytes = 10_000;
         let pfc = SwitchMode::Pfc;
         // XOFF when the port's shared use reaches alpha x free: 5,000 used leaves 5,000 free.
-        assert_eq!(pfc.admit(&mut s, &mut ports, 0, 1, 4000), Admission::Admitted { send_xoff: false });
-        assert_eq!(pfc.admit(&mut s, &mut ports, 0, 1, 1000), Admission::Admitted { send_xoff: true });
+        assert_eq!(pfc.admit(&mut s, &mut ports, PortId(0), PortId(1), 4000), Admission::Admitted { send_xoff: false });
+        assert_eq!(pfc.admit(&mut s, &mut ports, PortId(0), PortId(1), 1000), Admission::Admitted { send_xoff: true });
         assert!(ports[0].xoff_sent);
         // Past XOFF the packet lands in headroom, and XOFF is not sent twice.
-        assert_eq!(pfc.admit(&mut s, &mut ports, 0, 1, 2000), Admission::Admitted { send_xoff: false });
+        assert_eq!(pfc.admit(&mut s, &mut ports, PortId(0), PortId(1), 2000), Admission::Admitted { send_xoff: false });
         assert_eq!((ports[0].in_bytes, ports[0].in_headroom), (5000, 2000));
-        assert_eq!(pfc.admit(&mut s, &mut ports, 0, 1, 1500), Admission::Refused, "headroom overflow");
+        assert_eq!(pfc.admit(&mut s, &mut ports, PortId(0), PortId(1), 1500), Admission::Refused, "headroom overflow");
         // Draining empties headroom first; XON only once shared + xon_delta <= XOFF:
         // at 5,000 shared XOFF is 5,000 (5,000 + 1,000 > 5,000), at 4,000 it is 6,000.
-        assert!(!pfc.release(&mut s, &mut ports, 0, 1, 2000));
+        assert!(!pfc.release(&mut s, &mut ports, PortId(0), PortId(1), 2000));
         assert_eq!((ports[0].in_bytes, ports[0].in_headroom), (5000, 0));
-        assert!(pfc.release(&mut s, &mut ports, 0, 1, 1000));
+        assert!(pfc.release(&mut s, &mut ports, PortId(0), PortId(1), 1000));
         assert!(!ports[0].xoff_sent);
         assert_eq!(ports[1].data_bytes, 7000, "the egress queue drains by what left");
     }
@@ -411,3 +413,5 @@ mod tests {
         assert!((marks - 0.25).abs() < 0.02, "{marks}");
     }
 }
+
+crate::id::index_by!(SwitchId => Switch);

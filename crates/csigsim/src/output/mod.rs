@@ -168,10 +168,10 @@ pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
         let (lat, slowest) = w.path_latency(f.src, f.dst, first);
         let ideal = lat + crate::units::tx_time_ps(total_wire - first, slowest);
         let fct = f.finish_ps.map(|fp| fp - f.start_ps);
-        ft.flow_id.push(f.id);
+        ft.flow_id.push(f.id.0);
         ft.name.push(sc.flows[i].name.clone());
-        ft.src.push(hosts[f.src as usize].clone());
-        ft.dst.push(hosts[f.dst as usize].clone());
+        ft.src.push(hosts[f.src.ix()].clone());
+        ft.dst.push(hosts[f.dst.ix()].clone());
         ft.size_bytes.push(f.size);
         ft.start_ps.push(f.start_ps);
         ft.finish_ps.push(f.finish_ps);
@@ -193,9 +193,9 @@ pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
     let links = w.observers().link_rows().map(|port_rows| LinkTable {
         window_ps,
         windows: now / window_ps + 1,
-        nodes: (0..(w.network().num_hosts() as usize + w.switches().len()) as u32).map(|n| w.node_name(n).to_string()).collect(),
-        from: ports.iter().map(|p| p.node()).collect(),
-        to: ports.iter().map(|p| ports[p.peer() as usize].node()).collect(),
+        nodes: (0..(w.network().num_hosts() as usize + w.switches().len()) as u32).map(|n| w.node_name(crate::id::NodeId(n)).to_string()).collect(),
+        from: ports.iter().map(|p| p.node().0).collect(),
+        to: ports.iter().map(|p| ports[p.peer()].node().0).collect(),
         active: port_rows.map(<[_]>::to_vec).collect(),
     });
 
@@ -204,7 +204,7 @@ pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
         let mut rows: Vec<(u32, u32, &crate::monitor::signals::SignalRow)> = Vec::new();
         for f in w.flows() {
             for r in w.observers().signal_rows(f.id) {
-                rows.push((r.window, f.id, r));
+                rows.push((r.window, f.id.0, r));
             }
         }
         rows.sort_by_key(|&(win, flow, r)| (win, flow, r.series as u8));
@@ -234,8 +234,8 @@ pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
                 Some((port, lm)) => {
                     let next = t.bottlenecks.len() as u32;
                     let b = *port_index.entry(port).or_insert_with(|| {
-                        let p = &ports[port as usize];
-                        t.bottlenecks.push(format!("{}->{}", w.node_name(p.node()), w.node_name(ports[p.peer() as usize].node())));
+                        let p = &ports[crate::id::PortId(port)];
+                        t.bottlenecks.push(format!("{}->{}", w.node_name(p.node()), w.node_name(ports[p.peer()].node())));
                         next
                     });
                     (Some(lm), Some(b))
@@ -262,7 +262,7 @@ pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
         let mut rows: Vec<(u32, u32, &crate::monitor::cc::CcRow)> = Vec::new();
         for f in w.flows() {
             for r in w.observers().cc_rows(f.id) {
-                rows.push((r.window, f.id, r));
+                rows.push((r.window, f.id.0, r));
             }
         }
         rows.sort_by_key(|&(win, flow, _)| (win, flow));

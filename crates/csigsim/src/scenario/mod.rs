@@ -13,6 +13,7 @@ pub(crate) use crate::de::path_string;
 use crate::net::topology::{TopologyConfig, TopologySpec};
 use crate::units::Time;
 use config::*;
+use crate::id::HostId;
 use crate::net::topology::resolve_host;
 pub use error::InputError;
 use std::path::Path;
@@ -165,8 +166,8 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
             return Err(err(&format!("flow[{i}].size"), "size must be above zero".into()));
         }
         flows.push(FlowSpec {
-            src,
-            dst,
+            src: HostId(src),
+            dst: HostId(dst),
             size: f.size.0,
             start: f.start,
             name: f.name.clone().unwrap_or_default(),

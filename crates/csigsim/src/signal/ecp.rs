@@ -18,16 +18,18 @@
 //! small table (`max_flows` entries; flows beyond it are not tracked and not
 //! marked).
 
+use crate::id::FlowId;
+
 /// The flows in one egress queue and their queued bytes.
 #[derive(Clone, Debug, Default)]
 pub struct Occupancy {
-    entries: Vec<(u32, u64)>,
+    entries: Vec<(FlowId, u64)>,
 }
 
 impl Occupancy {
     /// Bytes `flow` has in the queue.
     #[inline]
-    pub fn bytes(&self, flow: u32) -> u64 {
+    pub fn bytes(&self, flow: FlowId) -> u64 {
         self.entries.iter().find(|e| e.0 == flow).map_or(0, |e| e.1)
     }
 
@@ -36,7 +38,7 @@ impl Occupancy {
     }
 
     #[inline]
-    pub fn add(&mut self, flow: u32, bytes: u64, max_flows: usize) {
+    pub fn add(&mut self, flow: FlowId, bytes: u64, max_flows: usize) {
         if let Some(e) = self.entries.iter_mut().find(|e| e.0 == flow) {
             e.1 += bytes;
         } else if self.entries.len() < max_flows {
@@ -45,7 +47,7 @@ impl Occupancy {
     }
 
     #[inline]
-    pub fn remove(&mut self, flow: u32, bytes: u64) {
+    pub fn remove(&mut self, flow: FlowId, bytes: u64) {
         if let Some(i) = self.entries.iter().position(|e| e.0 == flow) {
             let e = &mut self.entries[i];
             e.1 = e.1.saturating_sub(bytes);
@@ -57,7 +59,7 @@ impl Occupancy {
 
     /// Does `flow` hold at least `factor` times its fair share of `queue_bytes`?
     #[inline]
-    pub fn contributes(&self, flow: u32, queue_bytes: u64, factor: f64) -> bool {
+    pub fn contributes(&self, flow: FlowId, queue_bytes: u64, factor: f64) -> bool {
         let n = self.entries.len().max(1) as f64;
         self.bytes(flow) as f64 * n >= factor * queue_bytes as f64
     }
@@ -117,17 +119,17 @@ mod tests {
     #[test]
     fn occupancy_tracks_flows_and_fair_shares() {
         let mut o = Occupancy::default();
-        o.add(1, 100, 3);
-        o.add(2, 100, 3);
-        o.add(3, 25, 3);
-        o.add(4, 999, 3); // table full: not tracked
+        o.add(FlowId(1), 100, 3);
+        o.add(FlowId(2), 100, 3);
+        o.add(FlowId(3), 25, 3);
+        o.add(FlowId(4), 999, 3); // table full: not tracked
         assert_eq!(o.flows(), 3);
-        assert!(o.contributes(1, 225, 1.0));
-        assert!(!o.contributes(3, 225, 1.0));
-        assert!(!o.contributes(4, 225, 1.0));
-        o.remove(3, 25);
+        assert!(o.contributes(FlowId(1), 225, 1.0));
+        assert!(!o.contributes(FlowId(3), 225, 1.0));
+        assert!(!o.contributes(FlowId(4), 225, 1.0));
+        o.remove(FlowId(3), 25);
         assert_eq!(o.flows(), 2);
-        assert_eq!(o.bytes(3), 0);
+        assert_eq!(o.bytes(FlowId(3)), 0);
     }
 
     #[test]
@@ -136,14 +138,14 @@ mod tests {
         // Two heavy flows (40 KB each) and one light one (20 KB): fair share of
         // the queue is 100/3 KB, so the light flow is not a contributor and
         // keeps a fifth of the capacity; the heavy ones split four fifths.
-        o.add(1, 40_000, 8);
-        o.add(2, 40_000, 8);
-        o.add(3, 20_000, 8);
+        o.add(FlowId(1), 40_000, 8);
+        o.add(FlowId(2), 40_000, 8);
+        o.add(FlowId(3), 20_000, 8);
         assert_eq!(o.contributor_share(100_000, 1.0, 100_000_000_000), Some(40_000_000_000));
         // Equal flows: the capacity split evenly.
         let mut e = Occupancy::default();
         for f in 0..4 {
-            e.add(f, 25_000, 8);
+            e.add(FlowId(f), 25_000, 8);
         }
         assert_eq!(e.contributor_share(100_000, 1.0, 100_000_000_000), Some(25_000_000_000));
         // Bytes of untracked flows count as capacity they keep.

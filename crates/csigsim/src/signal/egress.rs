@@ -7,12 +7,13 @@ use super::csig::{PortAction, SignalType};
 use super::int::IntHop;
 use super::stamp::Collector;
 use super::{SignalRuntime, SignalSetup, NO_TAG};
+use crate::id::{PktId, PortId};
 use crate::packet::PacketArena;
 use crate::sim::Ctx;
 
 /// A data packet joins a switch egress queue that holds `queue_bytes` before it.
 #[inline]
-pub fn on_enqueue(setup: &SignalSetup, pkts: &mut PacketArena, pkt: u32, queue_bytes: u64) {
+pub fn on_enqueue(setup: &SignalSetup, pkts: &mut PacketArena, pkt: PktId, queue_bytes: u64) {
     if let Some(st) = &setup.stamp {
         if st.collect == Collector::Enqueue {
             st.stamp(pkts.sig_mut(pkt), queue_bytes);
@@ -23,7 +24,7 @@ pub fn on_enqueue(setup: &SignalSetup, pkts: &mut PacketArena, pkt: u32, queue_b
 /// The egress port as the signals see it when a packet leaves.
 #[derive(Clone, Copy, Debug)]
 pub struct Egress {
-    pub port: u32,
+    pub port: PortId,
     pub rate_bps: u64,
     /// Data bytes still queued behind the departing packet.
     pub queue_bytes: u64,
@@ -32,14 +33,14 @@ pub struct Egress {
 }
 
 /// A data packet leaves switch port `e.port` now.
-pub fn on_depart(setup: &SignalSetup, rt: &mut SignalRuntime, ctx: &mut Ctx, e: Egress, pkt: u32) {
+pub fn on_depart(setup: &SignalSetup, rt: &mut SignalRuntime, ctx: &mut Ctx, e: Egress, pkt: PktId) {
     let now = ctx.now;
     let pkts = &mut ctx.pkts;
     let sojourn = now - pkts.get(pkt).enq_ps;
     let (rate, queue, port) = (e.rate_bps, e.queue_bytes, e.port);
     if let Some(cs) = &setup.csig {
         let tagged = pkts.sig(pkt).csig_type != NO_TAG;
-        match rt.action[port as usize] {
+        match rt.action[port.ix()] {
             PortAction::Passthrough => {}
             PortAction::Strip if tagged => {
                 let w = pkts.get(pkt).wire - rt.tag_bytes;
@@ -53,11 +54,11 @@ pub fn on_depart(setup: &SignalSetup, rt: &mut SignalRuntime, ctx: &mut Ctx, e: 
                     SignalType::Delay => sojourn as f64,
                     // Drain time of the queue the packet leaves behind, in ps.
                     SignalType::Nqd => queue as f64 * 8e12 / rate as f64,
-                    SignalType::AbwC => rt.abw[port as usize].available(now, cs.abw_interval_ps, cs.abw_ewma),
-                    SignalType::Abw => rate as f64 * rt.abw[port as usize].available(now, cs.abw_interval_ps, cs.abw_ewma),
+                    SignalType::AbwC => rt.abw[port.ix()].available(now, cs.abw_interval_ps, cs.abw_ewma),
+                    SignalType::Abw => rate as f64 * rt.abw[port.ix()].available(now, cs.abw_interval_ps, cs.abw_ewma),
                 };
-                let lm = rt.locator[port as usize];
-                cs.update(pkts.sig_mut(pkt), local, lm, port);
+                let lm = rt.locator[port.ix()];
+                cs.update(pkts.sig_mut(pkt), local, lm, port.0);
             }
             PortAction::Update => {}
         }
@@ -78,8 +79,8 @@ pub fn on_depart(setup: &SignalSetup, rt: &mut SignalRuntime, ctx: &mut Ctx, e: 
 
 /// Switch port `port` transmits over [start, end), decided at `now`: its ABW meter counts it.
 #[inline]
-pub fn on_tx(setup: &SignalSetup, rt: &mut SignalRuntime, port: u32, now: u64, start: u64, end: u64) {
+pub fn on_tx(setup: &SignalSetup, rt: &mut SignalRuntime, port: PortId, now: u64, start: u64, end: u64) {
     if let Some(cs) = &setup.csig {
-        rt.abw[port as usize].on_tx(now, start, end, cs.abw_interval_ps, cs.abw_ewma);
+        rt.abw[port.ix()].on_tx(now, start, end, cs.abw_interval_ps, cs.abw_ewma);
     }
 }

@@ -14,6 +14,7 @@ pub mod queue;
 /// The random streams (a leaf module; re-exported here for the components).
 pub use crate::rng;
 
+use crate::id::{FlowId, HostId, PktId, PortId};
 use crate::packet::{Packet, PacketArena};
 use queue::EventQueue;
 
@@ -21,18 +22,18 @@ use queue::EventQueue;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
     /// A packet has fully arrived at the node that owns `port` (ingress side).
-    Arrive { pkt: u32, port: u32 },
+    Arrive { pkt: PktId, port: PortId },
     /// `port` finished serializing and has a backlog to serve.
-    TxDone { port: u32 },
+    TxDone { port: PortId },
     /// A host's NIC may have a paced flow ready.
-    NicWake { host: u32 },
-    FlowStart { flow: u32 },
+    NicWake { host: HostId },
+    FlowStart { flow: FlowId },
     /// A flow's retransmission timer may be due.
-    FlowTimer { flow: u32 },
+    FlowTimer { flow: FlowId },
     /// A flow's receiver may owe a coalesced ACK.
-    AckTimer { flow: u32 },
+    AckTimer { flow: FlowId },
     /// A flow's congestion controller asked for a timer.
-    CcTimer { flow: u32 },
+    CcTimer { flow: FlowId },
 }
 
 /// Counters for the whole run.
@@ -82,7 +83,7 @@ impl Ctx {
 
     /// Allocates a packet and counts it as injected.
     #[inline]
-    pub fn inject(&mut self, p: Packet) -> u32 {
+    pub fn inject(&mut self, p: Packet) -> PktId {
         self.stats.packets_injected += 1;
         self.stats.bytes_injected += p.wire as u64;
         self.pkts.alloc(p)
@@ -90,7 +91,7 @@ impl Ctx {
 
     /// A packet reached its destination and leaves the network.
     #[inline]
-    pub fn consume(&mut self, pkt: u32) {
+    pub fn consume(&mut self, pkt: PktId) {
         self.stats.packets_delivered += 1;
         self.stats.bytes_delivered += self.pkts.get(pkt).wire as u64;
         self.pkts.free(pkt);
@@ -98,7 +99,7 @@ impl Ctx {
 
     /// A packet was dropped at a switch.
     #[inline]
-    pub fn drop_packet(&mut self, pkt: u32) {
+    pub fn drop_packet(&mut self, pkt: PktId) {
         self.stats.packets_dropped += 1;
         self.stats.bytes_dropped += self.pkts.get(pkt).wire as u64;
         self.pkts.free(pkt);

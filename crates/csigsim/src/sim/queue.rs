@@ -76,19 +76,20 @@ impl EventQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::id::FlowId;
 
     #[test]
     fn same_time_events_pop_in_insertion_order() {
         let mut q = EventQueue::new();
-        q.push(10, Event::FlowStart { flow: 2 });
-        q.push(5, Event::FlowStart { flow: 9 });
-        q.push(10, Event::FlowStart { flow: 1 });
-        q.push(10, Event::FlowStart { flow: 3 });
+        q.push(10, Event::FlowStart { flow: FlowId(2) });
+        q.push(5, Event::FlowStart { flow: FlowId(9) });
+        q.push(10, Event::FlowStart { flow: FlowId(1) });
+        q.push(10, Event::FlowStart { flow: FlowId(3) });
         let order: Vec<(u64, Event)> = std::iter::from_fn(|| q.pop()).collect();
         let flows: Vec<u32> = order
             .iter()
             .map(|(_, e)| match e {
-                Event::FlowStart { flow } => *flow,
+                Event::FlowStart { flow } => flow.0,
                 _ => unreachable!(),
             })
             .collect();

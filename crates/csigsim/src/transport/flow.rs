@@ -20,6 +20,7 @@ use super::config::{Retransmit, TransportConfig};
 use crate::signal::csig::{CsigSetup, Reflect};
 use crate::signal::stamp::StampSetup;
 use crate::signal::CsigSample;
+use crate::id::{FlowId, HostId};
 use crate::rng::{Purpose, Stream};
 use crate::units::tx_time_ps;
 use std::collections::VecDeque;
@@ -39,8 +40,8 @@ pub struct FlowShared {
 /// What a flow is, from the scenario.
 #[derive(Clone, Debug)]
 pub struct FlowInit<'a> {
-    pub src: u32,
-    pub dst: u32,
+    pub src: HostId,
+    pub dst: HostId,
     pub size: u64,
     pub start_ps: u64,
     /// Sending-rate cap (u64::MAX: none).
@@ -51,9 +52,9 @@ pub struct FlowInit<'a> {
 /// One flow: sender and receiver state.
 #[derive(Debug)]
 pub struct Flow {
-    pub id: u32,
-    pub src: u32,
-    pub dst: u32,
+    pub id: FlowId,
+    pub src: HostId,
+    pub dst: HostId,
     pub size: u64,
     pub start_ps: u64,
     pub npkts: u32,
@@ -201,7 +202,7 @@ pub enum RtoOutcome {
 }
 
 impl Flow {
-    pub fn new(id: u32, f: &FlowInit, t: &TransportConfig, cc: Cc, entropy: u32, base_rtt_ps: u64, seed: u64) -> Flow {
+    pub fn new(id: FlowId, f: &FlowInit, t: &TransportConfig, cc: Cc, entropy: u32, base_rtt_ps: u64, seed: u64) -> Flow {
         let npkts = f.size.div_ceil(t.mtu as u64) as u32;
         let selective = t.retransmit == Retransmit::Selective;
         let words = if selective { (npkts as usize).div_ceil(64) } else { 0 };
@@ -243,7 +244,7 @@ impl Flow {
             rcv_cc: ReceiverCc::new(&t.cc_config()),
             cnps: 0,
             cnps_suppressed: 0,
-            tag_rng: Stream::new(seed, id as u64, Purpose::CsigTag),
+            tag_rng: Stream::new(seed, id.0 as u64, Purpose::CsigTag),
             bytes_sent: 0,
             retransmits: 0,
             timeouts: 0,
@@ -735,8 +736,8 @@ mod tests {
     fn flow(size: u64, sh: &FlowShared) -> Flow {
         let p = FlowParams { line_rate_bps: 100_000_000_000, base_rtt_ps: 10_000_000, mss: MSS, packet_bytes: MSS + 64, hops: 2 };
         let cc = Cc::new(&sh.t.cc_config(), &p);
-        let spec = FlowInit { src: 0, dst: 1, size, start_ps: 0, rate_cap: u64::MAX, name: "f" };
-        Flow::new(0, &spec, &sh.t, cc, 7, p.base_rtt_ps, 1)
+        let spec = FlowInit { src: HostId(0), dst: HostId(1), size, start_ps: 0, rate_cap: u64::MAX, name: "f" };
+        Flow::new(FlowId(0), &spec, &sh.t, cc, 7, p.base_rtt_ps, 1)
     }
 
     fn data(f: &mut Flow, now: u64, sh: &FlowShared) -> Packet {
@@ -869,3 +870,5 @@ mod tests {
         assert_eq!(f.check_send(1_000 + RTO), SendCheck::Send(1, false));
     }
 }
+
+crate::id::index_by!(FlowId => Flow);

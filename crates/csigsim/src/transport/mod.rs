@@ -14,6 +14,7 @@ use crate::cc::CongestionControl;
 use crate::monitor::{AckSeen, Observers};
 use crate::net::Port;
 use crate::packet::{IntStack, PacketKind, Signals, F_XOFF};
+use crate::id::{FlowId, HostId, PktId, PortId};
 use crate::sim::{Ctx, Event};
 use flow::{AckOutcome, Reflection, RtoOutcome, RxAction, SendCheck};
 use std::collections::VecDeque;
@@ -21,14 +22,14 @@ use std::collections::VecDeque;
 /// A host's NIC: the flows with something to send, served round robin.
 #[derive(Debug, Default)]
 pub struct Nic {
-    pub(crate) ring: VecDeque<u32>,
+    pub(crate) ring: VecDeque<FlowId>,
     /// Time of the pending `NicWake`, or `u64::MAX`.
     pub(crate) wake_at: u64,
 }
 
 /// A host NIC's port, as the transport is handed it: its id and the port.
 pub struct HostPort<'a> {
-    pub id: u32,
+    pub id: PortId,
     pub port: &'a mut Port,
 }
 
@@ -56,8 +57,8 @@ impl Transport {
         &self.shared
     }
 
-    pub(crate) fn on_flow_start(&mut self, ctx: &mut Ctx, obs: &mut Observers, hp: &mut HostPort, flow: u32) {
-        if self.flows[flow as usize].start(ctx.now) {
+    pub(crate) fn on_flow_start(&mut self, ctx: &mut Ctx, obs: &mut Observers, hp: &mut HostPort, flow: FlowId) {
+        if self.flows[flow].start(ctx.now) {
             ctx.stats.flows_completed += 1;
             return;
         }
@@ -65,14 +66,14 @@ impl Transport {
     }
 
     /// Puts a flow on its NIC's ring (if not there) and kicks the NIC.
-    fn activate(&mut self, ctx: &mut Ctx, obs: &mut Observers, hp: &mut HostPort, flow: u32) {
-        let f = &mut self.flows[flow as usize];
+    fn activate(&mut self, ctx: &mut Ctx, obs: &mut Observers, hp: &mut HostPort, flow: FlowId) {
+        let f = &mut self.flows[flow];
         if f.sender_done_ps.is_some() {
             return;
         }
         if !f.in_ring {
             f.in_ring = true;
-            self.nics[f.src as usize].ring.push_back(flow);
+            self.nics[f.src].ring.push_back(flow);
         }
         let host = f.src;
         self.kick(ctx, obs, hp, host);
@@ -81,33 +82,33 @@ impl Transport {
     /// Starts the NIC's transmitter now if it is idle, or makes sure a
     /// `TxDone` will serve it when the current packet is out.
     #[inline]
-    pub(crate) fn kick(&mut self, ctx: &mut Ctx, obs: &mut Observers, hp: &mut HostPort, host: u32) {
+    pub(crate) fn kick(&mut self, ctx: &mut Ctx, obs: &mut Observers, hp: &mut HostPort, host: HostId) {
         if hp.port.kick(hp.id, ctx) {
             self.transmit(ctx, obs, hp, host);
         }
     }
 
     /// The NIC's transmitter is free: send the next data packet, if any.
-    pub(crate) fn transmit(&mut self, ctx: &mut Ctx, obs: &mut Observers, hp: &mut HostPort, host: u32) {
+    pub(crate) fn transmit(&mut self, ctx: &mut Ctx, obs: &mut Observers, hp: &mut HostPort, host: HostId) {
         let Some(pkt) = self.nic_next(ctx, hp.port, host) else { return };
         let end = hp.port.start_tx(hp.id, ctx, obs, pkt, ctx.now);
-        if !self.nics[host as usize].ring.is_empty() {
+        if !self.nics[host].ring.is_empty() {
             hp.port.again_at(hp.id, ctx, end);
         }
     }
 
     /// The next data packet a host NIC sends: flows round robin, one packet each.
     /// (ACKs and NACKs never wait for this: they are committed on arrival.)
-    fn nic_next(&mut self, ctx: &mut Ctx, port: &Port, host: u32) -> Option<u32> {
+    fn nic_next(&mut self, ctx: &mut Ctx, port: &Port, host: HostId) -> Option<PktId> {
         if port.paused {
             return None;
         }
         let now = ctx.now;
         let mut wake = u64::MAX;
-        let nic = &mut self.nics[host as usize];
+        let nic = &mut self.nics[host];
         for _ in 0..nic.ring.len() {
             let flow = nic.ring.pop_front().expect("ring length");
-            let f = &mut self.flows[flow as usize];
+            let f = &mut self.flows[flow];
             match f.check_send(now) {
                 SendCheck::Send(psn, rtx) => {
                     let sent = f.send(now, psn, rtx, port.rate_bps, &self.shared);
@@ -141,15 +142,15 @@ impl Transport {
     }
 
     /// A paced flow may be ready: the `NicWake` at `ctx.now`.
-    pub(crate) fn on_nic_wake(&mut self, ctx: &mut Ctx, obs: &mut Observers, hp: &mut HostPort, host: u32) {
-        if self.nics[host as usize].wake_at == ctx.now {
-            self.nics[host as usize].wake_at = u64::MAX;
+    pub(crate) fn on_nic_wake(&mut self, ctx: &mut Ctx, obs: &mut Observers, hp: &mut HostPort, host: HostId) {
+        if self.nics[host].wake_at == ctx.now {
+            self.nics[host].wake_at = u64::MAX;
             self.kick(ctx, obs, hp, host);
         }
     }
 
     /// A packet arrived at `host` through its NIC port.
-    pub(crate) fn host_receive(&mut self, ctx: &mut Ctx, obs: &mut Observers, hp: &mut HostPort, host: u32, pkt: u32) {
+    pub(crate) fn host_receive(&mut self, ctx: &mut Ctx, obs: &mut Observers, hp: &mut HostPort, host: HostId, pkt: PktId) {
         let p = *ctx.pkts.get(pkt);
         let sig = if ctx.pkts.has_signals() { *ctx.pkts.sig(pkt) } else { Signals::default() };
         let int = if ctx.pkts.has_int() { Some(*ctx.pkts.int(pkt)) } else { None };
@@ -163,7 +164,7 @@ impl Transport {
             }
             PacketKind::Data => {
                 debug_assert_eq!(p.dst, host);
-                let f = &mut self.flows[p.flow as usize];
+                let f = &mut self.flows[p.flow];
                 let mut actions = std::mem::take(&mut self.actions);
                 let out = f.on_data(now, &p, &sig, int.is_some(), &self.shared, &mut actions);
                 let s = &mut ctx.stats;
@@ -177,7 +178,7 @@ impl Transport {
                 self.actions = actions;
             }
             PacketKind::Ack => {
-                let f = &mut self.flows[p.flow as usize];
+                let f = &mut self.flows[p.flow];
                 let AckOutcome::Applied { seen, done, wants_timer } = f.on_ack(now, &p, &sig, int.as_ref(), &self.shared) else {
                     return;
                 };
@@ -194,14 +195,14 @@ impl Transport {
                 self.activate(ctx, obs, hp, p.flow);
             }
             PacketKind::Nack => {
-                let Some(wants_timer) = self.flows[p.flow as usize].on_nack(now, &p, &self.shared) else { return };
+                let Some(wants_timer) = self.flows[p.flow].on_nack(now, &p, &self.shared) else { return };
                 if wants_timer {
                     self.arm_cc_timer(ctx, p.flow);
                 }
                 self.activate(ctx, obs, hp, p.flow);
             }
             PacketKind::Cnp => {
-                if self.flows[p.flow as usize].on_cnp(now, &p).is_some() {
+                if self.flows[p.flow].on_cnp(now, &p).is_some() {
                     self.arm_cc_timer(ctx, p.flow);
                 }
             }
@@ -209,7 +210,7 @@ impl Transport {
     }
 
     /// Carries out one receiver action of `flow` at the receiver's NIC.
-    fn rx_action(&mut self, ctx: &mut Ctx, obs: &mut Observers, hp: &mut HostPort, flow: u32, a: RxAction, int: Option<&IntStack>) {
+    fn rx_action(&mut self, ctx: &mut Ctx, obs: &mut Observers, hp: &mut HostPort, flow: FlowId, a: RxAction, int: Option<&IntStack>) {
         match a {
             RxAction::AckTimer(at) => ctx.q.push(at, Event::AckTimer { flow }),
             RxAction::Send(p, refl) => {
@@ -238,16 +239,16 @@ impl Transport {
     }
 
     /// Makes sure a `CcTimer` event is pending for the controller's next timer.
-    fn arm_cc_timer(&mut self, ctx: &mut Ctx, flow: u32) {
-        if let Some(t) = self.flows[flow as usize].cc_timer_due(ctx.now) {
+    fn arm_cc_timer(&mut self, ctx: &mut Ctx, flow: FlowId) {
+        if let Some(t) = self.flows[flow].cc_timer_due(ctx.now) {
             ctx.q.push(t, Event::CcTimer { flow });
         }
     }
 
     /// The controller's timer: run it, re-arm, and let the sender use a
     /// window or rate that may have grown.
-    pub(crate) fn on_cc_timer(&mut self, ctx: &mut Ctx, obs: &mut Observers, hp: &mut HostPort, flow: u32) {
-        if !self.flows[flow as usize].on_cc_timer(ctx.now) {
+    pub(crate) fn on_cc_timer(&mut self, ctx: &mut Ctx, obs: &mut Observers, hp: &mut HostPort, flow: FlowId) {
+        if !self.flows[flow].on_cc_timer(ctx.now) {
             return;
         }
         self.arm_cc_timer(ctx, flow);
@@ -255,14 +256,14 @@ impl Transport {
     }
 
     /// The delayed-ACK timer: send the coalesced ACK if it is still owed.
-    pub(crate) fn on_ack_timer(&mut self, ctx: &mut Ctx, obs: &mut Observers, hp: &mut HostPort, flow: u32) {
-        if let Some(a) = self.flows[flow as usize].on_ack_timer(ctx.now, &self.shared) {
+    pub(crate) fn on_ack_timer(&mut self, ctx: &mut Ctx, obs: &mut Observers, hp: &mut HostPort, flow: FlowId) {
+        if let Some(a) = self.flows[flow].on_ack_timer(ctx.now, &self.shared) {
             self.rx_action(ctx, obs, hp, flow, a, None);
         }
     }
 
-    pub(crate) fn on_flow_timer(&mut self, ctx: &mut Ctx, obs: &mut Observers, hp: &mut HostPort, flow: u32) {
-        match self.flows[flow as usize].on_rto_timer(ctx.now, &self.shared) {
+    pub(crate) fn on_flow_timer(&mut self, ctx: &mut Ctx, obs: &mut Observers, hp: &mut HostPort, flow: FlowId) {
+        match self.flows[flow].on_rto_timer(ctx.now, &self.shared) {
             RtoOutcome::Idle => {}
             RtoOutcome::Rearm(at) => ctx.q.push(at, Event::FlowTimer { flow }),
             RtoOutcome::Fired { wants_timer, rearm } => {
@@ -280,9 +281,9 @@ impl Transport {
     /// and is not activity (it must not stretch the run's simulated time).
     pub(crate) fn is_stale(&mut self, t: u64, ev: Event) -> bool {
         match ev {
-            Event::FlowTimer { flow } => self.flows[flow as usize].rto_stale(),
-            Event::AckTimer { flow } => self.flows[flow as usize].ack_at != t,
-            Event::CcTimer { flow } => self.flows[flow as usize].cc_timer_at != t,
+            Event::FlowTimer { flow } => self.flows[flow].rto_stale(),
+            Event::AckTimer { flow } => self.flows[flow].ack_at != t,
+            Event::CcTimer { flow } => self.flows[flow].cc_timer_at != t,
             _ => false,
         }
     }
@@ -305,8 +306,8 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(i, &cap)| {
-                let spec = FlowInit { src: 0, dst: 1, size: 10_000, start_ps: 0, rate_cap: cap, name: "" };
-                Flow::new(i as u32, &spec, &t, Cc::new(&t.cc_config(), &p), 0, 10_000_000, 1)
+                let spec = FlowInit { src: HostId(0), dst: HostId(1), size: 10_000, start_ps: 0, rate_cap: cap, name: "" };
+                Flow::new(FlowId(i as u32), &spec, &t, Cc::new(&t.cc_config(), &p), 0, 10_000_000, 1)
             })
             .collect();
         Transport::new(2, flows, FlowShared { t, csig: None, stamp: None, tag_bytes: 0, int_bytes: 0 })
@@ -317,22 +318,22 @@ mod tests {
     fn serve(tr: &mut Transport, ctx: &mut Ctx, port: &mut Port, n: usize) -> Vec<u32> {
         let mut obs = Observers::default();
         let mut order = Vec::new();
-        for f in 0..tr.flows.len() as u32 {
-            tr.on_flow_start(ctx, &mut obs, &mut HostPort { id: 0, port }, f);
+        for f in (0..tr.flows.len() as u32).map(FlowId) {
+            tr.on_flow_start(ctx, &mut obs, &mut HostPort { id: PortId(0), port }, f);
         }
         while order.len() < n {
             let Some((t, ev)) = ctx.q.pop() else { break };
             ctx.now = t;
             match ev {
                 Event::Arrive { pkt, .. } => {
-                    order.push(ctx.pkts.get(pkt).flow);
+                    order.push(ctx.pkts.get(pkt).flow.0);
                     ctx.consume(pkt);
                 }
                 Event::TxDone { .. } => {
                     port.txdone_pending = false;
-                    tr.transmit(ctx, &mut obs, &mut HostPort { id: 0, port }, 0);
+                    tr.transmit(ctx, &mut obs, &mut HostPort { id: PortId(0), port }, HostId(0));
                 }
-                Event::NicWake { host } => tr.on_nic_wake(ctx, &mut obs, &mut HostPort { id: 0, port }, host),
+                Event::NicWake { host } => tr.on_nic_wake(ctx, &mut obs, &mut HostPort { id: PortId(0), port }, host),
                 _ => {}
             }
         }
@@ -343,7 +344,7 @@ mod tests {
     fn nic_serves_active_flows_round_robin_one_packet_each() {
         let mut tr = transport(&[u64::MAX, u64::MAX, u64::MAX]);
         let mut ctx = Ctx::new(PacketArena::new());
-        let mut port = Port::new(0, RATE, 1_000);
+        let mut port = Port::new(crate::id::NodeId(0), RATE, 1_000);
         // Flow 0 starts on an idle NIC and sends at once; it then rejoins the
         // ring behind nothing, and flows 1 and 2 queue behind it.
         assert_eq!(serve(&mut tr, &mut ctx, &mut port, 9), vec![0, 0, 1, 2, 0, 1, 2, 0, 1]);
@@ -355,7 +356,7 @@ mod tests {
         // packets the NIC sends nine of flow 1's.
         let mut tr = transport(&[RATE / 10, u64::MAX]);
         let mut ctx = Ctx::new(PacketArena::new());
-        let mut port = Port::new(0, RATE, 1_000);
+        let mut port = Port::new(crate::id::NodeId(0), RATE, 1_000);
         let order = serve(&mut tr, &mut ctx, &mut port, 11);
         assert_eq!(order, vec![0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0]);
     }
@@ -364,12 +365,14 @@ mod tests {
     fn a_paused_nic_sends_nothing_until_resumed() {
         let mut tr = transport(&[u64::MAX]);
         let mut ctx = Ctx::new(PacketArena::new());
-        let mut port = Port::new(0, RATE, 1_000);
+        let mut port = Port::new(crate::id::NodeId(0), RATE, 1_000);
         port.paused = true;
         assert!(serve(&mut tr, &mut ctx, &mut port, 1).is_empty());
         let mut obs = Observers::default();
-        assert!(port.set_paused(0, ctx.now, &mut obs, false));
-        tr.kick(&mut ctx, &mut obs, &mut HostPort { id: 0, port: &mut port }, 0);
+        assert!(port.set_paused(PortId(0), ctx.now, &mut obs, false));
+        tr.kick(&mut ctx, &mut obs, &mut HostPort { id: PortId(0), port: &mut port }, HostId(0));
         assert_eq!(ctx.stats.packets_injected, 1);
     }
 }
+
+crate::id::index_by!(HostId => Nic);

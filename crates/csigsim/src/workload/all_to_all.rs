@@ -3,6 +3,7 @@
 use super::{hosts_of, label, nonzero, Ctx};
 use crate::net::topology::HostRef;
 use super::FlowSpec;
+use crate::id::HostId;
 use crate::de::InputError;
 use crate::units::{Size, Time};
 use serde::Deserialize;
@@ -31,7 +32,7 @@ pub fn expand(c: &AllToAllConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Resul
     for &s in &hs {
         for &d in &hs {
             if s != d {
-                flows.push(FlowSpec { src: s, dst: d, size, start: c.start, name: tag.clone(), rate_cap: u64::MAX });
+                flows.push(FlowSpec { src: HostId(s), dst: HostId(d), size, start: c.start, name: tag.clone(), rate_cap: u64::MAX });
             }
         }
     }

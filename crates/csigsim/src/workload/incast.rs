@@ -3,6 +3,7 @@
 use super::{hosts_of, label, nonzero, Ctx};
 use crate::net::topology::HostRef;
 use super::FlowSpec;
+use crate::id::HostId;
 use crate::de::InputError;
 use crate::net::topology::resolve_host;
 use crate::units::{Size, Time};
@@ -52,7 +53,7 @@ pub fn expand(c: &IncastConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Result<
     }
     let tag = label(&c.name, "incast", ctx.idx);
     for s in tx {
-        flows.push(FlowSpec { src: s, dst: rx, size, start: c.start, name: tag.clone(), rate_cap: u64::MAX });
+        flows.push(FlowSpec { src: HostId(s), dst: HostId(rx), size, start: c.start, name: tag.clone(), rate_cap: u64::MAX });
     }
     Ok(())
 }

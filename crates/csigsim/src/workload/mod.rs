@@ -89,8 +89,8 @@ fn nonzero(size: u64, err: &KeyErr) -> Result<u64, InputError> {
 /// A flow to simulate, with hosts resolved to indices.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FlowSpec {
-    pub src: u32,
-    pub dst: u32,
+    pub src: crate::id::HostId,
+    pub dst: crate::id::HostId,
     pub size: u64,
     pub start: crate::units::Time,
     pub name: String,

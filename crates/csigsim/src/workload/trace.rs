@@ -6,6 +6,7 @@ use super::Ctx;
 use crate::net::topology::TopologySpec;
 use crate::net::topology::HostRef;
 use super::{relative_to, FlowSpec};
+use crate::id::HostId;
 use crate::de::InputError;
 use crate::net::topology::resolve_host;
 use crate::units::{parse_size, parse_time, Time};
@@ -70,7 +71,7 @@ fn read_trace(path: &Path, topo: &TopologySpec, idx: usize, flows: &mut Vec<Flow
             None => Time(0),
         };
         let name = cn.and_then(|c| rec.get(c)).map(str::to_string).unwrap_or_else(|| format!("trace{idx}"));
-        flows.push(FlowSpec { src, dst, size, start, name, rate_cap: u64::MAX });
+        flows.push(FlowSpec { src: HostId(src), dst: HostId(dst), size, start, name, rate_cap: u64::MAX });
     }
     Ok(())
 }

@@ -2,6 +2,7 @@
 //! to change it by switch, tier, port, link speed or direction.
 
 use crate::common::{dumbbell, load_with};
+use csigsim::id::PortId;
 use csigsim::units::Size;
 use csigsim::World;
 
@@ -65,8 +66,8 @@ fn a_rule_marks_only_the_ports_it_matches() {
     let up = w.port_between("s0", "s1").unwrap();
     assert_eq!(w.network().marking(up).map(|e| e.kmax), Some(Size(20_000)));
     let rows: Vec<_> = w.observers().link_rows().unwrap().collect();
-    let marks = |p: u32| rows[p as usize].iter().map(|r| r.ecn_marks as u64).sum::<u64>();
-    let total: u64 = (0..w.ports().len() as u32).map(marks).sum();
+    let marks = |p: PortId| rows[p.ix()].iter().map(|r| r.ecn_marks as u64).sum::<u64>();
+    let total: u64 = (0..w.ports().len() as u32).map(PortId).map(marks).sum();
     assert!(marks(up) > 0, "the rule's port marks");
     assert_eq!(marks(up), total, "no other port marks");
     assert_eq!(w.stats().ecn_marks, total);

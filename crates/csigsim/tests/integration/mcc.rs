@@ -16,7 +16,7 @@ fn mcc_of(w: &World, i: usize) -> &Mcc {
 
 /// Payload bytes each flow had in order at `t0` and at `t1` (ps), and the
 /// largest data queue seen at `port` (if any), sampled every 10 us.
-fn measure(w: &mut World, t0: u64, t1: u64, port: Option<u32>) -> (Vec<u64>, u64) {
+fn measure(w: &mut World, t0: u64, t1: u64, port: Option<csigsim::id::PortId>) -> (Vec<u64>, u64) {
     let iv = crate::common::measure(w, t0, t1, 10_000_000, port);
     (iv.payload_bytes(w), iv.max_queue)
 }

@@ -8,7 +8,7 @@ fn link_bytes(w: &World) -> std::collections::BTreeMap<String, u64> {
     let mut m = std::collections::BTreeMap::new();
     let rows: Vec<_> = w.observers().link_rows().expect("links monitored").collect();
     for (p, port) in w.ports().iter().enumerate() {
-        let key = format!("{}>{}", w.node_name(port.node()), w.node_name(w.ports()[port.peer() as usize].node()));
+        let key = format!("{}>{}", w.node_name(port.node()), w.node_name(w.ports()[port.peer()].node()));
         *m.entry(key).or_default() += rows[p].iter().map(|r| r.tx_bytes).sum::<u64>();
     }
     m

@@ -2,6 +2,7 @@
 //! per-hop sojourn stamps, ABW on a loaded port, ECP versus RED on the victim.
 
 use crate::common::load_with;
+use csigsim::id::FlowId;
 use csigsim::monitor::signals::Series;
 use csigsim::signal::csig::{CsigConfig, CsigSetup, PortAction};
 use csigsim::signal::{Signals, NO_WRITER};
@@ -15,7 +16,7 @@ fn scenario(name: &str) -> std::path::PathBuf {
 
 fn port_name(w: &World, port: u32) -> String {
     let p = &w.ports()[port as usize];
-    format!("{}->{}", w.node_name(p.node()), w.node_name(w.ports()[p.peer() as usize].node()))
+    format!("{}->{}", w.node_name(p.node()), w.node_name(w.ports()[p.peer()].node()))
 }
 
 #[test]
@@ -25,7 +26,7 @@ fn max_delay_names_the_deeper_hop_and_sum_adds_both() {
     w.run(u64::MAX);
     w.finish();
     assert!(w.check_invariants().is_empty());
-    let rows = w.observers().signal_rows(0);
+    let rows = w.observers().signal_rows(FlowId(0));
     let series = |s: Series| rows.iter().filter(move |r| r.series == s);
     let mut checked = 0;
     for c in series(Series::Csig).filter(|r| r.writer.is_some()) {
@@ -69,7 +70,7 @@ fn abw_rows(sets: &[&str]) -> Vec<f64> {
     w.run(u64::MAX);
     w.finish();
     // Skip the first 1 ms: the meter needs a complete 256 us window.
-    w.observers().signal_rows(0).iter().filter(|r| r.series == Series::Csig && r.window >= 10 && r.writer.is_some()).map(|r| r.mean).collect()
+    w.observers().signal_rows(FlowId(0)).iter().filter(|r| r.series == Series::Csig && r.window >= 10 && r.writer.is_some()).map(|r| r.mean).collect()
 }
 
 #[test]
@@ -211,7 +212,7 @@ fn int_records_every_switch_hop_and_costs_its_bytes() {
     let mut w = World::new(sc);
     w.run(u64::MAX);
     w.finish();
-    let rows: Vec<_> = w.observers().signal_rows(0).iter().collect();
+    let rows: Vec<_> = w.observers().signal_rows(FlowId(0)).iter().collect();
     // The main flow crosses s0, s1 and s2: three records on every ACK.
     let hops: Vec<f64> = rows.iter().filter(|r| r.series == Series::IntHops).map(|r| r.mean).collect();
     assert!(!hops.is_empty() && hops.iter().all(|&h| h == 3.0), "{hops:?}");

@@ -9,7 +9,7 @@ const FT: &str = "name = \"w\"\n[topology]\nkind = \"fat_tree\"\nk = 4\n";
 fn permutation_is_a_derangement_of_all_hosts() {
     let sc = load(&format!("{FT}[[workload]]\nkind = \"permutation\"\nsize = \"1MB\"\nstart = \"5us\"\n"));
     assert_eq!(sc.flows.len(), 16);
-    let mut dsts: Vec<u32> = sc.flows.iter().map(|f| f.dst).collect();
+    let mut dsts: Vec<u32> = sc.flows.iter().map(|f| f.dst.0).collect();
     dsts.sort();
     assert_eq!(dsts, (0..16).collect::<Vec<_>>());
     assert!(sc.flows.iter().all(|f| f.src != f.dst && f.size == 1_000_000 && f.start.0 == 5_000_000));
@@ -21,8 +21,8 @@ fn permutation_is_a_derangement_of_all_hosts() {
 #[test]
 fn incast_and_all_to_all_counts() {
     let sc = load(&format!("{FT}[[workload]]\nkind = \"incast\"\nreceiver = \"h3\"\ncount = 5\nsize = 1000\n"));
-    assert_eq!(sc.flows.iter().map(|f| f.src).collect::<Vec<_>>(), vec![4, 5, 6, 7, 8]);
-    assert!(sc.flows.iter().all(|f| f.dst == 3));
+    assert_eq!(sc.flows.iter().map(|f| f.src.0).collect::<Vec<_>>(), vec![4, 5, 6, 7, 8]);
+    assert!(sc.flows.iter().all(|f| f.dst.0 == 3));
     let sc = load(&format!("{FT}[[workload]]\nkind = \"incast\"\nreceiver = 0\nsize = 1000\n"));
     assert_eq!(sc.flows.len(), 15);
     let sc = load(&format!("{FT}[[workload]]\nkind = \"all_to_all\"\nhosts = [0, 1, \"h2\", 5]\nsize = \"4KiB\"\n"));
@@ -52,8 +52,8 @@ fn trace_files_load_with_names_indices_and_units() {
     let text = format!("{FT}[[workload]]\nkind = \"trace\"\nfile = \"t.csv\"\n");
     let sc = csigsim::scenario::load_str(&text, "s.toml", &dir, &[], None).unwrap();
     assert_eq!(sc.flows.len(), 2);
-    assert_eq!((sc.flows[0].src, sc.flows[0].dst, sc.flows[0].size, sc.flows[0].start.0), (0, 5, 2_000_000, 10_000_000));
-    assert_eq!((sc.flows[1].src, sc.flows[1].dst, sc.flows[1].size, sc.flows[1].start.0), (3, 1, 4096, 0));
+    assert_eq!((sc.flows[0].src.0, sc.flows[0].dst.0, sc.flows[0].size, sc.flows[0].start.0), (0, 5, 2_000_000, 10_000_000));
+    assert_eq!((sc.flows[1].src.0, sc.flows[1].dst.0, sc.flows[1].size, sc.flows[1].start.0), (3, 1, 4096, 0));
     assert_eq!(sc.flows[1].name, "b");
     std::fs::write(dir.join("t.csv"), "src,dst,size,start\nh0,h5,2MB,10us\nh0,h99,1MB,0us\n").unwrap();
     let e = csigsim::scenario::load_str(&text, "s.toml", &dir, &[], None).unwrap_err();

@@ -3,6 +3,7 @@
 //! reservation); a data packet that does not fit is dropped.
 
 use super::{over, Admission, Refusal};
+use crate::id::PortId;
 use crate::net::{Port, Switch};
 
 pub const ON_REFUSE: Refusal = Refusal::Drop;
@@ -11,9 +12,9 @@ pub const HEADROOM: bool = false;
 /// May the egress queue `out` take `wire` more bytes? Takes them from the
 /// shared pool if so.
 #[inline]
-pub fn admit(s: &mut Switch, ports: &mut [Port], _in_port: u32, out: u32, wire: u64) -> Admission {
+pub fn admit(s: &mut Switch, ports: &mut [Port], _in_port: PortId, out: PortId, wire: u64) -> Admission {
     let reserved = s.cfg.reserved.0;
-    let q = ports[out as usize].data_bytes;
+    let q = ports[out].data_bytes;
     let extra = over(q + wire, reserved) - over(q, reserved);
     if extra == 0 {
         return Admission::Admitted { send_xoff: false };
@@ -31,8 +32,8 @@ pub fn admit(s: &mut Switch, ports: &mut [Port], _in_port: u32, out: u32, wire: 
 /// `wire` bytes leave the queue of `out`: shared bytes return to the pool
 /// before reserved ones.
 #[inline]
-pub fn release(s: &mut Switch, ports: &mut [Port], _in_port: u32, out: u32, wire: u64) -> bool {
-    let p = &mut ports[out as usize];
+pub fn release(s: &mut Switch, ports: &mut [Port], _in_port: PortId, out: PortId, wire: u64) -> bool {
+    let p = &mut ports[out];
     let q = p.data_bytes;
     s.shared_used -= over(q, s.cfg.reserved.0) - over(q - wire, s.cfg.reserved.0);
     p.data_bytes -= wire;

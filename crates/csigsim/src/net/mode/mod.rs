@@ -9,6 +9,7 @@ pub mod pfc;
 pub mod trim;
 
 use super::{Port, Switch};
+use crate::id::PortId;
 use serde::Deserialize;
 
 /// A buffer decision on a data packet's arrival.
@@ -47,7 +48,7 @@ macro_rules! modes {
 
             /// May `wire` bytes arriving through `in_port` join the data queue of `out`?
             #[inline]
-            pub fn admit(self, s: &mut Switch, ports: &mut [Port], in_port: u32, out: u32, wire: u64) -> Admission {
+            pub fn admit(self, s: &mut Switch, ports: &mut [Port], in_port: PortId, out: PortId, wire: u64) -> Admission {
                 match self { $( SwitchMode::$Variant => $module::admit(s, ports, in_port, out, wire), )* }
             }
 
@@ -55,7 +56,7 @@ macro_rules! modes {
             /// leaves the queue of `out`. Returns true when `in_port` should
             /// send XON upstream.
             #[inline]
-            pub fn release(self, s: &mut Switch, ports: &mut [Port], in_port: u32, out: u32, wire: u64) -> bool {
+            pub fn release(self, s: &mut Switch, ports: &mut [Port], in_port: PortId, out: PortId, wire: u64) -> bool {
                 match self { $( SwitchMode::$Variant => $module::release(s, ports, in_port, out, wire), )* }
             }
 

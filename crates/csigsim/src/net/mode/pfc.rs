@@ -4,6 +4,7 @@
 //! XOFF - `pfc.xon_delta` with the headroom empty sends a RESUME.
 
 use super::{over, Admission, Refusal};
+use crate::id::PortId;
 use crate::net::{Port, Switch};
 
 /// Only a headroom smaller than what the link can deliver after XOFF refuses.
@@ -12,8 +13,8 @@ pub const HEADROOM: bool = true;
 
 /// `wire` bytes arrive through `in_port`.
 #[inline]
-pub fn admit(s: &mut Switch, ports: &mut [Port], in_port: u32, _out: u32, wire: u64) -> Admission {
-    let ip = &mut ports[in_port as usize];
+pub fn admit(s: &mut Switch, ports: &mut [Port], in_port: PortId, _out: PortId, wire: u64) -> Admission {
+    let ip = &mut ports[in_port];
     let reserved = s.cfg.reserved.0;
     let alpha = s.cfg.pfc.alpha;
     let q = ip.in_bytes;
@@ -42,9 +43,9 @@ pub fn admit(s: &mut Switch, ports: &mut [Port], in_port: u32, _out: u32, wire: 
 /// `wire` bytes that arrived through `in_port` leave the queue of `out`.
 /// Returns true when `in_port` should send XON upstream.
 #[inline]
-pub fn release(s: &mut Switch, ports: &mut [Port], in_port: u32, out: u32, wire: u64) -> bool {
-    ports[out as usize].data_bytes -= wire;
-    let ip = &mut ports[in_port as usize];
+pub fn release(s: &mut Switch, ports: &mut [Port], in_port: PortId, out: PortId, wire: u64) -> bool {
+    ports[out].data_bytes -= wire;
+    let ip = &mut ports[in_port];
     let reserved = s.cfg.reserved.0;
     let from_headroom = ip.in_headroom.min(wire);
     ip.in_headroom -= from_headroom;
