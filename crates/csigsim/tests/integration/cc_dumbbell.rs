@@ -2,11 +2,15 @@
 //! through one 100 Gbps bottleneck, lossless (PFC). After convergence the
 //! bottleneck must be at least 90% utilized with Jain fairness at least 0.95,
 //! no drops, and a bounded queue. The figures are tabled in docs/cc/README.md
-//! (run with `-- --nocapture` to print them).
+//! by the test docs_tables::dumbbell_figures (run with `-- --nocapture` to
+//! print them here).
 
 use crate::common::{dumbbell, jain, load_with, measure, port};
 use csigsim::World;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
+#[derive(Clone, Copy)]
 pub struct Figures {
     pub util: f64,
     pub jain: f64,
@@ -15,8 +19,15 @@ pub struct Figures {
 }
 
 /// Runs `n` long flows under `cc` (plus extra `--set` overrides), measures
-/// 5 to 25 ms.
+/// 5 to 25 ms. Each set-up runs once per test binary: the tests here and the
+/// docs table share the runs (a second caller waits for the first).
 pub fn dumbbell_figures(cc: &str, n: usize, extra: &[&str]) -> Figures {
+    static RUNS: Mutex<BTreeMap<String, Arc<OnceLock<Figures>>>> = Mutex::new(BTreeMap::new());
+    let cell = RUNS.lock().unwrap().entry(format!("{cc} {n} {extra:?}")).or_default().clone();
+    *cell.get_or_init(|| run_dumbbell(cc, n, extra))
+}
+
+fn run_dumbbell(cc: &str, n: usize, extra: &[&str]) -> Figures {
     let mut flows = String::new();
     for i in 0..n {
         flows.push_str(&format!("[[flow]]\nsrc = \"h{i}\"\ndst = \"rx\"\nsize = \"1GB\"\nstart = \"{}us\"\n", 20 * i));
@@ -61,7 +72,7 @@ fn swift_on_the_dumbbell() {
 /// HPCC with the packet size of its source (the HPCC paper and its ns-3
 /// artifact send 1000-byte payloads). With 4 KB packets, 16 flows hold about
 /// 1.5 packets of window each and the per-ACK noise in the utilization keeps
-/// them apart (Jain 0.845, docs/cc/README.md).
+/// them apart (Jain 0.844, docs/cc/README.md).
 #[test]
 fn hpcc_on_the_dumbbell() {
     check("hpcc", &["transport.mtu=1000", "signals.int.max_hops=5"]);

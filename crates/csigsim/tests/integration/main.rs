@@ -4,6 +4,7 @@ mod cc_dumbbell;
 mod common;
 mod dcqcn_rev;
 mod determinism;
+mod docs_tables;
 mod ecn_rules;
 mod fairness;
 mod fct;

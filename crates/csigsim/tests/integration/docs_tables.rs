@@ -1,0 +1,240 @@
+//! The tables of measured figures in the docs, generated from the runs that
+//! measure them and compared with the pages (`common::doc_block`). A change
+//! that moves a figure fails here until the page is refreshed with
+//! `CSIGSIM_BLESS=1 cargo test -p csigsim --test integration docs_tables`.
+
+use crate::cc_dumbbell::{self, Figures};
+use crate::common::doc_block;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// `f` over `items` on as many threads as the machine has cores, in order.
+fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let next = AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).min(items.len().max(1));
+    let mut done: Vec<(usize, R)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut out = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(item) = items.get(i) else { return out };
+                        out.push((i, f(item)));
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    done.sort_by_key(|&(i, _)| i);
+    done.into_iter().map(|(_, r)| r).collect()
+}
+
+/// Rows of the dumbbell table: one set-up at several N.
+struct Group {
+    cc: &'static str,
+    extra: &'static [&'static str],
+    ns: &'static [usize],
+    /// The first column, per N (or once, for a joined row).
+    labels: &'static [&'static str],
+    /// The last column, per N (or once, for a joined row).
+    asserted: &'static [&'static str],
+    /// One row for all N, cells "a / b / c" where they differ.
+    joined: bool,
+}
+
+const ALL: &[usize] = &[2, 4, 16];
+const YES: &[&str] = &["yes", "yes", "yes"];
+const NO: &[&str] = &["no", "no", "no"];
+// The overrides of the tests that assert these set-ups (shared runs).
+const HPCC_1KB: &[&str] = &["transport.mtu=1000", "signals.int.max_hops=5"];
+const SWIFT_FRU: &[&str] = &["signals.csig.type=\"abw_c\"", "transport.swift.fast_ramp_up=true"];
+const REV_1KB: &[&str] = &["switch.ecn.mode=\"ecp\"", "transport.mtu=1000"];
+
+const DUMBBELL: &[Group] = &[
+    Group { cc: "dctcp", extra: &[], ns: ALL, labels: &["dctcp"; 3], asserted: YES, joined: false },
+    Group { cc: "swift", extra: &[], ns: ALL, labels: &["swift"; 3], asserted: YES, joined: false },
+    Group { cc: "swift", extra: SWIFT_FRU, ns: ALL, labels: &["swift + FRU (abw_c)"], asserted: &["yes"], joined: true },
+    Group { cc: "nscc", extra: &[], ns: ALL, labels: &["nscc"; 3], asserted: YES, joined: false },
+    Group {
+        cc: "hpcc",
+        extra: HPCC_1KB,
+        ns: ALL,
+        labels: &["hpcc (INT, 5 hops), 1 KB packets as in its source", "hpcc, 1 KB packets", "hpcc, 1 KB packets"],
+        asserted: YES,
+        joined: false,
+    },
+    Group { cc: "hpcc", extra: &["signals.int.max_hops=5"], ns: ALL, labels: &["hpcc, 4 KB packets"; 3], asserted: NO, joined: false },
+    Group {
+        cc: "dcqcn",
+        extra: &[],
+        ns: ALL,
+        labels: &["dcqcn (hpcc profile, CNP for every marked packet)", "dcqcn (hpcc)", "dcqcn (hpcc)"],
+        asserted: NO,
+        joined: false,
+    },
+    Group {
+        cc: "dcqcn",
+        extra: &["transport.dcqcn.profile=\"paper\""],
+        ns: &[2],
+        labels: &["dcqcn (paper profile, CNP interval 50 us)"],
+        asserted: &["no"],
+        joined: false,
+    },
+    Group { cc: "timely", extra: &[], ns: ALL, labels: &["timely (paper defaults)", "timely", "timely"], asserted: NO, joined: false },
+    Group { cc: "mcc", extra: &[], ns: ALL, labels: &["mcc"; 3], asserted: &["util, queue; Jain from N = 4", "yes", "yes"], joined: false },
+    Group {
+        cc: "dcqcn_rev",
+        extra: REV_1KB,
+        ns: ALL,
+        labels: &[
+            "dcqcn_rev (ECP marking, hpcc profile), 1 KB packets as in its source",
+            "dcqcn_rev, 1 KB packets",
+            "dcqcn_rev, 1 KB packets",
+        ],
+        asserted: YES,
+        joined: false,
+    },
+    Group { cc: "dcqcn_rev", extra: &["switch.ecn.mode=\"ecp\""], ns: ALL, labels: &["dcqcn_rev, 4 KB packets"; 3], asserted: NO, joined: false },
+    Group {
+        cc: "dcqcn",
+        extra: &["transport.mtu=1000"],
+        ns: ALL,
+        labels: &["dcqcn (hpcc profile), 1 KB packets"],
+        asserted: &["no"],
+        joined: true,
+    },
+];
+
+/// Three decimals, bold when below the suite's target.
+fn ratio(x: f64, target: f64) -> String {
+    if x < target {
+        format!("**{x:.3}**")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+/// A queue in bytes as the number and unit the table shows (KB = 1000 B).
+fn queue(b: u64) -> (String, &'static str) {
+    match b {
+        0 => ("0".into(), ""),
+        _ if b < 10_000 => (format!("{:.1}", b as f64 / 1e3), "KB"),
+        _ if b < 1_000_000 => (format!("{:.0}", b as f64 / 1e3), "KB"),
+        _ => (format!("{:.2}", b as f64 / 1e6), "MB"),
+    }
+}
+
+fn with_unit((v, unit): &(String, &str)) -> String {
+    if unit.is_empty() {
+        v.clone()
+    } else {
+        format!("{v} {unit}")
+    }
+}
+
+/// One cell for several runs: the value once if they agree, else "a / b / c".
+fn joined(cells: Vec<String>) -> String {
+    if cells.iter().all(|c| *c == cells[0]) {
+        cells[0].clone()
+    } else {
+        cells.join(" / ")
+    }
+}
+
+fn queue_cell(qs: &[u64]) -> String {
+    let parts: Vec<(String, &str)> = qs.iter().map(|&q| queue(q)).collect();
+    let unit = parts[0].1;
+    if parts.iter().all(|p| p.1 == unit) && parts.iter().any(|p| p.0 != parts[0].0) && !unit.is_empty() {
+        format!("{} {unit}", parts.iter().map(|p| p.0.as_str()).collect::<Vec<_>>().join(" / "))
+    } else {
+        joined(parts.iter().map(with_unit).collect())
+    }
+}
+
+/// docs/cc/README.md "Dumbbell figures" and the table of docs/cc/mcc.md.
+#[test]
+fn dumbbell_figures() {
+    // The set-ups no other test runs first, so the shared ones are likely
+    // done (or under way) by the time this test asks for them.
+    let mut runs: Vec<(usize, usize)> =
+        DUMBBELL.iter().enumerate().flat_map(|(g, gr)| gr.ns.iter().map(move |&n| (g, n))).collect();
+    runs.sort_by_key(|&(g, _)| DUMBBELL[g].asserted.iter().any(|a| *a != "no"));
+    let figs = par_map(&runs, |&(g, n)| cc_dumbbell::dumbbell_figures(DUMBBELL[g].cc, n, DUMBBELL[g].extra));
+    let of = |g: usize, n: usize| -> Figures { figs[runs.iter().position(|&r| r == (g, n)).unwrap()] };
+
+    let mut t = String::from("| algorithm | N | utilization | Jain | max queue | drops | asserted |\n|---|---|---|---|---|---|---|\n");
+    for (g, gr) in DUMBBELL.iter().enumerate() {
+        let fs: Vec<Figures> = gr.ns.iter().map(|&n| of(g, n)).collect();
+        if gr.joined {
+            let ns: Vec<String> = gr.ns.iter().map(|n| n.to_string()).collect();
+            t += &format!(
+                "| {} | {} | {} | {} | {} | {} | {} |\n",
+                gr.labels[0],
+                ns.join(" / "),
+                joined(fs.iter().map(|f| ratio(f.util, 0.90)).collect()),
+                joined(fs.iter().map(|f| ratio(f.jain, 0.95)).collect()),
+                queue_cell(&fs.iter().map(|f| f.max_queue).collect::<Vec<_>>()),
+                joined(fs.iter().map(|f| f.drops.to_string()).collect()),
+                gr.asserted[0]
+            );
+        } else {
+            for (i, (n, f)) in gr.ns.iter().zip(&fs).enumerate() {
+                t += &format!(
+                    "| {} | {n} | {} | {} | {} | {} | {} |\n",
+                    gr.labels[i],
+                    ratio(f.util, 0.90),
+                    ratio(f.jain, 0.95),
+                    with_unit(&queue(f.max_queue)),
+                    f.drops,
+                    gr.asserted[i]
+                );
+            }
+        }
+    }
+    doc_block("docs/cc/README.md", "docs_tables::dumbbell_figures", &t);
+
+    // MCC's page: the same runs, queues in bytes.
+    let g = DUMBBELL.iter().position(|gr| gr.cc == "mcc").unwrap();
+    let mut t = String::from("| N | utilization | Jain | max queue | drops |\n|---|---|---|---|---|\n");
+    for &n in ALL {
+        let f = of(g, n);
+        let q = f.max_queue.to_string();
+        let q: Vec<&str> = (0..q.len()).rev().step_by(3).map(|e| &q[e.saturating_sub(2)..=e]).collect();
+        let q: Vec<&str> = q.into_iter().rev().collect();
+        t += &format!("| {n} | {} | {} | {} B | {} |\n", ratio(f.util, 0.90), ratio(f.jain, 0.95), q.join(","), f.drops);
+    }
+    doc_block("docs/cc/mcc.md", "docs_tables::dumbbell_figures", &t);
+}
+
+/// docs/signals.md "Measured: incast with a victim": CE-marked data packets
+/// per flow of scenarios/clos_incast_victim.toml under RED and ECP.
+#[test]
+fn ecp_incast_victim() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/clos_incast_victim.toml");
+    let mut cases = Vec::new();
+    for cc in ["none", "dctcp"] {
+        for rate in [None, Some("25Gbps")] {
+            for mode in ["red", "ecp"] {
+                cases.push((cc, rate, mode));
+            }
+        }
+    }
+    let marks = par_map(&cases, |&(cc, rate, mode)| {
+        let mut sets = vec![format!("transport.cc=\"{cc}\""), format!("switch.ecn.mode=\"{mode}\"")];
+        sets.extend(rate.map(|r| format!("flow.4.rate=\"{r}\"")));
+        let ov: Vec<csigsim::Override> = sets.iter().map(|s| csigsim::Override::parse(s).unwrap()).collect();
+        let out = csigsim::run(csigsim::scenario::load_file(&path, &ov, None).unwrap(), |_| true);
+        let f = &out.tables.flows;
+        assert_eq!(f.name, ["F0", "F1", "F4", "F8", "F3 victim"], "the columns of the table");
+        f.ecn_marked.clone()
+    });
+    let mut t = String::from("| configuration | marking | F0 | F1 | F4 | F8 | F3 (victim) |\n|---|---|---|---|---|---|---|\n");
+    for (&(cc, rate, mode), m) in cases.iter().zip(&marks) {
+        let cc = if cc == "none" { "cc none" } else { cc };
+        let rate = rate.map_or("line rate".to_string(), |r| r.replace("Gbps", " Gb/s"));
+        let m: Vec<String> = m.iter().map(|x| x.to_string()).collect();
+        t += &format!("| {cc}, victim at {rate} | {} | {} |\n", mode.to_uppercase(), m.join(" | "));
+    }
+    doc_block("docs/signals.md", "docs_tables::ecp_incast_victim", &t);
+}
