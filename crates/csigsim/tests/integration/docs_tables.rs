@@ -238,3 +238,42 @@ fn ecp_incast_victim() {
     }
     doc_block("docs/signals.md", "docs_tables::ecp_incast_victim", &t);
 }
+
+/// Two decimals, three below 0.01.
+fn short(x: f64) -> String {
+    if x < 0.01 {
+        format!("{x:.3}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+/// docs/cc/timely.md "Behaviour at 100 Gb/s": utilization / Jain on the
+/// dumbbell for the defaults, the stamp signal and the ns-3 preset.
+#[test]
+fn timely_dumbbell() {
+    const NS3: &[&str] = &[
+        "transport.timely.delta=\"100Mbps\"",
+        "transport.timely.min_rate=\"1Gbps\"",
+        "transport.timely.min_rtt=\"20us\"",
+        "transport.timely.once_per_rtt=true",
+    ];
+    const MAX: &[&str] = &["transport.timely.signal=\"max\"", "signals.stamp.collect=\"enqueue\""];
+    const T: &[&str] = &["transport.timely.t_low=\"20us\"", "transport.timely.t_high=\"200us\""];
+    let rows: Vec<(&str, Vec<&str>)> = vec![
+        ("defaults (`signal = \"rtt\"`)", vec![]),
+        ("defaults, `signal = \"max\"` (`hope` law, every ACK)", MAX.to_vec()),
+        ("ns-3 preset above", NS3.to_vec()),
+        ("ns-3 preset, `t_low = \"20us\"`, `t_high = \"200us\"`", [NS3, T].concat()),
+        ("the same with `signal = \"max\"`, `law = \"timely\"`", [NS3, T, MAX, &["transport.timely.law=\"timely\""]].concat()),
+    ];
+    let runs: Vec<(usize, usize)> = (0..rows.len()).flat_map(|r| ALL.iter().map(move |&n| (r, n))).collect();
+    let figs = par_map(&runs, |&(r, n)| cc_dumbbell::dumbbell_figures("timely", n, &rows[r].1));
+    let mut t = String::from("| configuration | N = 2 | N = 4 | N = 16 |\n|---|---|---|---|\n");
+    for (r, (label, _)) in rows.iter().enumerate() {
+        let cells: Vec<String> =
+            (0..ALL.len()).map(|i| figs[r * ALL.len() + i]).map(|f| format!("{} / {}", short(f.util), short(f.jain))).collect();
+        t += &format!("| {label} | {} |\n", cells.join(" | "));
+    }
+    doc_block("docs/cc/timely.md", "docs_tables::timely_dumbbell", &t);
+}
