@@ -53,6 +53,7 @@ generators! {
     (incast, Incast, "incast", IncastConfig, "N senders to one receiver"),
     (all_to_all, AllToAll, "all_to_all", AllToAllConfig, "every host sends one flow to every other host"),
     (trace, Trace, "trace", TraceConfig, "flows from a CSV file: src,dst,size,start"),
+    (poisson, Poisson, "poisson", PoissonConfig, "Poisson arrivals at a target load, sizes from an empirical CDF (websearch, hadoop or a file)"),
 }
 
 /// The hosts a `hosts` list names (all hosts when absent), each at most once.

@@ -12,6 +12,7 @@ mod golden;
 mod incast;
 mod input_errors;
 mod mcc;
+mod poisson;
 mod routing;
 mod scenarios;
 mod signals;
