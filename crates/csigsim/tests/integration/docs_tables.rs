@@ -277,3 +277,34 @@ fn timely_dumbbell() {
     }
     doc_block("docs/cc/timely.md", "docs_tables::timely_dumbbell", &t);
 }
+
+/// docs/cc/swift.md "Measured: ramp-up after competitors leave".
+#[test]
+fn swift_ramp_up() {
+    let us = par_map(&[false, true], |&fru| crate::cc_dumbbell::swift_ramp_time(fru) as f64 / 1e6);
+    let t = format!(
+        "| variant | time to 90% of the link |\n|---|---|\n| Swift | {:.2} us |\n| Swift + fast ramp-up (lambda 0.5) | {:.2} us |\n",
+        us[0], us[1]
+    );
+    doc_block("docs/cc/swift.md", "docs_tables::swift_ramp_up", &t);
+}
+
+/// docs/cc/nscc.md: throughput of the parking lot's three flows over the run
+/// (scenarios/nscc_parking_lot.toml), as the test
+/// nscc_csig_max_delay_shares_the_parking_lot_more_evenly measures it.
+#[test]
+fn nscc_parking_lot() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/nscc_parking_lot.toml");
+    let tput = par_map(&["rtt", "csig"], |signal| {
+        let ov = [csigsim::Override::parse(&format!("transport.nscc.delay_signal=\"{signal}\"")).unwrap()];
+        let mut w = csigsim::World::new(csigsim::scenario::load_file(&path, &ov, None).unwrap());
+        w.run(u64::MAX);
+        w.flows().iter().map(|f| f.delivered_bytes() as f64 * 8.0 / w.now() as f64 * 1e3).collect::<Vec<f64>>()
+    });
+    let mut t = String::from("| delay signal | 0 -> 2 | victim 1 -> 10 | 9 -> 10 | non-victim : victim |\n|---|---|---|---|---|\n");
+    for (label, g) in ["`rtt` (baseline)", "`csig` (CSIG max(Delay))"].iter().zip(&tput) {
+        let ratio = (g[0] + g[2]) / 2.0 / g[1];
+        t += &format!("| {label} | {:.2} Gb/s | {:.2} Gb/s | {:.2} Gb/s | {ratio:.2} |\n", g[0], g[1], g[2]);
+    }
+    doc_block("docs/cc/nscc.md", "docs_tables::nscc_parking_lot", &t);
+}
