@@ -308,3 +308,37 @@ fn nscc_parking_lot() {
     }
     doc_block("docs/cc/nscc.md", "docs_tables::nscc_parking_lot", &t);
 }
+
+/// docs/cc/dcqcn-rev.md: the incast with a victim under PFC alone, DCQCN
+/// (RED and ECP marking) and DCQCN-Rev, with the DCQCN paper's constants.
+#[test]
+fn dcqcn_rev_incast() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/clos_incast_victim.toml");
+    let rows: [(&str, &[&str]); 4] = [
+        ("PFC only (`cc = \"none\"`)", &[]),
+        ("DCQCN, RED marking", &["transport.cc=\"dcqcn\"", "transport.dcqcn.profile=\"paper\""]),
+        ("DCQCN, ECP marking (no ENP/ERP)", &["transport.cc=\"dcqcn\"", "transport.dcqcn.profile=\"paper\"", "switch.ecn.mode=\"ecp\""]),
+        ("DCQCN-Rev", &["transport.cc=\"dcqcn_rev\"", "transport.dcqcn.profile=\"paper\"", "switch.ecn.mode=\"ecp\""]),
+    ];
+    let outs = par_map(&rows, |(_, sets)| {
+        let ov: Vec<csigsim::Override> = sets.iter().map(|s| csigsim::Override::parse(s).unwrap()).collect();
+        let mut w = csigsim::World::new(csigsim::scenario::load_file(&path, &ov, None).unwrap());
+        w.run(u64::MAX);
+        assert_eq!(w.stats().flows_completed, 5, "{sets:?}");
+        let ms = |ps: u64| format!("{:.2}", ps as f64 / 1e9);
+        let fct: Vec<String> = w.flows().iter().map(|f| ms(f.finish_ps.unwrap() - f.start_ps)).collect();
+        let end = ms(w.flows().iter().map(|f| f.finish_ps.unwrap()).max().unwrap());
+        let s = w.stats();
+        (fct, end, s.cnps_sent, s.cnps_suppressed, w.flows()[4].cnps, s.pauses_sent)
+    });
+    let mut t = String::from(
+        "| | last byte | FCT F0 / F1 / F4 / F8 | FCT victim F3 | CNPs (suppressed) | PAUSEs |\n|---|---|---|---|---|---|\n",
+    );
+    for ((label, _), (fct, end, cnps, suppressed, victim_cnps, pauses)) in rows.iter().zip(&outs) {
+        let incast = if fct[..4].iter().all(|f| *f == fct[0]) { format!("{} ms each", fct[0]) } else { format!("{} ms", fct[..4].join(" / ")) };
+        // Suppression is DCQCN-Rev's; its row also gives the victim's CNPs.
+        let cnps = if *suppressed > 0 { format!("{cnps} ({suppressed}), F3: {victim_cnps}") } else { cnps.to_string() };
+        t += &format!("| {label} | {end} ms | {incast} | {} ms | {cnps} | {pauses} |\n", fct[4]);
+    }
+    doc_block("docs/cc/dcqcn-rev.md", "docs_tables::dcqcn_rev_incast", &t);
+}
