@@ -64,6 +64,11 @@ class Results:
         return _frame(self._output.columns("signals"), _SIGNALS)
 
     @cached_property
+    def collectives(self) -> pd.DataFrame:
+        """Each collective's steps and totals: time, algbw, busbw (empty when the run has none)."""
+        return _frame(self._output.columns("collectives"), _COLLECTIVES)
+
+    @cached_property
     def cc(self) -> pd.DataFrame:
         """Congestion-control state per flow and monitor window (empty unless monitor.cc is on)."""
         return _frame(self._output.columns("cc"), _CC)
@@ -89,6 +94,11 @@ class Results:
     def cc_csv(self) -> str:
         """The text of cc.csv ("" unless monitor.cc is on)."""
         return self._output.csv("cc")
+
+    @cached_property
+    def collectives_csv(self) -> str:
+        """The text of collectives.csv ("" when the run has no collective)."""
+        return self._output.csv("collectives")
 
     def write(self, dir: Union[str, "os.PathLike[str]"]) -> Path:
         """Writes the run directory (the same files, byte for byte, as ``out=``)."""
@@ -175,6 +185,23 @@ _CC = [
     ("alpha", "number", "alpha"),
     ("rtt_mean_ns", "number", "rtt_mean_ns"),
     ("ce_fraction", "number", "ce_fraction"),
+]
+
+_COLLECTIVES = [
+    ("collective_id", "int", "collective_id"),
+    ("name", "text", "name"),
+    ("op", "text", "op"),
+    ("ranks", "int", "ranks"),
+    ("iteration", "int", "iteration"),
+    ("step", "int", "step"),
+    ("first_flow", "int", "first_flow"),
+    ("flows", "int", "flows"),
+    ("start_ns", "ns", "start_ps"),
+    ("finish_ns", "ns", "finish_ps"),
+    ("time_ns", "ns", "time_ps"),
+    ("size_bytes", "int", "size_bytes"),
+    ("algbw_gbps", "decimals", "algbw_gbps"),
+    ("busbw_gbps", "decimals", "busbw_gbps"),
 ]
 
 _INT64_MAX = np.iinfo(np.int64).max

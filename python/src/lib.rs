@@ -55,7 +55,7 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 #[pyclass(frozen, name = "Output", module = "csigsim._core")]
 struct Output(RunOutput);
 
-const TABLES: [&str; 4] = ["flows", "links", "signals", "cc"];
+const TABLES: [&str; 5] = ["flows", "links", "signals", "cc", "collectives"];
 
 fn unknown_table(table: &str) -> PyErr {
     PyValueError::new_err(format!("no table {table:?} (tables: {})", TABLES.join(", ")))
@@ -100,6 +100,7 @@ impl Output {
             "links" => Ok(py.detach(|| o.links_csv())),
             "signals" => Ok(py.detach(|| o.signals_csv())),
             "cc" => Ok(py.detach(|| o.cc_csv())),
+            "collectives" => Ok(py.detach(|| o.collectives_csv())),
             _ => Err(unknown_table(table)),
         }
     }
@@ -188,6 +189,28 @@ impl Output {
                 d.set_item("alpha", c.alpha.clone().into_pyarray(py))?;
                 d.set_item("rtt_mean_ns", c.rtt_mean_ns.clone().into_pyarray(py))?;
                 d.set_item("ce_fraction", c.ce_fraction.clone().into_pyarray(py))?;
+            }
+            "collectives" => {
+                let Some(c) = &t.collectives else { return Ok(None) };
+                d.set_item("collective_id", c.collective_id.clone().into_pyarray(py))?;
+                d.set_item("name", &c.name)?;
+                let ops: Vec<String> = c.op.iter().map(|o| o.to_string()).collect();
+                d.set_item("op", ops)?;
+                d.set_item("ranks", c.ranks.clone().into_pyarray(py))?;
+                d.set_item("iteration", c.iteration.clone().into_pyarray(py))?;
+                let step: Vec<Option<u64>> = c.step.iter().map(|s| s.map(u64::from)).collect();
+                d.set_item("step", optional(py, &step)?)?;
+                d.set_item("first_flow", c.first_flow.clone().into_pyarray(py))?;
+                d.set_item("flows", c.flows.clone().into_pyarray(py))?;
+                d.set_item("start_ps", optional(py, &c.start_ps)?)?;
+                d.set_item("finish_ps", optional(py, &c.finish_ps)?)?;
+                let time: Vec<Option<u64>> = c.start_ps.iter().zip(&c.finish_ps).map(|(a, b)| Some((*b)? - (*a)?)).collect();
+                d.set_item("time_ps", optional(py, &time)?)?;
+                d.set_item("size_bytes", c.size_bytes.clone().into_pyarray(py))?;
+                // As written: three decimals, NaN for an empty cell.
+                let gbps = |v: &[Option<f64>]| -> Vec<f64> { v.iter().map(|x| x.map_or(f64::NAN, |x| as_written(format!("{x:.3}")))).collect() };
+                d.set_item("algbw_gbps", gbps(&c.algbw_gbps).into_pyarray(py))?;
+                d.set_item("busbw_gbps", gbps(&c.busbw_gbps).into_pyarray(py))?;
             }
             _ => return Err(unknown_table(table)),
         }

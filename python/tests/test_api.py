@@ -236,6 +236,7 @@ TEXT_COLUMNS = {
     "links": ("from", "to"),
     "signals": ("signal", "unit", "bottleneck"),
     "cc": ("cc",),
+    "collectives": ("name", "op"),
 }
 
 
@@ -249,6 +250,9 @@ TEXT_COLUMNS = {
         ("chain_csig_delay.toml", {"monitor.cc": True, "stop": "1ns"}),
         ("two_hosts.toml", {"monitor.links": False}),
         ("incast_fat_tree.toml", {"monitor.cc": True, "transport.cc": "dcqcn", "switch.mode": "pfc"}),
+        # Collectives: steps and totals, and an unfinished one (empty cells).
+        ("ring_allreduce.toml", {"workload.0.size": "4MB"}),
+        ("ring_allreduce.toml", {"workload.0.size": "4MB", "stop": "100us"}),
     ],
 )
 def test_frames_from_columns_equal_the_written_files(tmp_path, scenario, overrides):

@@ -113,6 +113,7 @@ impl World {
         // Defaults an algorithm derives from the whole network (NSCC's network RTT).
         let mut cc_config = t.cc_config();
         cc_config.prepare(&base_rtts);
+        let deps = crate::transport::Deps::new(sc.flows.len(), &sc.deps);
         let mut flows = Vec::with_capacity(sc.flows.len());
         for (i, &base_rtt_ps) in base_rtts.iter().enumerate() {
             let f = &sc.flows[i];
@@ -128,12 +129,16 @@ impl World {
             let entropy = Stream::new(sc.seed, i as u64, Purpose::FlowEntropy).next_u64() as u32;
             let spec = FlowInit { src: f.src, dst: f.dst, size: f.size, start_ps: f.start.0, rate_cap: f.rate_cap, name: &f.name };
             flows.push(Flow::new(FlowId(i as u32), &spec, t, cc, entropy, base_rtt_ps, sc.seed));
-            ctx.q.push(f.start.0, Event::FlowStart { flow: FlowId(i as u32) });
+            // A flow that waits for others is started by their arrival.
+            if !deps.waits(FlowId(i as u32)) {
+                ctx.q.push(f.start.0, Event::FlowStart { flow: FlowId(i as u32) });
+            }
         }
         let shared = FlowShared { t: sc.transport, csig: sc.signals.csig.clone(), stamp: sc.signals.stamp, tag_bytes, int_bytes };
         let nports = net.ports().len();
         let obs = Observers::new(sc.monitor.window.0.max(1), nports, flows.len(), sc.monitor.links, sc.signals.any(), sc.monitor.cc);
-        let transport = Transport::new(sc.topology.hosts.len(), flows, shared);
+        let mut transport = Transport::new(sc.topology.hosts.len(), flows, shared);
+        transport.deps = deps;
         World { ctx, c: Components { net, transport, obs }, stop_ps: sc.stop.map(|s| s.0), sc }
     }
 

@@ -2,7 +2,7 @@
 //! reads the simulation.
 
 use super::fmt_ns;
-use super::tables::{CcTable, FlowTable, LinkTable, SignalTable};
+use super::tables::{CcTable, CollectiveTable, FlowTable, LinkTable, SignalTable};
 use std::io::{self, Write};
 
 pub const FLOWS_HEADER: &str = "flow_id,name,src,dst,size_bytes,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown,bytes_sent,retransmits,timeouts,nacks,trims,ecn_marked,delivered_bytes,cnps\n";
@@ -134,6 +134,39 @@ pub fn write_cc(t: &CcTable, out: &mut impl Write) -> io::Result<()> {
             t.alpha[i],
             t.rtt_mean_ns[i],
             t.ce_fraction[i]
+        )?;
+    }
+    Ok(())
+}
+
+const COLLECTIVES_HEADER: &str =
+    "collective_id,name,op,ranks,iteration,step,first_flow,flows,start_ns,finish_ns,time_ns,size_bytes,algbw_gbps,busbw_gbps\n";
+
+pub fn write_collectives(t: &CollectiveTable, out: &mut impl Write) -> io::Result<()> {
+    out.write_all(COLLECTIVES_HEADER.as_bytes())?;
+    for i in 0..t.len() {
+        let time = match (t.start_ps[i], t.finish_ps[i]) {
+            (Some(a), Some(b)) => fmt_ns(b - a),
+            _ => String::new(),
+        };
+        let gbps = |v: Option<f64>| v.map_or_else(String::new, |x| format!("{x:.3}"));
+        writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            t.collective_id[i],
+            csv_field(&t.name[i]),
+            t.op[i],
+            t.ranks[i],
+            t.iteration[i],
+            opt(t.step[i]),
+            t.first_flow[i],
+            t.flows[i],
+            opt_ns(t.start_ps[i]),
+            opt_ns(t.finish_ps[i]),
+            time,
+            t.size_bytes[i],
+            gbps(t.algbw_gbps[i]),
+            gbps(t.busbw_gbps[i]),
         )?;
     }
     Ok(())

@@ -9,7 +9,7 @@ pub use crate::monitor::capture;
 pub mod csv;
 pub mod tables;
 
-pub use tables::{CcTable, FlowTable, LinkColumns, LinkCounters, LinkRow, LinkTable, SignalTable, Tables};
+pub use tables::{CcTable, CollectiveTable, FlowTable, LinkColumns, LinkCounters, LinkRow, LinkTable, SignalTable, Tables};
 
 use crate::engine::World;
 use serde::Serialize;
@@ -331,7 +331,8 @@ pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
         invariants_ok: violations.is_empty(),
         invariant_violations: violations,
     };
-    RunOutput { summary, tables: Tables { flows: ft, links, signals, cc }, scenario_toml: sc.resolved_toml.clone() }
+    let collectives = (!sc.collectives.is_empty()).then(|| collectives_table(w));
+    RunOutput { summary, tables: Tables { flows: ft, links, signals, cc, collectives }, scenario_toml: sc.resolved_toml.clone() }
 }
 
 impl RunOutput {
@@ -346,6 +347,7 @@ impl RunOutput {
         write_file(&dir.join("links.csv"), self.tables.links.as_ref(), csv::write_links)?;
         write_file(&dir.join("signals.csv"), self.tables.signals.as_ref(), csv::write_signals)?;
         write_file(&dir.join("cc.csv"), self.tables.cc.as_ref(), csv::write_cc)?;
+        write_file(&dir.join("collectives.csv"), self.tables.collectives.as_ref(), csv::write_collectives)?;
         std::fs::write(dir.join("scenario.toml"), &self.scenario_toml)?;
         Ok(())
     }
@@ -369,10 +371,57 @@ impl RunOutput {
         self.tables.signals.as_ref().map_or_else(String::new, |t| csv::to_string(t, csv::write_signals))
     }
 
+    /// The text of `collectives.csv`; empty when the scenario runs no collective.
+    pub fn collectives_csv(&self) -> String {
+        self.tables.collectives.as_ref().map_or_else(String::new, |t| csv::to_string(t, csv::write_collectives))
+    }
+
     /// The text of `cc.csv`; empty unless `monitor.cc` is on.
     pub fn cc_csv(&self) -> String {
         self.tables.cc.as_ref().map_or_else(String::new, |t| csv::to_string(t, csv::write_cc))
     }
+}
+
+/// The steps and totals of every collective instance, from its flows' actual
+/// start and arrival times.
+fn collectives_table(w: &World) -> CollectiveTable {
+    let flows = w.flows();
+    let mut t = CollectiveTable::default();
+    // First start and last arrival of flows [a, b), if all arrived.
+    let span = |a: u32, b: u32| -> (Option<u64>, Option<u64>) {
+        let fs = &flows[a as usize..b as usize];
+        let start = fs.iter().filter(|f| f.started).map(|f| f.start_ps).min();
+        let finish = if fs.iter().all(|f| f.finish_ps.is_some()) { fs.iter().filter_map(|f| f.finish_ps).max() } else { None };
+        (start, finish)
+    };
+    for (ci, c) in w.scenario().collectives.iter().enumerate() {
+        let mut row = |step: Option<u32>, a: u32, b: u32, bw: bool| {
+            let (start, finish) = span(a, b);
+            let algbw = match (bw, start, finish) {
+                (true, Some(s), Some(f)) if f > s => Some(c.size as f64 * 8.0 / (f - s) as f64 * 1e3),
+                _ => None,
+            };
+            t.collective_id.push(ci as u32);
+            t.name.push(c.name.clone());
+            t.op.push(c.op.name());
+            t.ranks.push(c.ranks);
+            t.iteration.push(c.iteration);
+            t.step.push(step);
+            t.first_flow.push(a);
+            t.flows.push(b - a);
+            t.start_ps.push(start);
+            t.finish_ps.push(finish);
+            t.size_bytes.push(c.size);
+            t.algbw_gbps.push(algbw);
+            t.busbw_gbps.push(algbw.map(|x| x * c.op.bus_factor(c.ranks)));
+        };
+        for (s, r) in c.steps.iter().enumerate() {
+            row(Some(s as u32), r.start, r.end, false);
+        }
+        let (a, b) = (c.steps[0].start, c.steps[c.steps.len() - 1].end);
+        row(None, a, b, true);
+    }
+    t
 }
 
 /// Writes a table's CSV file, or removes a stale one when the table is absent.

@@ -13,6 +13,44 @@ pub struct Tables {
     pub links: Option<LinkTable>,
     pub signals: Option<SignalTable>,
     pub cc: Option<CcTable>,
+    /// Present when the scenario runs collectives.
+    pub collectives: Option<CollectiveTable>,
+}
+
+/// `collectives.csv`: one row per step of each collective instance (an
+/// iteration of a `collective` workload), then the instance's totals in the
+/// row whose `step` is empty. Times are those of the step's flows: the first
+/// start and the last arrival at a receiver.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CollectiveTable {
+    /// The instance: its position among all instances of the run.
+    pub collective_id: Vec<u32>,
+    pub name: Vec<String>,
+    pub op: Vec<&'static str>,
+    pub ranks: Vec<u32>,
+    pub iteration: Vec<u32>,
+    /// `None` on the instance's total row.
+    pub step: Vec<Option<u32>>,
+    /// The flows of the step (or instance): ids `first_flow .. first_flow + flows`.
+    pub first_flow: Vec<u32>,
+    pub flows: Vec<u32>,
+    pub start_ps: Vec<Option<u64>>,
+    pub finish_ps: Vec<Option<u64>>,
+    /// Instance rows: nccl-tests' size per rank, algbw = size / time and busbw
+    /// = algbw x factor, in Gb/s; empty on step rows and when unfinished.
+    pub size_bytes: Vec<u64>,
+    pub algbw_gbps: Vec<Option<f64>>,
+    pub busbw_gbps: Vec<Option<f64>>,
+}
+
+impl CollectiveTable {
+    pub fn len(&self) -> usize {
+        self.collective_id.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.collective_id.is_empty()
+    }
 }
 
 /// `flows.csv`: one row per flow, in `flow_id` order.

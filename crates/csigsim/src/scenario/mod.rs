@@ -33,6 +33,10 @@ pub struct Scenario {
     pub monitor: MonitorConfig,
     pub signals: crate::signal::SignalSetup,
     pub flows: Vec<FlowSpec>,
+    /// Flows that start when others have arrived (collectives).
+    pub deps: Vec<crate::workload::collective::FlowDep>,
+    /// Collective operations, for collectives.csv.
+    pub collectives: Vec<crate::workload::collective::CollectiveSpec>,
     /// The scenario text after overrides, as run (for the run directory).
     pub resolved_toml: String,
 }
@@ -175,11 +179,13 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
         });
     }
     let seed = seed.unwrap_or(sf.seed);
+    let extras = std::cell::RefCell::new(crate::workload::Extras::default());
     for (i, w) in sf.workload.iter().enumerate() {
         let key_err = |key: &str, m| err(&format!("workload[{i}].{key}"), m);
-        let ctx = crate::workload::Ctx { idx: i, topo: &topology, seed, base_dir, err: &key_err };
+        let ctx = crate::workload::Ctx { idx: i, topo: &topology, seed, base_dir, err: &key_err, out: &extras };
         crate::workload::expand(w, &ctx, &mut flows)?;
     }
+    let extras = extras.into_inner();
     Ok(Scenario {
         name: sf.name,
         seed,
@@ -191,6 +197,8 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
         monitor: sf.monitor,
         signals,
         flows,
+        deps: extras.deps,
+        collectives: extras.collectives,
         resolved_toml: text.to_string(),
     })
 }

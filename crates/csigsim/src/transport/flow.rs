@@ -283,9 +283,11 @@ impl Flow {
         !self.acked.is_empty()
     }
 
-    /// The flow starts at `now`. Returns true when it is complete at once (no packets).
+    /// The flow starts at `now` (its scheduled start, or later when it waited
+    /// for other flows). Returns true when it is complete at once (no packets).
     pub fn start(&mut self, now: u64) -> bool {
         self.started = true;
+        self.start_ps = now;
         if self.npkts == 0 {
             self.finish_ps = Some(now);
             self.sender_done_ps = Some(now);

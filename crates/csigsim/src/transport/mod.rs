@@ -33,12 +33,61 @@ pub struct HostPort<'a> {
     pub port: &'a mut Port,
 }
 
+/// Flows that wait for others (collectives): a flow starts when every flow
+/// it waits for has arrived whole at its receiver, plus a gap.
+#[derive(Debug, Default)]
+pub struct Deps {
+    /// Per flow: prerequisites not yet arrived, and the gap after the last.
+    waiting: Vec<u32>,
+    gap: Vec<u64>,
+    /// Per flow: the flows waiting for it (`dependents[first[f]..first[f + 1]]`).
+    first: Vec<u32>,
+    dependents: Vec<FlowId>,
+}
+
+impl Deps {
+    /// From (flow, prerequisites, gap) triples over `flows` flows.
+    pub fn new(flows: usize, deps: &[crate::workload::collective::FlowDep]) -> Deps {
+        if deps.is_empty() {
+            return Deps::default();
+        }
+        let mut waiting = vec![0u32; flows];
+        let mut gap = vec![0u64; flows];
+        let mut count = vec![0u32; flows + 1];
+        for d in deps {
+            waiting[d.flow as usize] = d.after.len() as u32;
+            gap[d.flow as usize] = d.gap.0;
+            for &a in &d.after {
+                count[a as usize + 1] += 1;
+            }
+        }
+        for i in 0..flows {
+            count[i + 1] += count[i];
+        }
+        let mut fill = count.clone();
+        let mut dependents = vec![FlowId(0); count[flows] as usize];
+        for d in deps {
+            for &a in &d.after {
+                dependents[fill[a as usize] as usize] = FlowId(d.flow);
+                fill[a as usize] += 1;
+            }
+        }
+        Deps { waiting, gap, first: count, dependents }
+    }
+
+    /// Does `flow` wait for others before it may start?
+    pub fn waits(&self, flow: FlowId) -> bool {
+        self.waiting.get(flow.ix()).is_some_and(|&w| w > 0)
+    }
+}
+
 /// Every host NIC and every flow.
 #[derive(Debug)]
 pub struct Transport {
     pub(crate) nics: Vec<Nic>,
     pub(crate) flows: Vec<Flow>,
     pub(crate) shared: FlowShared,
+    pub(crate) deps: Deps,
     /// What a receiver answered to the packet being handled (reused: no allocation per packet).
     actions: Vec<RxAction>,
 }
@@ -46,7 +95,7 @@ pub struct Transport {
 impl Transport {
     pub fn new(hosts: usize, flows: Vec<Flow>, shared: FlowShared) -> Transport {
         let nics = (0..hosts).map(|_| Nic { ring: VecDeque::new(), wake_at: u64::MAX }).collect();
-        Transport { nics, flows, shared, actions: Vec::with_capacity(4) }
+        Transport { nics, flows, shared, deps: Deps::default(), actions: Vec::with_capacity(4) }
     }
 
     pub fn flows(&self) -> &[Flow] {
@@ -176,6 +225,9 @@ impl Transport {
                     self.rx_action(ctx, obs, hp, p.flow, a, int.as_ref());
                 }
                 self.actions = actions;
+                if out.completed && !self.deps.first.is_empty() {
+                    self.start_dependents(ctx, p.flow);
+                }
             }
             PacketKind::Ack => {
                 let f = &mut self.flows[p.flow];
@@ -234,6 +286,20 @@ impl Transport {
                 ctx.pkts.get_mut(id).enq_ps = ctx.now;
                 let start = hp.port.busy_until.max(ctx.now);
                 hp.port.start_tx(hp.id, ctx, obs, id, start);
+            }
+        }
+    }
+
+    /// `flow` arrived whole: the flows waiting only for it now start, after their gap.
+    #[cold]
+    fn start_dependents(&mut self, ctx: &mut Ctx, flow: FlowId) {
+        let (a, b) = (self.deps.first[flow.ix()] as usize, self.deps.first[flow.ix() + 1] as usize);
+        for k in a..b {
+            let d = self.deps.dependents[k];
+            self.deps.waiting[d.ix()] -= 1;
+            if self.deps.waiting[d.ix()] == 0 {
+                let at = (ctx.now + self.deps.gap[d.ix()]).max(self.flows[d].start_ps);
+                ctx.q.push(at, Event::FlowStart { flow: d });
             }
         }
     }

@@ -13,6 +13,14 @@ use std::path::{Path, PathBuf};
 /// Builds the error for a key of the workload (relative to its table).
 pub type KeyErr<'a> = dyn Fn(&str, String) -> InputError + 'a;
 
+/// What generators produce beside flows: dependencies between flows and
+/// collective operations (for their outputs).
+#[derive(Clone, Debug, Default)]
+pub struct Extras {
+    pub deps: Vec<collective::FlowDep>,
+    pub collectives: Vec<collective::CollectiveSpec>,
+}
+
 /// What a generator expands against.
 pub struct Ctx<'a> {
     /// The workload's position among the `[[workload]]` tables.
@@ -22,6 +30,8 @@ pub struct Ctx<'a> {
     /// Relative file names are relative to this directory.
     pub base_dir: &'a Path,
     pub err: &'a KeyErr<'a>,
+    /// Dependencies and collectives the generator adds.
+    pub out: &'a std::cell::RefCell<Extras>,
 }
 
 macro_rules! generators {
@@ -54,6 +64,7 @@ generators! {
     (all_to_all, AllToAll, "all_to_all", AllToAllConfig, "every host sends one flow to every other host"),
     (trace, Trace, "trace", TraceConfig, "flows from a CSV file: src,dst,size,start"),
     (poisson, Poisson, "poisson", PoissonConfig, "Poisson arrivals at a target load, sizes from an empirical CDF (websearch, hadoop or a file)"),
+    (collective, Collective, "collective", CollectiveConfig, "a collective (all_reduce, all_gather, reduce_scatter) on a ring of hosts, as NCCL pipelines it, with dependencies between sends"),
 }
 
 /// The hosts a `hosts` list names (all hosts when absent), each at most once.

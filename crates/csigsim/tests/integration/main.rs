@@ -1,6 +1,7 @@
 //! Integration tests, compiled into one binary.
 
 mod cc_dumbbell;
+mod collectives;
 mod common;
 mod dcqcn_rev;
 mod determinism;
