@@ -15,6 +15,12 @@ pub const PS_PER_US: u64 = 1_000_000;
 pub const PS_PER_MS: u64 = 1_000_000_000;
 pub const PS_PER_S: u64 = 1_000_000_000_000;
 
+/// The largest time a scenario may give: 10^17 ps (100,000 s, about 28
+/// hours of simulated time). Every time key, trace start and capture bound is
+/// refused above it, so that a start plus the engine's sums (link delays,
+/// transmission times, 64 retransmission timeouts) stays far inside 64 bits.
+pub const MAX_TIME_PS: u64 = 100_000 * PS_PER_S;
+
 /// A time or duration in picoseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Time(pub u64);
@@ -127,7 +133,7 @@ fn parse_with_units(s: &str, units: &[(&str, u64)], what: &str) -> Result<u64, S
     if frac_part.contains('.') || (int_part.is_empty() && frac_part.is_empty()) {
         return Err(format!("malformed number in {what} \"{s}\""));
     }
-    let bad = || format!("{what} \"{s}\" is too large");
+    let bad = || format!("{what} \"{s}\" does not fit in 64 bits");
     let mut mant: u128 = 0;
     for c in int_part.chars().chain(frac_part.chars()) {
         mant = mant.checked_mul(10).and_then(|m| m.checked_add(c as u128 - '0' as u128)).ok_or_else(bad)?;
@@ -141,7 +147,11 @@ fn parse_with_units(s: &str, units: &[(&str, u64)], what: &str) -> Result<u64, S
 }
 
 pub fn parse_time(s: &str) -> Result<Time, String> {
-    parse_with_units(s, TIME_UNITS, "time").map(Time)
+    let t = parse_with_units(s, TIME_UNITS, "time")?;
+    if t > MAX_TIME_PS {
+        return Err(format!("time \"{s}\" is above the largest time, {} ({MAX_TIME_PS} ps)", Time(MAX_TIME_PS)));
+    }
+    Ok(Time(t))
 }
 pub fn parse_size(s: &str) -> Result<Size, String> {
     parse_with_units(s, SIZE_UNITS, "size").map(Size)
@@ -271,6 +281,15 @@ mod tests {
         assert!(parse_size("-3MB").unwrap_err().contains("negative"));
         assert!(parse_rate("0Gbps").is_err());
         assert!(parse_rate("1.2.3Gbps").is_err());
+    }
+
+    #[test]
+    fn times_stop_at_the_largest_time() {
+        assert_eq!(parse_time("100000s").unwrap(), Time(MAX_TIME_PS));
+        assert_eq!(parse_time("100000000000000000ps").unwrap(), Time(MAX_TIME_PS));
+        assert!(parse_time("100000000000000001ps").unwrap_err().contains("largest time, 100000s"));
+        assert!(parse_time("18446744073709551615ps").unwrap_err().contains("largest time"));
+        assert!(parse_time("18446744073709551616ps").unwrap_err().contains("64 bits"));
     }
 
     #[test]
