@@ -54,24 +54,33 @@ impl Rate {
     }
 }
 
-/// Serialization time of `bytes` at `rate_bps`, rounded up to a whole picosecond.
+/// Serialization time of `bytes` at `rate_bps`, rounded up to a whole
+/// picosecond (`u64::MAX` if it does not fit in 64 bits).
 #[inline]
 pub fn tx_time_ps(bytes: u64, rate_bps: u64) -> u64 {
     // A packet's bits x 10^12 fit in 64 bits: the 128-bit division (a
     // library call) is only needed for sizes above 2.3 MB.
     match bytes.checked_mul(8 * PS_PER_S) {
         Some(bits) => bits.div_ceil(rate_bps),
-        None => (bytes as u128 * 8 * PS_PER_S as u128).div_ceil(rate_bps as u128) as u64,
+        None => saturate((bytes as u128 * 8 * PS_PER_S as u128).div_ceil(rate_bps as u128)),
     }
 }
 
-/// Bytes a link of `rate_bps` carries in `ps` picoseconds (rounded down).
+/// Bytes a link of `rate_bps` carries in `ps` picoseconds (rounded down;
+/// `u64::MAX` if it does not fit in 64 bits).
 #[inline]
 pub fn bytes_in(ps: u64, rate_bps: u64) -> u64 {
     match ps.checked_mul(rate_bps) {
         Some(x) => x / (8 * PS_PER_S),
-        None => (ps as u128 * rate_bps as u128 / (8 * PS_PER_S as u128)) as u64,
+        None => saturate(ps as u128 * rate_bps as u128 / (8 * PS_PER_S as u128)),
     }
+}
+
+/// `v`, or `u64::MAX` when it is larger: a result too large for 64 bits
+/// never wraps to a small one.
+#[inline]
+fn saturate(v: u128) -> u64 {
+    u64::try_from(v).unwrap_or(u64::MAX)
 }
 
 const TIME_UNITS: &[(&str, u64)] = &[
@@ -297,6 +306,9 @@ mod tests {
         assert_eq!(tx_time_ps(4160, 100_000_000_000), 332_800);
         assert_eq!(tx_time_ps(1, 3), 2_666_666_666_667);
         assert_eq!(bytes_in(332_800, 100_000_000_000), 4160);
+        // Results beyond 64 bits saturate instead of wrapping.
+        assert_eq!(bytes_in(u64::MAX, u64::MAX), u64::MAX);
+        assert_eq!(tx_time_ps(u64::MAX / 8, 1), u64::MAX);
     }
 
     proptest::proptest! {
@@ -306,7 +318,7 @@ mod tests {
             if slow <= u64::MAX as u128 {
                 proptest::prop_assert_eq!(tx_time_ps(bytes, rate) as u128, slow);
             }
-            proptest::prop_assert_eq!(bytes_in(ps, rate), (ps as u128 * rate as u128 / (8 * PS_PER_S as u128)) as u64);
+            proptest::prop_assert_eq!(bytes_in(ps, rate), saturate(ps as u128 * rate as u128 / (8 * PS_PER_S as u128)));
         }
 
         #[test]

@@ -355,8 +355,8 @@ fn check_buffer(topo: &TopologySpec, s: &SwitchConfig, wire: &WireSizes, err: &E
         let shared = s.buffer.0 - need as u64;
         if s.mode.headroom() {
             for l in pl {
-                let round_trip = 2 * crate::units::bytes_in(l.delay.0, l.rate.0);
-                if headroom < packet + round_trip {
+                let round_trip = crate::units::bytes_in(l.delay.0, l.rate.0).saturating_mul(2);
+                if headroom < packet.saturating_add(round_trip) {
                     let given = if s.pfc.headroom.is_some() { "" } else { "the default " };
                     return Err(err(
                         "switch.pfc.headroom",
@@ -365,7 +365,7 @@ fn check_buffer(topo: &TopologySpec, s: &SwitchConfig, wire: &WireSizes, err: &E
                             topo.node_name(if l.a == crate::net::topology::NodeRef::Switch(i as u32) { l.b } else { l.a }),
                             l.rate,
                             l.delay,
-                            packet + round_trip
+                            packet.saturating_add(round_trip)
                         ),
                     ));
                 }
