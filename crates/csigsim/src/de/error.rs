@@ -36,19 +36,24 @@ pub fn clip_quoted(msg: &str) -> String {
         out.push_str(&rest[..=open]);
         rest = &rest[open + 1..];
         let Some(close) = rest.find(q) else { break };
-        let inner = &rest[..close];
-        let n = inner.chars().count();
-        if n > MAX_QUOTED {
-            out.extend(inner.chars().take(MAX_QUOTED));
-            out.push_str(&format!("... ({n} characters)"));
-        } else {
-            out.push_str(inner);
-        }
+        out.push_str(&clip(&rest[..close]));
         out.push(q);
         rest = &rest[close + 1..];
     }
     out.push_str(rest);
     out
+}
+
+/// `s`, or its first [`MAX_QUOTED`] characters, an ellipsis and the length
+/// of the whole when it is longer.
+pub fn clip(s: &str) -> std::borrow::Cow<'_, str> {
+    let n = s.chars().count();
+    if n > MAX_QUOTED {
+        let head: String = s.chars().take(MAX_QUOTED).collect();
+        format!("{head}... ({n} characters)").into()
+    } else {
+        s.into()
+    }
 }
 
 /// The text of a file read as bytes; bytes that are not UTF-8 are an error at
@@ -68,7 +73,7 @@ impl fmt::Display for InputError {
             write!(f, ":{l}:{c}")?;
         }
         if let Some(k) = &self.key {
-            write!(f, ": key `{k}`")?;
+            write!(f, ": key `{}`", clip(k))?;
         }
         write!(f, ": {}", self.msg)
     }
@@ -96,6 +101,8 @@ mod tests {
         assert_eq!(m, format!("unknown host \"{0}... (200 characters)\" in `{0}... (200 characters)`; short \"h1\"", "x".repeat(80)));
         assert_eq!(clip_quoted("no quotes"), "no quotes");
         assert_eq!(clip_quoted("open \"quote"), "open \"quote");
+        let e = InputError::new("--set", Some(long.clone()), None, "unknown field");
+        assert_eq!(e.to_string(), format!("--set: key `{}... (200 characters)`: unknown field", "x".repeat(80)));
     }
 
     #[test]
