@@ -1,7 +1,7 @@
 """csigsim: a deterministic packet-level simulator of datacenter and AI fabrics.
 
 >>> import csigsim
->>> res = csigsim.run("scenarios/incast.toml", seed=2, overrides={"transport.cc": "dctcp"})
+>>> res = csigsim.run("scenarios/incast_fat_tree.toml", seed=2, overrides={"transport.cc": "dctcp"})
 >>> res.summary["fct_p99_ns"], res.flows.head()
 
 A scenario is a path to a TOML file, a TOML string, or a dict with the same

@@ -50,9 +50,9 @@ enum Cmd {
         /// Capture until this simulated time.
         #[arg(long = "pcap-end", value_name = "TIME")]
         pcap_end: Option<String>,
-        /// Bytes of each frame stored in the capture.
-        #[arg(long, default_value_t = 256)]
-        snaplen: u32,
+        /// Bytes of each frame stored in the capture (default 256).
+        #[arg(long)]
+        snaplen: Option<u32>,
     },
     /// Parse and check a scenario without running it.
     Validate {
@@ -71,7 +71,7 @@ enum Cmd {
         #[arg(long, value_delimiter = ',')]
         cases: Vec<String>,
         /// Run each case this many times and report the run with the median wall time.
-        #[arg(long, default_value_t = 1)]
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
         repeat: u32,
         /// Internal: run one case in this process and print its JSON.
         #[arg(long, hide = true)]
@@ -84,8 +84,21 @@ fn main() -> ExitCode {
     let result = std::panic::catch_unwind(|| match cli.cmd {
         Cmd::Run { scenario, out, seed, set, quiet, pcap, pcap_flow, pcap_link, pcap_start, pcap_end, snaplen } => {
             let capture = match pcap {
-                Some(path) => Some((path, capture_filter(pcap_flow, &pcap_link, pcap_start, pcap_end, snaplen)?)),
-                None => None,
+                Some(path) => Some((path, capture_filter(pcap_flow, &pcap_link, pcap_start, pcap_end, snaplen.unwrap_or(256))?)),
+                None => {
+                    // A capture filter without a capture would be silently ignored.
+                    let given = [
+                        ("--pcap-flow", !pcap_flow.is_empty()),
+                        ("--pcap-link", !pcap_link.is_empty()),
+                        ("--pcap-start", pcap_start.is_some()),
+                        ("--pcap-end", pcap_end.is_some()),
+                        ("--snaplen", snaplen.is_some()),
+                    ];
+                    if let Some((flag, _)) = given.iter().find(|g| g.1) {
+                        return Err(Failure::Input(InputError::new(*flag, None, None, "applies to a packet capture: give --pcap FILE too")));
+                    }
+                    None
+                }
             };
             cmd_run(&scenario, out, seed, &set, quiet, capture)
         }
@@ -136,14 +149,19 @@ fn load(path: &Path, set: &[String], seed: Option<u64>) -> Result<csigsim::Scena
 fn cmd_validate(path: &Path, set: &[String]) -> Result<(), Failure> {
     let sc = load(path, set, None)?;
     println!(
-        "{}: ok ({} hosts, {} switches, {} links, {} flows)",
+        "{}: ok ({}, {}, {}, {})",
         path.display(),
-        sc.topology.hosts.len(),
-        sc.topology.switches.len(),
-        sc.topology.links.len(),
-        sc.flows.len()
+        count(sc.topology.hosts.len(), "host", "hosts"),
+        count(sc.topology.switches.len(), "switch", "switches"),
+        count(sc.topology.links.len(), "link", "links"),
+        count(sc.flows.len(), "flow", "flows")
     );
     Ok(())
+}
+
+/// "1 switch", "2 switches", "0 switches".
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 fn capture_filter(
@@ -167,11 +185,19 @@ fn capture_filter(
     if snaplen < 64 {
         return Err(bad("--snaplen", format!("snaplen must be at least 64 bytes, got {snaplen}")));
     }
+    let start_ps = time("--pcap-start", &start)?.unwrap_or(0);
+    let end_ps = time("--pcap-end", &end)?;
+    if let Some(e) = end_ps.filter(|&e| e < start_ps) {
+        return Err(bad(
+            "--pcap-end",
+            format!("the capture would end ({}) before it starts (--pcap-start {})", csigsim::units::Time(e), csigsim::units::Time(start_ps)),
+        ));
+    }
     Ok(csigsim::output::capture::CaptureFilter {
         flows: flows.into_iter().map(csigsim::id::FlowId).collect(),
         links: pairs,
-        start_ps: time("--pcap-start", &start)?.unwrap_or(0),
-        end_ps: time("--pcap-end", &end)?,
+        start_ps,
+        end_ps,
         snaplen,
     })
 }
@@ -189,6 +215,7 @@ fn cmd_run(
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "run".into());
         PathBuf::from("runs").join(stem)
     });
+    check_out(&out)?;
     let bar = progress_bar(quiet);
     let started = Instant::now();
     let opts = csigsim::RunOptions { capture };
@@ -210,6 +237,26 @@ fn cmd_run(
     }
     if !res.summary.invariants_ok {
         return Err(Failure::Internal(format!("invariants violated: {}", res.summary.invariant_violations.join("; "))));
+    }
+    Ok(())
+}
+
+/// The run directory must be a directory or creatable as one: checked
+/// before the run, so that a bad `--out` does not cost the whole run.
+fn check_out(out: &Path) -> Result<(), Failure> {
+    for p in out.ancestors().filter(|p| !p.as_os_str().is_empty()) {
+        if let Ok(m) = std::fs::metadata(p) {
+            if m.is_dir() {
+                return Ok(());
+            }
+            let what = if p == out { "it is an existing file".to_string() } else { format!("{} is an existing file", p.display()) };
+            return Err(Failure::Input(InputError::new(
+                "--out",
+                None,
+                None,
+                format!("cannot write the run directory {}: {what}, not a directory", out.display()),
+            )));
+        }
     }
     Ok(())
 }

@@ -206,3 +206,97 @@ fn run_directory_holds_the_library_tables() {
     assert_eq!(main[16], t.delivered_bytes[0].to_string());
     std::fs::remove_dir_all(&out).unwrap();
 }
+
+/// Runs `csigsim run two_hosts.toml --out DIR` with `args`; it must exit 2
+/// before the run, naming each of `needles`, and create no run directory.
+fn refused_run(name: &str, args: &[&str], needles: &[&str]) -> String {
+    let out = tmp(name);
+    let r = bin().arg("run").arg(repo().join("scenarios/two_hosts.toml")).args(args).arg("--out").arg(&out).output().unwrap();
+    let err = String::from_utf8_lossy(&r.stderr).into_owned();
+    assert_eq!(r.status.code(), Some(2), "{name}: {err}");
+    for n in needles {
+        assert!(err.contains(n), "{name}: {err} lacks {n}");
+    }
+    assert!(!out.exists(), "{name}: bad input must not create the run directory");
+    assert!(!err.contains("panicked"), "{name}: {err}");
+    err
+}
+
+#[test]
+fn out_of_range_input_exits_2_before_running() {
+    refused_run("start", &["--set", "flow.0.start=\"18446744073709551615ps\""], &["flow[0].start", "two_hosts.toml (with --set flow[0].start)", "largest time"]);
+    refused_run("size", &["--set", "flow.0.size=\"18446744073709551615B\""], &["flow[0].size", "packets"]);
+    refused_run("header", &["--set", "transport.header=4294967295"], &["transport.header"]);
+    refused_run("mtu", &["--set", "transport.mtu=4294967295"], &["transport.mtu"]);
+    refused_run("int", &["--set", "signals.int.per_hop=4294967295"], &["signals.int.per_hop"]);
+    refused_run("buffer", &["--set", "switch.buffer=\"1KB\"", "--set", "switch.reserved=\"0B\""], &["switch.buffer", "one data packet"]);
+    refused_run("ctrl", &["--set", "switch.ctrl_buffer=\"0B\""], &["switch.ctrl_buffer", "ACK"]);
+    refused_run("headroom", &["--set", "switch.mode=\"pfc\"", "--set", "switch.pfc.headroom=\"1KB\""], &["switch.pfc.headroom"]);
+}
+
+#[test]
+fn flag_errors_exit_2_naming_the_flag() {
+    refused_run("pcap-flow", &["--pcap-flow", "0"], &["--pcap-flow", "--pcap FILE"]);
+    refused_run("pcap-end", &["--pcap-end", "1us"], &["--pcap-end"]);
+    refused_run("snaplen", &["--snaplen", "100"], &["--snaplen"]);
+    let dir = tmp("pcap-order-dir");
+    std::fs::create_dir_all(&dir).unwrap();
+    refused_run("pcap-order", &["--pcap", dir.join("c.pcap").to_str().unwrap(), "--pcap-start", "200us", "--pcap-end", "100us"], &["--pcap-end", "before it starts"]);
+    assert!(!dir.join("c.pcap").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+    let r = bin().args(["bench", "--repeat", "0"]).output().unwrap();
+    assert_eq!(r.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("--repeat"));
+}
+
+#[test]
+fn an_out_that_is_a_file_is_refused_before_the_run() {
+    let dir = tmp("out-file");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("taken");
+    std::fs::write(&file, "keep me").unwrap();
+    for out in [file.clone(), file.join("run")] {
+        let r = bin().arg("run").arg(repo().join("scenarios/two_hosts.toml")).arg("--quiet").arg("--out").arg(&out).output().unwrap();
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(2), "{err}");
+        assert!(err.contains("--out") && err.contains("existing file"), "{err}");
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep me");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn seeds_above_2_63_run_and_are_recorded() {
+    let out = tmp("seed-max");
+    let r = bin().arg("run").arg(repo().join("scenarios/two_hosts.toml")).args(["--quiet", "--seed", "18446744073709551615", "--out"]).arg(&out).output().unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(s["seed"].as_u64(), Some(u64::MAX));
+    // The scenario as run validates again.
+    let v = bin().arg("validate").arg(out.join("scenario.toml")).output().unwrap();
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr));
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn validate_counts_in_words() {
+    let r = bin().arg("validate").arg(repo().join("scenarios/two_hosts.toml")).output().unwrap();
+    assert!(r.status.success());
+    let s = String::from_utf8_lossy(&r.stdout);
+    assert!(s.contains("ok (2 hosts, 1 switch, 2 links, 1 flow)"), "{s}");
+}
+
+#[test]
+fn a_scenario_that_is_not_utf8_is_located() {
+    let mut text = GOOD.as_bytes().to_vec();
+    text.splice(0..0, b"name = \"\xe9\"\n".iter().copied());
+    let dir = tmp("utf8");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bad.toml");
+    std::fs::write(&path, &text).unwrap();
+    let r = bin().arg("validate").arg(&path).output().unwrap();
+    assert_eq!(r.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(err.contains("bad.toml:1:9:") && err.contains("not valid UTF-8"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -15,6 +15,12 @@ pub const PS_PER_US: u64 = 1_000_000;
 pub const PS_PER_MS: u64 = 1_000_000_000;
 pub const PS_PER_S: u64 = 1_000_000_000_000;
 
+/// The largest time a scenario may give: 10^17 ps (100,000 s, about 28
+/// hours of simulated time). Every time key, trace start and capture bound is
+/// refused above it, so that a start plus the engine's sums (link delays,
+/// transmission times, 64 retransmission timeouts) stays far inside 64 bits.
+pub const MAX_TIME_PS: u64 = 100_000 * PS_PER_S;
+
 /// A time or duration in picoseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Time(pub u64);
@@ -48,24 +54,33 @@ impl Rate {
     }
 }
 
-/// Serialization time of `bytes` at `rate_bps`, rounded up to a whole picosecond.
+/// Serialization time of `bytes` at `rate_bps`, rounded up to a whole
+/// picosecond (`u64::MAX` if it does not fit in 64 bits).
 #[inline]
 pub fn tx_time_ps(bytes: u64, rate_bps: u64) -> u64 {
     // A packet's bits x 10^12 fit in 64 bits: the 128-bit division (a
     // library call) is only needed for sizes above 2.3 MB.
     match bytes.checked_mul(8 * PS_PER_S) {
         Some(bits) => bits.div_ceil(rate_bps),
-        None => (bytes as u128 * 8 * PS_PER_S as u128).div_ceil(rate_bps as u128) as u64,
+        None => saturate((bytes as u128 * 8 * PS_PER_S as u128).div_ceil(rate_bps as u128)),
     }
 }
 
-/// Bytes a link of `rate_bps` carries in `ps` picoseconds (rounded down).
+/// Bytes a link of `rate_bps` carries in `ps` picoseconds (rounded down;
+/// `u64::MAX` if it does not fit in 64 bits).
 #[inline]
 pub fn bytes_in(ps: u64, rate_bps: u64) -> u64 {
     match ps.checked_mul(rate_bps) {
         Some(x) => x / (8 * PS_PER_S),
-        None => (ps as u128 * rate_bps as u128 / (8 * PS_PER_S as u128)) as u64,
+        None => saturate(ps as u128 * rate_bps as u128 / (8 * PS_PER_S as u128)),
     }
+}
+
+/// `v`, or `u64::MAX` when it is larger: a result too large for 64 bits
+/// never wraps to a small one.
+#[inline]
+fn saturate(v: u128) -> u64 {
+    u64::try_from(v).unwrap_or(u64::MAX)
 }
 
 const TIME_UNITS: &[(&str, u64)] = &[
@@ -127,7 +142,7 @@ fn parse_with_units(s: &str, units: &[(&str, u64)], what: &str) -> Result<u64, S
     if frac_part.contains('.') || (int_part.is_empty() && frac_part.is_empty()) {
         return Err(format!("malformed number in {what} \"{s}\""));
     }
-    let bad = || format!("{what} \"{s}\" is too large");
+    let bad = || format!("{what} \"{s}\" does not fit in 64 bits");
     let mut mant: u128 = 0;
     for c in int_part.chars().chain(frac_part.chars()) {
         mant = mant.checked_mul(10).and_then(|m| m.checked_add(c as u128 - '0' as u128)).ok_or_else(bad)?;
@@ -141,7 +156,11 @@ fn parse_with_units(s: &str, units: &[(&str, u64)], what: &str) -> Result<u64, S
 }
 
 pub fn parse_time(s: &str) -> Result<Time, String> {
-    parse_with_units(s, TIME_UNITS, "time").map(Time)
+    let t = parse_with_units(s, TIME_UNITS, "time")?;
+    if t > MAX_TIME_PS {
+        return Err(format!("time \"{s}\" is above the largest time, {} ({MAX_TIME_PS} ps)", Time(MAX_TIME_PS)));
+    }
+    Ok(Time(t))
 }
 pub fn parse_size(s: &str) -> Result<Size, String> {
     parse_with_units(s, SIZE_UNITS, "size").map(Size)
@@ -274,10 +293,22 @@ mod tests {
     }
 
     #[test]
+    fn times_stop_at_the_largest_time() {
+        assert_eq!(parse_time("100000s").unwrap(), Time(MAX_TIME_PS));
+        assert_eq!(parse_time("100000000000000000ps").unwrap(), Time(MAX_TIME_PS));
+        assert!(parse_time("100000000000000001ps").unwrap_err().contains("largest time, 100000s"));
+        assert!(parse_time("18446744073709551615ps").unwrap_err().contains("largest time"));
+        assert!(parse_time("18446744073709551616ps").unwrap_err().contains("64 bits"));
+    }
+
+    #[test]
     fn tx_time_is_exact_or_rounded_up() {
         assert_eq!(tx_time_ps(4160, 100_000_000_000), 332_800);
         assert_eq!(tx_time_ps(1, 3), 2_666_666_666_667);
         assert_eq!(bytes_in(332_800, 100_000_000_000), 4160);
+        // Results beyond 64 bits saturate instead of wrapping.
+        assert_eq!(bytes_in(u64::MAX, u64::MAX), u64::MAX);
+        assert_eq!(tx_time_ps(u64::MAX / 8, 1), u64::MAX);
     }
 
     proptest::proptest! {
@@ -287,7 +318,7 @@ mod tests {
             if slow <= u64::MAX as u128 {
                 proptest::prop_assert_eq!(tx_time_ps(bytes, rate) as u128, slow);
             }
-            proptest::prop_assert_eq!(bytes_in(ps, rate), (ps as u128 * rate as u128 / (8 * PS_PER_S as u128)) as u64);
+            proptest::prop_assert_eq!(bytes_in(ps, rate), saturate(ps as u128 * rate as u128 / (8 * PS_PER_S as u128)));
         }
 
         #[test]

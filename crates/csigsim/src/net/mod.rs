@@ -47,7 +47,7 @@ pub fn pfc_headroom(sw: &SwitchConfig, rate_bps: u64, delay_ps: u64, max_packet:
     if let Some(h) = sw.pfc.headroom {
         return h.0;
     }
-    2 * crate::units::bytes_in(delay_ps, rate_bps) + 2 * max_packet + 64
+    crate::units::bytes_in(delay_ps, rate_bps).saturating_mul(2).saturating_add(2 * max_packet + 64)
 }
 
 impl Network {

@@ -11,7 +11,7 @@ use serde::Deserialize;
 pub struct ScenarioFile {
     #[serde(default = "default_name")]
     pub name: String,
-    #[serde(default = "default_seed")]
+    #[serde(default = "default_seed", deserialize_with = "seed")]
     pub seed: u64,
     /// Stop the simulation at this time even if work remains.
     #[serde(default)]
@@ -37,6 +37,31 @@ fn default_name() -> String {
 }
 fn default_seed() -> u64 {
     1
+}
+
+/// A seed: a TOML integer 0 .. 2^63-1, or a string of decimal digits for the
+/// whole 0 .. 2^64-1 (TOML integers stop at 2^63-1).
+fn seed<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    struct V;
+    impl serde::de::Visitor<'_> for V {
+        type Value = u64;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            write!(f, "an integer 0 .. 2^64-1 (above 2^63-1 written as a string of digits)")
+        }
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<u64, E> {
+            u64::try_from(v).map_err(|_| E::custom(format!("seed must not be negative, got {v}")))
+        }
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<u64, E> {
+            Ok(v)
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<u64, E> {
+            match v.parse::<u64>() {
+                Ok(n) if v.bytes().all(|b| b.is_ascii_digit()) => Ok(n),
+                _ => Err(E::custom(format!("a seed written as a string must be decimal digits 0 .. 18446744073709551615, got \"{v}\""))),
+            }
+        }
+    }
+    d.deserialize_any(V)
 }
 
 pub use crate::net::config::{EcnConfig, EcnMode, EcnRule, PfcConfig, RoutingPolicy, SwitchConfig, SwitchMode};

@@ -37,6 +37,22 @@ fn segments(path: &str) -> Vec<Seg> {
     out
 }
 
+/// A key path as errors spell it: `flow.0.src` and `flow[0].src` are both `flow[0].src`.
+pub fn canonical(path: &str) -> String {
+    let mut out = String::new();
+    for seg in segments(path) {
+        match seg {
+            Seg::Key(k) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(&k);
+            }
+            Seg::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
 
 #[derive(Clone, Copy)]
 enum Node<'a> {
@@ -166,6 +182,13 @@ mod tests {
         // A missing key falls back to its deepest parent.
         assert_eq!(locate(TEXT, "flow[1].nope"), locate(TEXT, "flow[1]"));
         assert_eq!(locate(TEXT, "flow[1]"), Some((11, 1)));
+    }
+
+    #[test]
+    fn canonical_keys_use_brackets() {
+        assert_eq!(canonical("flow.0.src"), "flow[0].src");
+        assert_eq!(canonical("flow[0].src"), "flow[0].src");
+        assert_eq!(canonical("switch.ecn.kmin"), "switch.ecn.kmin");
     }
 
     #[test]

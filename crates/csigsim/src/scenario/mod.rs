@@ -59,8 +59,9 @@ impl Override {
 
 /// Loads a scenario file.
 pub fn load_file(path: &Path, overrides: &[Override], seed: Option<u64>) -> Result<Scenario, InputError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| InputError::new(path.display().to_string(), None, None, format!("cannot read the file: {e}")))?;
+    let file = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| InputError::new(&file, None, None, format!("cannot read the file: {e}")))?;
+    let text = error::utf8(bytes, &file)?;
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
     load_str(&text, &path.display().to_string(), &base, overrides, seed)
 }
@@ -69,24 +70,32 @@ pub fn load_file(path: &Path, overrides: &[Override], seed: Option<u64>) -> Resu
 pub fn load_str(text: &str, file: &str, base_dir: &Path, overrides: &[Override], seed: Option<u64>) -> Result<Scenario, InputError> {
     // A seed given on the command line is written into the scenario as run.
     let mut all = overrides.to_vec();
+    // TOML integers stop at 2^63-1: a larger seed is written as a string of digits.
     if let Some(s) = seed {
-        all.push(Override { key: "seed".into(), value: s.to_string() });
+        let value = if i64::try_from(s).is_ok() { s.to_string() } else { format!("\"{s}\"") };
+        all.push(Override { key: "seed".into(), value });
     }
     let overrides = &all[..];
     let text = locate::apply_overrides(text, file, overrides)?;
     let at = |key: &str| locate::locate(&text, key);
-    let err = |key: &str, msg: String| {
-        let key = key.to_string();
-        let overridden = overrides.iter().any(|o| key == o.key || key.starts_with(&format!("{}.", o.key)));
-        let f = if overridden { format!("{file} (with --set {key})") } else { file.to_string() };
-        InputError::new(f, Some(key.clone()), at(&key), msg)
+    // The file an error is in, noting an override that set the key (or a table holding it).
+    let set_keys: Vec<String> = overrides.iter().map(|o| locate::canonical(&o.key)).collect();
+    let file_of = |key: &str| {
+        let overridden = set_keys.iter().any(|k| key == k || key.starts_with(&format!("{k}.")) || key.starts_with(&format!("{k}[")));
+        if overridden {
+            format!("{file} (with --set {key})")
+        } else {
+            file.to_string()
+        }
     };
+    let err = |key: &str, msg: String| InputError::new(file_of(key), Some(key.to_string()), at(key), msg);
     let de = toml::de::Deserializer::parse(&text).map_err(|e| syntax_error(&text, file, e))?;
     let sf: ScenarioFile = serde_path_to_error::deserialize(de).map_err(|e| {
         let key = path_string(e.path());
         let inner = e.into_inner();
         let pos = inner.span().map(|s| error::line_col(&text, s.start)).or_else(|| at(&key));
-        InputError::new(file, (!key.is_empty() && key != ".").then_some(key), pos, inner.message().trim_end().to_string())
+        let key = (!key.is_empty() && key != ".").then_some(key);
+        InputError::new(key.as_deref().map_or_else(|| file.to_string(), file_of), key, pos, inner.message().trim_end().to_string())
     })?;
     validate(sf, &text, base_dir, seed, &err)
 }
@@ -142,16 +151,19 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
     if !(s.pfc.alpha > 0.0 && s.pfc.alpha.is_finite()) {
         return Err(err("switch.pfc.alpha", format!("alpha must be above zero, got {}", s.pfc.alpha)));
     }
-    if s.trim_size == 0 || s.trim_size > t.header + t.mtu {
-        return Err(err("switch.trim_size", format!("trim_size must be between 1 and one packet ({} bytes)", t.header + t.mtu)));
-    }
     if sf.monitor.window.0 == 0 {
         return Err(err("monitor.window", "window must be above zero".into()));
     }
-    check_buffer(&topology, s, t, err)?;
     let max_rate = topology.links.iter().map(|l| l.rate.0).max().unwrap_or(1);
     let is_switch = |name: &str| topology.switches.iter().any(|s| s.name == name);
     let signals = crate::signal::SignalSetup::new(&sf.signals, max_rate, &is_switch, s.buffer).map_err(|(k, m)| err(&format!("signals.{k}"), m))?;
+    let wire = wire_sizes(t, &sf.signals, &signals, err)?;
+    let one_packet = t.header as u64 + t.mtu as u64;
+    if s.trim_size == 0 || s.trim_size as u64 > one_packet {
+        return Err(err("switch.trim_size", format!("trim_size must be between 1 and one packet ({one_packet} bytes), got {}", s.trim_size)));
+    }
+    check_buffer(&topology, s, &wire, err)?;
+    check_ctrl_buffer(s, &wire, err)?;
     let setup = crate::cc::Setup {
         int: sf.signals.int.is_some(),
         ecp: s.ecn.is_some_and(|e| e.mode == EcnMode::Ecp),
@@ -166,8 +178,8 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
         if src == dst {
             return Err(err(&format!("flow[{i}].dst"), "a flow's source and destination must differ".into()));
         }
-        if f.size.0 == 0 {
-            return Err(err(&format!("flow[{i}].size"), "size must be above zero".into()));
+        if let Some(m) = crate::workload::size_error(f.size.0, t.mtu) {
+            return Err(err(&format!("flow[{i}].size"), m));
         }
         flows.push(FlowSpec {
             src: HostId(src),
@@ -182,7 +194,7 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
     let extras = std::cell::RefCell::new(crate::workload::Extras::default());
     for (i, w) in sf.workload.iter().enumerate() {
         let key_err = |key: &str, m| err(&format!("workload[{i}].{key}"), m);
-        let ctx = crate::workload::Ctx { idx: i, topo: &topology, seed, base_dir, err: &key_err, out: &extras };
+        let ctx = crate::workload::Ctx { idx: i, topo: &topology, seed, base_dir, mtu: t.mtu, err: &key_err, out: &extras };
         crate::workload::expand(w, &ctx, &mut flows)?;
     }
     let extras = extras.into_inner();
@@ -226,8 +238,93 @@ fn check_ecn(e: &EcnConfig, key: &str, err: &ErrFn) -> Result<(), InputError> {
     Ok(())
 }
 
-/// Every switch must have shared buffer left after reservations and headroom.
-fn check_buffer(topo: &TopologySpec, s: &SwitchConfig, t: &TransportConfig, err: &ErrFn) -> Result<(), InputError> {
+/// Wire bytes of the largest data packet and of the largest ACK, and their parts.
+struct WireSizes {
+    mtu: u64,
+    header: u64,
+    /// A CSIG tag (0 without `[signals.csig]`).
+    tag: u64,
+    /// The INT stack every data packet and ACK reserves (0 without `[signals.int]`).
+    int: u64,
+    ack_size: u64,
+}
+
+impl WireSizes {
+    fn data(&self) -> u64 {
+        self.mtu + self.header + self.tag + self.int
+    }
+    fn ack(&self) -> u64 {
+        self.ack_size + self.tag + self.int
+    }
+    /// How a data packet's size is made up, for messages.
+    fn data_parts(&self) -> String {
+        format!("mtu {} + header {} + CSIG tag {} + INT {}", self.mtu, self.header, self.tag, self.int)
+    }
+}
+
+/// The largest wire size: the engine counts a packet's bytes in 32 bits.
+const MAX_WIRE: u64 = u32::MAX as u64;
+
+/// Packet sizes, summed in 64 bits: a data packet (payload, header, tag,
+/// INT) and an ACK (its size, tag, INT) must each fit in 32 bits. A sum that
+/// does not names its largest part.
+fn wire_sizes(t: &TransportConfig, sc: &crate::signal::SignalsConfig, setup: &crate::signal::SignalSetup, err: &ErrFn) -> Result<WireSizes, InputError> {
+    let int = match &sc.int {
+        Some(ic) => {
+            let (header, hops) = (ic.header as u64, ic.per_hop as u64 * ic.max_hops as u64);
+            if header + hops > MAX_WIRE {
+                let key = if hops >= header { "signals.int.per_hop" } else { "signals.int.header" };
+                return Err(err(
+                    key,
+                    format!(
+                        "INT would add header {header} + per_hop {} x max_hops {} = {} bytes to every packet; the largest wire size is {MAX_WIRE} bytes",
+                        ic.per_hop,
+                        ic.max_hops,
+                        header + hops
+                    ),
+                ));
+            }
+            header + hops
+        }
+        None => 0,
+    };
+    let w = WireSizes {
+        mtu: t.mtu as u64,
+        header: t.header as u64,
+        tag: setup.csig.as_ref().map_or(0, |c| c.size.bytes() as u64),
+        int,
+        ack_size: t.ack_size as u64,
+    };
+    let int_key = if sc.int.is_some_and(|ic| ic.header as u64 > ic.per_hop as u64 * ic.max_hops as u64) { "signals.int.header" } else { "signals.int.per_hop" };
+    if w.data() > MAX_WIRE {
+        let key = [("transport.mtu", w.mtu), ("transport.header", w.header), (int_key, w.int)].into_iter().max_by_key(|p| p.1).map_or("transport.mtu", |p| p.0);
+        return Err(err(
+            key,
+            format!("a data packet would be {} bytes on the wire ({}); the largest wire size is {MAX_WIRE} bytes", w.data(), w.data_parts()),
+        ));
+    }
+    if w.ack() > MAX_WIRE {
+        let key = if w.ack_size >= w.int { "transport.ack_size" } else { int_key };
+        return Err(err(
+            key,
+            format!(
+                "an ACK would be {} bytes on the wire (ack_size {} + CSIG tag {} + INT {}); the largest wire size is {MAX_WIRE} bytes",
+                w.ack(),
+                w.ack_size,
+                w.tag,
+                w.int
+            ),
+        ));
+    }
+    Ok(w)
+}
+
+/// Every switch must have shared buffer left after reservations and
+/// headroom, and an empty switch must take one data packet of the largest
+/// size: otherwise every packet would be dropped (or trimmed) and resent
+/// forever. In PFC mode the headroom must hold one packet and what the link
+/// delivers in a round trip, or a PAUSE comes too late and "lossless" drops.
+fn check_buffer(topo: &TopologySpec, s: &SwitchConfig, wire: &WireSizes, err: &ErrFn) -> Result<(), InputError> {
     let mut ports = vec![Vec::new(); topo.switches.len()];
     for l in &topo.links {
         for e in [l.a, l.b] {
@@ -236,8 +333,11 @@ fn check_buffer(topo: &TopologySpec, s: &SwitchConfig, t: &TransportConfig, err:
             }
         }
     }
-    let max_packet = (t.mtu + t.header) as u64;
+    // The engine sizes the default headroom by payload and header only.
+    let max_packet = wire.mtu + wire.header;
+    let packet = wire.data();
     for (i, pl) in ports.iter().enumerate() {
+        let name = &topo.switches[i].name;
         let headroom: u64 = if s.mode.headroom() {
             pl.iter()
                 .map(|l| crate::net::pfc_headroom(s, l.rate.0, l.delay.0, max_packet))
@@ -246,13 +346,13 @@ fn check_buffer(topo: &TopologySpec, s: &SwitchConfig, t: &TransportConfig, err:
         } else {
             0
         };
-        let need = (s.reserved.0 + headroom) * pl.len() as u64;
-        if need >= s.buffer.0 {
+        let need = (s.reserved.0 as u128 + headroom as u128) * pl.len() as u128;
+        if need >= s.buffer.0 as u128 {
             return Err(err(
                 "switch.buffer",
                 format!(
                     "switch \"{}\" has {} ports: {} bytes of buffer leave nothing to share after {} bytes of reservation{}",
-                    topo.switches[i].name,
+                    name,
                     pl.len(),
                     s.buffer.0,
                     need,
@@ -260,6 +360,68 @@ fn check_buffer(topo: &TopologySpec, s: &SwitchConfig, t: &TransportConfig, err:
                 ),
             ));
         }
+        let shared = s.buffer.0 - need as u64;
+        if s.mode.headroom() {
+            for l in pl {
+                let round_trip = crate::units::bytes_in(l.delay.0, l.rate.0).saturating_mul(2);
+                if headroom < packet.saturating_add(round_trip) {
+                    let given = if s.pfc.headroom.is_some() { "" } else { "the default " };
+                    return Err(err(
+                        "switch.pfc.headroom",
+                        format!(
+                            "{given}PFC headroom of {headroom} bytes at switch \"{name}\" is below one data packet ({packet} bytes) plus what its link to \"{}\" ({}, {}) delivers in a round trip ({round_trip} bytes): set it to at least {} bytes",
+                            topo.node_name(if l.a == crate::net::topology::NodeRef::Switch(i as u32) { l.b } else { l.a }),
+                            l.rate,
+                            l.delay,
+                            packet.saturating_add(round_trip)
+                        ),
+                    ));
+                }
+            }
+        } else if packet > s.reserved.0 {
+            // An empty egress queue takes a packet beyond its reservation if the
+            // excess fits the free shared buffer and dt_alpha times it.
+            let extra = packet - s.reserved.0;
+            let limit = ((s.dt_alpha * shared as f64) as u64).min(shared);
+            if extra > limit {
+                let key = if extra <= shared { "switch.dt_alpha" } else { "switch.buffer" };
+                return Err(err(
+                    key,
+                    format!(
+                        "switch \"{name}\" cannot take one data packet of {packet} bytes ({}) even when empty: {} bytes are reserved per port and an egress queue may take at most {limit} of the {shared} shared bytes (dt_alpha {})",
+                        wire.data_parts(),
+                        s.reserved.0,
+                        s.dt_alpha
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A switch port's control queue must hold the largest control packet: an
+/// ACK (or NACK, or CNP), or in `trim` mode a trimmed packet. Otherwise every
+/// one of them is dropped and the flows never finish.
+fn check_ctrl_buffer(s: &SwitchConfig, wire: &WireSizes, err: &ErrFn) -> Result<(), InputError> {
+    let cap = s.ctrl_buffer.0;
+    if wire.ack() > cap {
+        return Err(err(
+            "switch.ctrl_buffer",
+            format!(
+                "ctrl_buffer ({cap} bytes) cannot hold one ACK of {} bytes (ack_size {} + CSIG tag {} + INT {}): every ACK would be dropped",
+                wire.ack(),
+                wire.ack_size,
+                wire.tag,
+                wire.int
+            ),
+        ));
+    }
+    if s.mode == SwitchMode::Trim && s.trim_size as u64 > cap {
+        return Err(err(
+            "switch.ctrl_buffer",
+            format!("ctrl_buffer ({cap} bytes) cannot hold one trimmed packet (trim_size {} bytes): every trimmed packet would be dropped", s.trim_size),
+        ));
     }
     Ok(())
 }

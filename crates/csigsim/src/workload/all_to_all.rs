@@ -1,6 +1,6 @@
 //! All-to-all: every host sends one flow to every other host.
 
-use super::{hosts_of, label, nonzero, Ctx};
+use super::{hosts_of, label, flow_size, Ctx};
 use crate::net::topology::HostRef;
 use super::FlowSpec;
 use crate::id::HostId;
@@ -23,7 +23,7 @@ pub struct AllToAllConfig {
 
 pub fn expand(c: &AllToAllConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Result<(), InputError> {
     let err = ctx.err;
-    let size = nonzero(c.size.0, err)?;
+    let size = flow_size(c.size.0, ctx)?;
     let hs = hosts_of(ctx.topo, &c.hosts, err)?;
     if hs.len() < 2 {
         return Err(err("hosts", "all_to_all needs at least two hosts".into()));

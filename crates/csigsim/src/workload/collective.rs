@@ -142,6 +142,9 @@ pub fn expand(c: &CollectiveConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Res
     if c.chunk.0 == 0 {
         return Err(err("chunk", "chunk must be above zero".into()));
     }
+    if let Some(m) = super::size_error(c.chunk.0.min(c.size.0), ctx.mtu) {
+        return Err(err("chunk", m));
+    }
     // Each channel's share of a block, then its slices.
     let per_channel = c.size.0 / n as u64 / c.channels as u64;
     if per_channel == 0 {

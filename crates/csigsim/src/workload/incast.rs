@@ -1,6 +1,6 @@
 //! Incast: N senders to one receiver, all starting together.
 
-use super::{hosts_of, label, nonzero, Ctx};
+use super::{hosts_of, label, flow_size, Ctx};
 use crate::net::topology::HostRef;
 use super::FlowSpec;
 use crate::id::HostId;
@@ -28,7 +28,7 @@ pub struct IncastConfig {
 
 pub fn expand(c: &IncastConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Result<(), InputError> {
     let (err, topo) = (ctx.err, ctx.topo);
-    let size = nonzero(c.size.0, err)?;
+    let size = flow_size(c.size.0, ctx)?;
     let rx = resolve_host(topo, &c.receiver).map_err(|m| err("receiver", m))?;
     let n = topo.hosts.len() as u32;
     let tx: Vec<u32> = match (&c.senders, c.count) {

@@ -29,6 +29,9 @@ pub struct Ctx<'a> {
     pub seed: u64,
     /// Relative file names are relative to this directory.
     pub base_dir: &'a Path,
+    /// Payload bytes per packet (`transport.mtu`): a flow's size must come to
+    /// at most `u32::MAX` packets.
+    pub mtu: u32,
     pub err: &'a KeyErr<'a>,
     /// Dependencies and collectives the generator adds.
     pub out: &'a std::cell::RefCell<Extras>,
@@ -90,11 +93,28 @@ fn label(name: &Option<String>, prefix: &str, idx: usize) -> String {
     name.clone().unwrap_or_else(|| format!("{prefix}{idx}"))
 }
 
-fn nonzero(size: u64, err: &KeyErr) -> Result<u64, InputError> {
+/// Checks the `size` of a generator's flows.
+fn flow_size(size: u64, ctx: &Ctx) -> Result<u64, InputError> {
+    match size_error(size, ctx.mtu) {
+        Some(m) => Err((ctx.err)("size", m)),
+        None => Ok(size),
+    }
+}
+
+/// Why `size` bytes cannot be a flow with packets of `mtu` payload bytes, if
+/// they cannot: it is zero, or more than `u32::MAX` packets.
+pub fn size_error(size: u64, mtu: u32) -> Option<String> {
+    let max = u32::MAX as u64 * mtu as u64;
     if size == 0 {
-        Err(err("size", "size must be above zero".into()))
+        Some("size must be above zero".into())
+    } else if size > max {
+        Some(format!(
+            "a flow of {size} bytes would be {} packets of mtu {mtu} bytes; a flow may have at most {} packets ({max} bytes)",
+            size.div_ceil(mtu as u64),
+            u32::MAX
+        ))
     } else {
-        Ok(size)
+        None
     }
 }
 

@@ -1,7 +1,7 @@
 //! Permutation: every host sends one flow to a distinct host, drawn as a
 //! uniformly random cyclic permutation (so no host sends to itself).
 
-use super::{hosts_of, label, nonzero, Ctx};
+use super::{hosts_of, label, flow_size, Ctx};
 use crate::net::topology::HostRef;
 use super::FlowSpec;
 use crate::id::HostId;
@@ -25,7 +25,7 @@ pub struct PermutationConfig {
 
 pub fn expand(c: &PermutationConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Result<(), InputError> {
     let err = ctx.err;
-    let size = nonzero(c.size.0, err)?;
+    let size = flow_size(c.size.0, ctx)?;
     let hs = hosts_of(ctx.topo, &c.hosts, err)?;
     if hs.len() < 2 {
         return Err(err("hosts", "a permutation needs at least two hosts".into()));

@@ -88,6 +88,11 @@ impl Cdf {
         Some(Cdf::parse(text).expect("shipped distributions parse"))
     }
 
+    /// The largest size in bytes.
+    pub fn max(&self) -> f64 {
+        self.points[self.points.len() - 1].0
+    }
+
     /// Mean size in bytes.
     pub fn mean(&self) -> f64 {
         let mut m = 0.0;
@@ -179,6 +184,9 @@ pub fn expand(c: &PoissonConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Result
             Cdf::parse(&text).map_err(|(line, m)| InputError::new(fname, None, Some((line, 1)), m))?
         }
     };
+    if let Some(m) = super::size_error(cdf.max().ceil() as u64, ctx.mtu) {
+        return Err(err("cdf", format!("the distribution's largest size: {m}")));
+    }
     let hs = hosts_of(ctx.topo, &c.hosts, err)?;
     if hs.len() < 2 {
         return Err(err("hosts", "Poisson traffic needs at least two hosts".into()));
