@@ -84,4 +84,10 @@ pub struct FlowEntry {
     /// Cap on the flow's sending rate (paced), below what its congestion control allows.
     #[serde(default)]
     pub rate: Option<crate::units::Rate>,
+    /// Start only when these `[[flow]]` entries (by position) have arrived
+    /// whole at their receivers, plus `gap`: a pipeline's dependencies.
+    #[serde(default)]
+    pub after: Vec<u32>,
+    #[serde(default)]
+    pub gap: Time,
 }

@@ -192,6 +192,7 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
     }
     let seed = seed.unwrap_or(sf.seed);
     let extras = std::cell::RefCell::new(crate::workload::Extras::default());
+    flow_deps(&sf.flow, &mut extras.borrow_mut().deps, err)?;
     for (i, w) in sf.workload.iter().enumerate() {
         let key_err = |key: &str, m| err(&format!("workload[{i}].{key}"), m);
         let ctx = crate::workload::Ctx { idx: i, topo: &topology, seed, base_dir, mtu: t.mtu, err: &key_err, out: &extras };
@@ -213,6 +214,48 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
         collectives: extras.collectives,
         resolved_toml: text.to_string(),
     })
+}
+
+/// The `after` lists of `[[flow]]` entries: known entries, no flow waiting
+/// for itself, and no cycle (its flows would never start).
+fn flow_deps(entries: &[FlowEntry], deps: &mut Vec<crate::workload::collective::FlowDep>, err: &ErrFn) -> Result<(), InputError> {
+    let n = entries.len();
+    for (i, f) in entries.iter().enumerate() {
+        for (j, &a) in f.after.iter().enumerate() {
+            let key = format!("flow[{i}].after[{j}]");
+            if a as usize >= n {
+                return Err(err(&key, format!("there is no flow {a}: the scenario has {n} [[flow]] entries (0..{})", n.saturating_sub(1))));
+            }
+            if a as usize == i || f.after[..j].contains(&a) {
+                return Err(err(&key, format!("flow {a} is listed twice or is the flow itself")));
+            }
+        }
+        if !f.after.is_empty() {
+            deps.push(crate::workload::collective::FlowDep { flow: i as u32, after: f.after.clone(), gap: f.gap });
+        } else if f.gap.0 != 0 {
+            return Err(err(&format!("flow[{i}].gap"), "gap applies to a flow with `after`".into()));
+        }
+    }
+    // Kahn's algorithm: whatever is left waits, directly or not, for itself.
+    let mut waiting: Vec<usize> = entries.iter().map(|f| f.after.len()).collect();
+    let mut ready: Vec<usize> = (0..n).filter(|&i| waiting[i] == 0).collect();
+    let mut done = 0;
+    while let Some(i) = ready.pop() {
+        done += 1;
+        for (k, f) in entries.iter().enumerate() {
+            if f.after.contains(&(i as u32)) {
+                waiting[k] -= 1;
+                if waiting[k] == 0 {
+                    ready.push(k);
+                }
+            }
+        }
+    }
+    if done < n {
+        let i = (0..n).find(|&i| waiting[i] > 0).unwrap_or(0);
+        return Err(err(&format!("flow[{i}].after"), "the flows' `after` lists form a cycle: none of its flows could start".into()));
+    }
+    Ok(())
 }
 
 /// One ECN setting (`switch.ecn` or a rule's): thresholds in order, probabilities in range.

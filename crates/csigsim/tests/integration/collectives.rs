@@ -104,3 +104,34 @@ fn collective_errors_name_the_key() {
     let e = csigsim::scenario::load_str(&bad, "t.toml", std::path::Path::new("."), &[], None).unwrap_err();
     assert_eq!(e.key.as_deref(), Some("workload[0].size"), "{e}");
 }
+
+const PIPE: &str = "name = \"pipe\"\n[topology]\nkind = \"fat_tree\"\nk = 4\n\
+    [[flow]]\nsrc = 0\ndst = 1\nsize = \"1MB\"\nstart = \"3us\"\n\
+    [[flow]]\nsrc = 1\ndst = 5\nsize = \"1MB\"\nafter = [0]\ngap = \"5us\"\n\
+    [[flow]]\nsrc = 5\ndst = 9\nsize = \"2MB\"\nafter = [1, 0]\n";
+
+#[test]
+fn a_pipeline_of_flows_starts_each_stage_when_its_input_arrived() {
+    let mut w = World::new(load(PIPE));
+    w.run(u64::MAX);
+    let f = w.flows();
+    assert_eq!(f[0].start_ps, 3_000_000);
+    assert_eq!(f[1].start_ps, f[0].finish_ps.unwrap() + 5_000_000);
+    assert_eq!(f[2].start_ps, f[1].finish_ps.unwrap());
+    assert_eq!(w.stats().flows_completed, 3);
+}
+
+#[test]
+fn pipeline_errors_name_the_entry() {
+    let cases = [
+        (PIPE.replace("after = [1, 0]", "after = [7]"), "flow[2].after[0]", "there is no flow 7"),
+        (PIPE.replace("after = [1, 0]", "after = [2]"), "flow[2].after[0]", "the flow itself"),
+        (PIPE.replace("start = \"3us\"", "after = [2]"), "flow[0].after", "cycle"),
+        (PIPE.replace("start = \"3us\"", "gap = \"1us\""), "flow[0].gap", "applies to a flow with `after`"),
+    ];
+    for (text, key, msg) in cases {
+        let e = csigsim::scenario::load_str(&text, "t.toml", std::path::Path::new("."), &[], None).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some(key), "{e}");
+        assert!(e.to_string().contains(msg), "{e}");
+    }
+}
