@@ -69,6 +69,11 @@ class Results:
         return _frame(self._output.columns("collectives"), _COLLECTIVES)
 
     @cached_property
+    def rpcs(self) -> pd.DataFrame:
+        """Every RPC of an `rpc` workload with its latency (empty when the run has none)."""
+        return _frame(self._output.columns("rpcs"), _RPCS)
+
+    @cached_property
     def cc(self) -> pd.DataFrame:
         """Congestion-control state per flow and monitor window (empty unless monitor.cc is on)."""
         return _frame(self._output.columns("cc"), _CC)
@@ -94,6 +99,11 @@ class Results:
     def cc_csv(self) -> str:
         """The text of cc.csv ("" unless monitor.cc is on)."""
         return self._output.csv("cc")
+
+    @cached_property
+    def rpcs_csv(self) -> str:
+        """The text of rpcs.csv ("" when the run has no RPC workload)."""
+        return self._output.csv("rpcs")
 
     @cached_property
     def collectives_csv(self) -> str:
@@ -202,6 +212,18 @@ _COLLECTIVES = [
     ("size_bytes", "int", "size_bytes"),
     ("algbw_gbps", "decimals", "algbw_gbps"),
     ("busbw_gbps", "decimals", "busbw_gbps"),
+]
+
+_RPCS = [
+    ("flow_id", "int", "flow_id"),
+    ("name", "text", "name"),
+    ("class", "text", "class"),
+    ("src", "text", "src"),
+    ("dst", "text", "dst"),
+    ("size_bytes", "int", "size_bytes"),
+    ("start_ns", "ns", "start_ps"),
+    ("finish_ns", "ns", "finish_ps"),
+    ("latency_ns", "ns", "latency_ps"),
 ]
 
 _INT64_MAX = np.iinfo(np.int64).max

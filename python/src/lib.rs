@@ -55,7 +55,7 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 #[pyclass(frozen, name = "Output", module = "csigsim._core")]
 struct Output(RunOutput);
 
-const TABLES: [&str; 5] = ["flows", "links", "signals", "cc", "collectives"];
+const TABLES: [&str; 6] = ["flows", "links", "signals", "cc", "collectives", "rpcs"];
 
 fn unknown_table(table: &str) -> PyErr {
     PyValueError::new_err(format!("no table {table:?} (tables: {})", TABLES.join(", ")))
@@ -101,6 +101,7 @@ impl Output {
             "signals" => Ok(py.detach(|| o.signals_csv())),
             "cc" => Ok(py.detach(|| o.cc_csv())),
             "collectives" => Ok(py.detach(|| o.collectives_csv())),
+            "rpcs" => Ok(py.detach(|| o.rpcs_csv())),
             _ => Err(unknown_table(table)),
         }
     }
@@ -211,6 +212,19 @@ impl Output {
                 let gbps = |v: &[Option<f64>]| -> Vec<f64> { v.iter().map(|x| x.map_or(f64::NAN, |x| as_written(format!("{x:.3}")))).collect() };
                 d.set_item("algbw_gbps", gbps(&c.algbw_gbps).into_pyarray(py))?;
                 d.set_item("busbw_gbps", gbps(&c.busbw_gbps).into_pyarray(py))?;
+            }
+            "rpcs" => {
+                let Some(r) = &t.rpcs else { return Ok(None) };
+                d.set_item("flow_id", r.flow_id.clone().into_pyarray(py))?;
+                d.set_item("name", &r.name)?;
+                let class: Vec<String> = r.class.iter().map(|c| c.to_string()).collect();
+                d.set_item("class", class)?;
+                d.set_item("src", &r.src)?;
+                d.set_item("dst", &r.dst)?;
+                d.set_item("size_bytes", r.size_bytes.clone().into_pyarray(py))?;
+                d.set_item("start_ps", r.start_ps.clone().into_pyarray(py))?;
+                d.set_item("finish_ps", optional(py, &r.finish_ps)?)?;
+                d.set_item("latency_ps", optional(py, &r.latency_ps)?)?;
             }
             _ => return Err(unknown_table(table)),
         }

@@ -237,6 +237,7 @@ TEXT_COLUMNS = {
     "signals": ("signal", "unit", "bottleneck"),
     "cc": ("cc",),
     "collectives": ("name", "op"),
+    "rpcs": ("name", "class", "src", "dst"),
 }
 
 
@@ -253,6 +254,7 @@ TEXT_COLUMNS = {
         # Collectives: steps and totals, and an unfinished one (empty cells).
         ("ring_allreduce.toml", {"workload.0.size": "4MB"}),
         ("ring_allreduce.toml", {"workload.0.size": "4MB", "stop": "100us"}),
+        ("rpc_bursty_background.toml", {"workload.0.duration": "2ms", "stop": "1ms"}),
     ],
 )
 def test_frames_from_columns_equal_the_written_files(tmp_path, scenario, overrides):

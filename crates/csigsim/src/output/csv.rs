@@ -2,7 +2,7 @@
 //! reads the simulation.
 
 use super::fmt_ns;
-use super::tables::{CcTable, CollectiveTable, FlowTable, LinkTable, SignalTable};
+use super::tables::{CcTable, CollectiveTable, RpcTable, FlowTable, LinkTable, SignalTable};
 use std::io::{self, Write};
 
 pub const FLOWS_HEADER: &str = "flow_id,name,src,dst,size_bytes,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown,bytes_sent,retransmits,timeouts,nacks,trims,ecn_marked,delivered_bytes,cnps\n";
@@ -167,6 +167,28 @@ pub fn write_collectives(t: &CollectiveTable, out: &mut impl Write) -> io::Resul
             t.size_bytes[i],
             gbps(t.algbw_gbps[i]),
             gbps(t.busbw_gbps[i]),
+        )?;
+    }
+    Ok(())
+}
+
+const RPCS_HEADER: &str = "flow_id,name,class,src,dst,size_bytes,start_ns,finish_ns,latency_ns\n";
+
+pub fn write_rpcs(t: &RpcTable, out: &mut impl Write) -> io::Result<()> {
+    out.write_all(RPCS_HEADER.as_bytes())?;
+    for i in 0..t.len() {
+        writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{}",
+            t.flow_id[i],
+            csv_field(&t.name[i]),
+            t.class[i],
+            csv_field(&t.src[i]),
+            csv_field(&t.dst[i]),
+            t.size_bytes[i],
+            fmt_ns(t.start_ps[i]),
+            opt_ns(t.finish_ps[i]),
+            opt_ns(t.latency_ps[i]),
         )?;
     }
     Ok(())

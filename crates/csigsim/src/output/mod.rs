@@ -9,7 +9,7 @@ pub use crate::monitor::capture;
 pub mod csv;
 pub mod tables;
 
-pub use tables::{CcTable, CollectiveTable, FlowTable, LinkColumns, LinkCounters, LinkRow, LinkTable, SignalTable, Tables};
+pub use tables::{CcTable, CollectiveTable, FlowTable, RpcTable, LinkColumns, LinkCounters, LinkRow, LinkTable, SignalTable, Tables};
 
 use crate::engine::World;
 use serde::Serialize;
@@ -332,7 +332,23 @@ pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
         invariant_violations: violations,
     };
     let collectives = (!sc.collectives.is_empty()).then(|| collectives_table(w));
-    RunOutput { summary, tables: Tables { flows: ft, links, signals, cc, collectives }, scenario_toml: sc.resolved_toml.clone() }
+    let rpcs = (!sc.rpcs.is_empty()).then(|| {
+        let mut t = RpcTable::default();
+        for r in &sc.rpcs {
+            let i = r.flow as usize;
+            t.flow_id.push(r.flow);
+            t.name.push(r.name.clone());
+            t.class.push(r.class);
+            t.src.push(ft.src[i].clone());
+            t.dst.push(ft.dst[i].clone());
+            t.size_bytes.push(ft.size_bytes[i]);
+            t.start_ps.push(ft.start_ps[i]);
+            t.finish_ps.push(ft.finish_ps[i]);
+            t.latency_ps.push(ft.fct_ps[i]);
+        }
+        t
+    });
+    RunOutput { summary, tables: Tables { flows: ft, links, signals, cc, collectives, rpcs }, scenario_toml: sc.resolved_toml.clone() }
 }
 
 impl RunOutput {
@@ -348,6 +364,7 @@ impl RunOutput {
         write_file(&dir.join("signals.csv"), self.tables.signals.as_ref(), csv::write_signals)?;
         write_file(&dir.join("cc.csv"), self.tables.cc.as_ref(), csv::write_cc)?;
         write_file(&dir.join("collectives.csv"), self.tables.collectives.as_ref(), csv::write_collectives)?;
+        write_file(&dir.join("rpcs.csv"), self.tables.rpcs.as_ref(), csv::write_rpcs)?;
         std::fs::write(dir.join("scenario.toml"), &self.scenario_toml)?;
         Ok(())
     }
@@ -369,6 +386,11 @@ impl RunOutput {
     /// The text of `signals.csv`; empty when the scenario enables no signal.
     pub fn signals_csv(&self) -> String {
         self.tables.signals.as_ref().map_or_else(String::new, |t| csv::to_string(t, csv::write_signals))
+    }
+
+    /// The text of `rpcs.csv`; empty when the scenario has no `rpc` workload.
+    pub fn rpcs_csv(&self) -> String {
+        self.tables.rpcs.as_ref().map_or_else(String::new, |t| csv::to_string(t, csv::write_rpcs))
     }
 
     /// The text of `collectives.csv`; empty when the scenario runs no collective.

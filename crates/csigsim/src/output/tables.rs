@@ -15,6 +15,33 @@ pub struct Tables {
     pub cc: Option<CcTable>,
     /// Present when the scenario runs collectives.
     pub collectives: Option<CollectiveTable>,
+    /// Present when the scenario has an `rpc` workload.
+    pub rpcs: Option<RpcTable>,
+}
+
+/// `rpcs.csv`: one row per RPC (foreground or background), in flow order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RpcTable {
+    pub flow_id: Vec<u32>,
+    pub name: Vec<String>,
+    pub class: Vec<&'static str>,
+    pub src: Vec<String>,
+    pub dst: Vec<String>,
+    pub size_bytes: Vec<u64>,
+    pub start_ps: Vec<u64>,
+    pub finish_ps: Vec<Option<u64>>,
+    /// The RPC's latency: its flow's completion time.
+    pub latency_ps: Vec<Option<u64>>,
+}
+
+impl RpcTable {
+    pub fn len(&self) -> usize {
+        self.flow_id.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.flow_id.is_empty()
+    }
 }
 
 /// `collectives.csv`: one row per step of each collective instance (an

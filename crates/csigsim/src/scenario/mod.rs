@@ -37,6 +37,8 @@ pub struct Scenario {
     pub deps: Vec<crate::workload::collective::FlowDep>,
     /// Collective operations, for collectives.csv.
     pub collectives: Vec<crate::workload::collective::CollectiveSpec>,
+    /// RPC flows, for rpcs.csv.
+    pub rpcs: Vec<crate::workload::rpc::RpcSpec>,
     /// The scenario text after overrides, as run (for the run directory).
     pub resolved_toml: String,
 }
@@ -212,6 +214,7 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
         flows,
         deps: extras.deps,
         collectives: extras.collectives,
+        rpcs: extras.rpcs,
         resolved_toml: text.to_string(),
     })
 }

@@ -19,6 +19,7 @@ pub type KeyErr<'a> = dyn Fn(&str, String) -> InputError + 'a;
 pub struct Extras {
     pub deps: Vec<collective::FlowDep>,
     pub collectives: Vec<collective::CollectiveSpec>,
+    pub rpcs: Vec<rpc::RpcSpec>,
 }
 
 /// What a generator expands against.
@@ -67,6 +68,7 @@ generators! {
     (all_to_all, AllToAll, "all_to_all", AllToAllConfig, "every host sends one flow to every other host"),
     (trace, Trace, "trace", TraceConfig, "flows from a CSV file: src,dst,size,start"),
     (poisson, Poisson, "poisson", PoissonConfig, "Poisson arrivals at a target load, sizes from an empirical CDF (websearch, hadoop or a file)"),
+    (rpc, Rpc, "rpc", RpcConfig, "RPCs of one size at a target load (Poisson), with an optional on/off bursty background; latencies in rpcs.csv"),
     (collective, Collective, "collective", CollectiveConfig, "a collective (all_reduce, all_gather, reduce_scatter) on a ring of hosts, as NCCL pipelines it, with dependencies between sends"),
 }
 

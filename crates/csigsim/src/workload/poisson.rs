@@ -160,8 +160,13 @@ fn ln(x: f64) -> f64 {
     exp as f64 * LN2 + 2.0 * sum
 }
 
+/// A draw of the exponential distribution of mean 1: -ln(1 - U), U in [0, 1).
+pub(crate) fn exponential(rng: &mut Stream) -> f64 {
+    -ln(1.0 - rng.unit())
+}
+
 /// The rate of host `h`'s link (its only link).
-fn host_rate(topo: &TopologySpec, h: u32) -> u64 {
+pub(crate) fn host_rate(topo: &TopologySpec, h: u32) -> u64 {
     topo.links.iter().find(|l| l.a == NodeRef::Host(h) || l.b == NodeRef::Host(h)).map_or(0, |l| l.rate.0)
 }
 
@@ -201,8 +206,7 @@ pub fn expand(c: &PoissonConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Result
         let per_ps = c.load * host_rate(ctx.topo, h) as f64 / (8.0 * mean) / PS_PER_S as f64;
         let mut t = c.start.0 as f64;
         loop {
-            // Exponential gap: -ln(1 - U) / rate, U in [0, 1).
-            t += -ln(1.0 - rng.unit()) / per_ps;
+            t += exponential(&mut rng) / per_ps;
             if t >= end as f64 {
                 break;
             }
