@@ -357,13 +357,32 @@ fn peak_rss() -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// CPU time of this process so far, user and system, in seconds.
+#[cfg(unix)]
+fn cpu_times() -> Option<(f64, f64)> {
+    // SAFETY: getrusage fills the struct it is given and reads nothing else.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return None;
+    }
+    let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    Some((s(ru.ru_utime), s(ru.ru_stime)))
+}
+
+#[cfg(not(unix))]
+fn cpu_times() -> Option<(f64, f64)> {
+    None
+}
+
 fn cmd_bench(json: bool, only: &[String], child: Option<String>, repeat: u32) -> Result<(), Failure> {
     let all = csigsim::bench::cases();
     if let Some(name) = child {
         let case = all.iter().find(|c| c.name == name).ok_or_else(|| Failure::Internal(format!("no bench case {name}")))?;
         let sc = csigsim::scenario::load_str(&case.toml, case.name, Path::new("."), &[], None)?;
         let r = csigsim::run(sc, |_| true);
+        let cpu = cpu_times();
         let s = &r.summary;
+        let cpu_s = cpu.map(|(u, k)| u + k);
         let v = serde_json::json!({
             "case": case.name,
             "hosts": s.hosts,
@@ -376,6 +395,10 @@ fn cmd_bench(json: bool, only: &[String], child: Option<String>, repeat: u32) ->
             "link_hops_per_s": s.link_hops_per_s,
             "events_per_link_hop": s.events_per_link_hop,
             "peak_rss_bytes": peak_rss(),
+            "user_s": cpu.map(|c| c.0),
+            "sys_s": cpu.map(|c| c.1),
+            "cpu_s": cpu_s,
+            "link_hops_per_cpu_s": cpu_s.filter(|&c| c > 0.0).map(|c| s.link_hops as f64 / c),
             "invariants_ok": s.invariants_ok,
         });
         println!("{v}");
@@ -390,8 +413,8 @@ fn cmd_bench(json: bool, only: &[String], child: Option<String>, repeat: u32) ->
     let exe = std::env::current_exe().map_err(|e| Failure::Internal(e.to_string()))?;
     if !json {
         println!(
-            "{:<15} {:>6} {:>9} {:>12} {:>12} {:>12} {:>10} {:>9} {:>9}",
-            "case", "hosts", "wall s", "sim us", "events", "link hops", "M hops/s", "ev/hop", "peak MB"
+            "{:<15} {:>6} {:>9} {:>9} {:>12} {:>12} {:>12} {:>10} {:>12} {:>9} {:>9}",
+            "case", "hosts", "wall s", "cpu s", "sim us", "events", "link hops", "M hops/s", "M hops/cpu s", "ev/hop", "peak MB"
         );
     }
     for c in all.iter().filter(|c| only.is_empty() || only.iter().any(|n| n == c.name)) {
@@ -417,14 +440,16 @@ fn cmd_bench(json: bool, only: &[String], child: Option<String>, repeat: u32) ->
         }
         let f = |k: &str| v[k].as_f64().unwrap_or(0.0);
         println!(
-            "{:<15} {:>6} {:>9.2} {:>12.1} {:>12} {:>12} {:>10.2} {:>9.3} {:>9.0}",
+            "{:<15} {:>6} {:>9.2} {:>9.2} {:>12.1} {:>12} {:>12} {:>10.2} {:>12.2} {:>9.3} {:>9.0}",
             c.name,
             f("hosts"),
             f("wall_s"),
+            f("cpu_s"),
             f("sim_time_ns") / 1000.0,
             f("events"),
             f("link_hops"),
             f("link_hops_per_s") / 1e6,
+            f("link_hops_per_cpu_s") / 1e6,
             f("events_per_link_hop"),
             f("peak_rss_bytes") / 1e6
         );

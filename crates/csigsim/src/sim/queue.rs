@@ -1,70 +1,267 @@
-//! The event queue: a binary heap ordered by (time, insertion sequence), so
-//! events scheduled for the same picosecond pop in the order they were
-//! scheduled, on every machine and every run.
+//! The event queue: events pop in (time, insertion) order, so events
+//! scheduled for the same picosecond pop in the order they were scheduled,
+//! on every machine and every run.
 
 use super::Event;
-use radix_heap::RadixHeapMap;
-use std::cmp::Reverse;
 
-/// A radix heap over the key (time << 64 | sequence). Keys popped never
-/// decrease (the simulation never schedules into the past), which is all a
-/// radix heap needs; it is markedly cheaper per event than a binary heap.
-/// One popped entry may be held back by [`EventQueue::peek_time`].
-#[derive(Default)]
+/// Times are bucketed by block of 2^10 ps (about 1 ns); within the block
+/// being read, events are kept sorted instead. Few events share a block, and
+/// sorting them is cheaper than bucketing them down to the picosecond.
+const BLOCK_BITS: u32 = 10;
+/// Bits of the block number per level.
+const BITS: u32 = 6;
+const SLOTS: usize = 1 << BITS;
+/// Levels needed to cover the block numbers of 64-bit times.
+const LEVELS: usize = (64 - BLOCK_BITS as usize).div_ceil(BITS as usize);
+/// End of a list.
+const NIL: u32 = u32::MAX;
+
+/// A pending event in a bucket's list, or a free node.
+#[derive(Clone, Copy)]
+struct Node {
+    t: u64,
+    ev: Event,
+    next: u32,
+}
+
+/// A radix heap over block numbers with 64-way digits (a hierarchical
+/// timing wheel that cascades lazily), whose buckets keep insertion order.
+///
+/// Times popped never decrease (the simulation never schedules into the
+/// past). `last` is the time of the latest event taken out; `now` holds the
+/// events of its block, sorted by time, ties in insertion order. Any other
+/// event is in the bucket (level, slot) where level is the highest 6-bit
+/// digit in which its block number differs from that of `last`, and slot is
+/// its block number's value in that digit. When `now` has been read to its
+/// end, the lowest non-empty bucket (found from bit masks) is taken: at
+/// level 0 its events are all of one block and become `now`, sorted; above,
+/// `last` moves to its smallest time and its events are spread over `now`
+/// and the lower levels. An event only ever moves down, at most once per
+/// level: a packet simulator's pending times lie within a few link delays
+/// (2^20 to 2^22 ps, 2^10 to 2^12 blocks), so once or twice, where a binary
+/// radix heap over picoseconds moves it up to twenty times.
+///
+/// Buckets are linked lists through one vector of nodes (with a free list),
+/// so memory follows the number of pending events, not the largest number
+/// each of the 576 buckets ever held, and a move relinks a node.
+///
+/// Ties need no sequence number: events are only spread into buckets that
+/// are empty (every level below the one taken), by walking a bucket in
+/// order, and pushes append; so in every bucket the events of one time are
+/// in insertion order, the sort of a block is stable, and an event put into
+/// `now` goes after every event of its time.
 pub struct EventQueue {
-    heap: RadixHeapMap<Reverse<u128>, Event>,
-    peeked: Option<(u128, Event)>,
-    seq: u64,
+    now: Vec<(u64, Event)>,
+    /// Read position in `now`; the entries before it have been popped.
+    head: usize,
+    nodes: Vec<Node>,
+    /// First free node, linked through `next`.
+    free: u32,
+    /// Per bucket, the first and last node, `LEVELS * SLOTS`, level-major.
+    lists: Box<[(u32, u32)]>,
+    /// Per level, bit `s` set when slot `s` is not empty.
+    masks: [u64; LEVELS],
+    /// Bit `l` set when level `l` has a non-empty slot.
+    levels: u16,
+    last: u64,
+    len: usize,
     popped: u64,
+}
+
+impl Default for EventQueue {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl std::fmt::Debug for EventQueue {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        write!(f, "EventQueue {{ len: {}, popped: {} }}", self.len(), self.popped)
+        write!(f, "EventQueue {{ len: {}, popped: {} }}", self.len, self.popped)
+    }
+}
+
+/// Stable insertion sort by time: a block holds a few events, mostly in
+/// order already.
+fn sort_by_time(v: &mut [(u64, Event)]) {
+    for i in 1..v.len() {
+        let x = v[i];
+        let mut j = i;
+        while j > 0 && v[j - 1].0 > x.0 {
+            v[j] = v[j - 1];
+            j -= 1;
+        }
+        v[j] = x;
     }
 }
 
 impl EventQueue {
     pub fn new() -> Self {
-        Self::default()
+        EventQueue {
+            now: Vec::new(),
+            head: 0,
+            nodes: Vec::new(),
+            free: NIL,
+            lists: vec![(NIL, NIL); LEVELS * SLOTS].into_boxed_slice(),
+            masks: [0; LEVELS],
+            levels: 0,
+            last: 0,
+            len: 0,
+            popped: 0,
+        }
     }
 
+    /// Schedules `event` at `time_ps`, which must not be before the time of
+    /// an event already popped or peeked.
     #[inline]
     pub fn push(&mut self, time_ps: u64, event: Event) {
-        let key = ((time_ps as u128) << 64) | self.seq as u128;
-        self.seq += 1;
-        debug_assert!(self.peeked.is_none_or(|(k, _)| key > k), "event scheduled before a peeked one");
-        self.heap.push(Reverse(key), event);
+        assert!(time_ps >= self.last, "event scheduled at {time_ps} ps, before {} ps", self.last);
+        self.len += 1;
+        match self.bucket(time_ps) {
+            None => self.put_now(time_ps, event),
+            Some(i) => {
+                let n = if self.free != NIL {
+                    let n = self.free;
+                    self.free = self.nodes[n as usize].next;
+                    self.nodes[n as usize] = Node { t: time_ps, ev: event, next: NIL };
+                    n
+                } else {
+                    assert!(self.nodes.len() < NIL as usize, "too many pending events");
+                    self.nodes.push(Node { t: time_ps, ev: event, next: NIL });
+                    (self.nodes.len() - 1) as u32
+                };
+                self.link(i, n);
+            }
+        }
+    }
+
+    /// The bucket of time `t`, or `None` for the block being read.
+    #[inline]
+    fn bucket(&self, t: u64) -> Option<usize> {
+        let diff = (t >> BLOCK_BITS) ^ (self.last >> BLOCK_BITS);
+        if diff == 0 {
+            return None;
+        }
+        let l = (63 - diff.leading_zeros()) / BITS;
+        let s = (t >> (BLOCK_BITS + l * BITS)) as usize & (SLOTS - 1);
+        Some(l as usize * SLOTS + s)
+    }
+
+    /// Appends node `n` (its `next` already `NIL`) to bucket `i`.
+    #[inline]
+    fn link(&mut self, i: usize, n: u32) {
+        let (first, tail) = self.lists[i];
+        if first == NIL {
+            self.lists[i] = (n, n);
+            let (l, s) = (i / SLOTS, i % SLOTS);
+            self.masks[l] |= 1 << s;
+            self.levels |= 1 << l;
+        } else {
+            self.nodes[tail as usize].next = n;
+            self.lists[i].1 = n;
+        }
+    }
+
+    /// Puts an event of the block being read after every event at or before
+    /// its time.
+    #[inline]
+    fn put_now(&mut self, t: u64, e: Event) {
+        if self.now.last().is_none_or(|&(u, _)| u <= t) {
+            self.now.push((t, e));
+        } else {
+            let i = self.head + self.now[self.head..].partition_point(|&(u, _)| u <= t);
+            self.now.insert(i, (t, e));
+        }
     }
 
     #[inline]
     pub fn pop(&mut self) -> Option<(u64, Event)> {
-        let (key, event) = match self.peeked.take() {
-            Some(e) => e,
-            None => {
-                let (Reverse(k), e) = self.heap.pop()?;
-                (k, e)
-            }
-        };
+        if self.head == self.now.len() && !self.refill() {
+            return None;
+        }
+        let e = self.now[self.head];
+        self.head += 1;
+        self.last = e.0;
+        self.len -= 1;
         self.popped += 1;
-        Some(((key >> 64) as u64, event))
+        Some(e)
+    }
+
+    /// The time of the next event; from then on, no event may be pushed
+    /// before it.
+    #[inline]
+    pub fn peek_time(&mut self) -> Option<u64> {
+        if self.head == self.now.len() && !self.refill() {
+            return None;
+        }
+        Some(self.now[self.head].0)
+    }
+
+    /// `now` has been read to its end: refills it from the lowest non-empty
+    /// bucket. False if the queue is empty.
+    fn refill(&mut self) -> bool {
+        self.now.clear();
+        self.head = 0;
+        if self.levels == 0 {
+            return false;
+        }
+        let l = self.levels.trailing_zeros() as usize;
+        let s = self.masks[l].trailing_zeros() as usize;
+        self.masks[l] &= !(1 << s);
+        if self.masks[l] == 0 {
+            self.levels &= !(1 << l);
+        }
+        let i = l * SLOTS + s;
+        let (mut n, _) = self.lists[i];
+        self.lists[i] = (NIL, NIL);
+        if l == 0 {
+            // Every event of a level-0 slot is in one block.
+            while n != NIL {
+                let node = self.nodes[n as usize];
+                self.now.push((node.t, node.ev));
+                self.free_node(n);
+                n = node.next;
+            }
+            sort_by_time(&mut self.now);
+            self.last = self.now[0].0;
+            return true;
+        }
+        let mut m = n;
+        let mut min = u64::MAX;
+        while m != NIL {
+            let node = &self.nodes[m as usize];
+            min = min.min(node.t);
+            m = node.next;
+        }
+        self.last = min;
+        while n != NIL {
+            let node = self.nodes[n as usize];
+            match self.bucket(node.t) {
+                None => {
+                    self.put_now(node.t, node.ev);
+                    self.free_node(n);
+                }
+                Some(j) => {
+                    self.nodes[n as usize].next = NIL;
+                    self.link(j, n);
+                }
+            }
+            n = node.next;
+        }
+        true
     }
 
     #[inline]
-    pub fn peek_time(&mut self) -> Option<u64> {
-        if self.peeked.is_none() {
-            let (Reverse(k), e) = self.heap.pop()?;
-            self.peeked = Some((k, e));
-        }
-        self.peeked.map(|(k, _)| (k >> 64) as u64)
+    fn free_node(&mut self, n: u32) {
+        self.nodes[n as usize].next = self.free;
+        self.free = n;
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len() + self.peeked.is_some() as usize
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.len == 0
     }
 
     /// Events popped so far.
@@ -77,23 +274,137 @@ impl EventQueue {
 mod tests {
     use super::*;
     use crate::id::FlowId;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    fn ev(i: u64) -> Event {
+        Event::FlowStart { flow: FlowId(i as u32) }
+    }
+
+    fn drain(q: &mut EventQueue) -> Vec<(u64, Event)> {
+        std::iter::from_fn(|| q.pop()).collect()
+    }
 
     #[test]
     fn same_time_events_pop_in_insertion_order() {
         let mut q = EventQueue::new();
-        q.push(10, Event::FlowStart { flow: FlowId(2) });
-        q.push(5, Event::FlowStart { flow: FlowId(9) });
-        q.push(10, Event::FlowStart { flow: FlowId(1) });
-        q.push(10, Event::FlowStart { flow: FlowId(3) });
-        let order: Vec<(u64, Event)> = std::iter::from_fn(|| q.pop()).collect();
-        let flows: Vec<u32> = order
-            .iter()
-            .map(|(_, e)| match e {
-                Event::FlowStart { flow } => flow.0,
-                _ => unreachable!(),
-            })
-            .collect();
-        assert_eq!(flows, vec![9, 2, 1, 3]);
-        assert_eq!(order[0].0, 5);
+        q.push(10, ev(2));
+        q.push(5, ev(9));
+        q.push(10, ev(1));
+        q.push(10, ev(3));
+        assert_eq!(drain(&mut q), vec![(5, ev(9)), (10, ev(2)), (10, ev(1)), (10, ev(3))]);
+        assert_eq!(q.popped(), 4);
+        assert!(q.is_empty());
+    }
+
+    /// Times on both sides of every power of two up to the far future,
+    /// pushed three times over in changing order, half of them popped, then
+    /// more pushed at the current time and in the far future: ties must come
+    /// out in insertion order whichever buckets they waited in.
+    #[test]
+    fn ties_keep_insertion_order_across_buckets_and_far_future() {
+        let mut times = vec![0, 1, u64::MAX - 1, u64::MAX];
+        for b in 1..64 {
+            times.extend([(1u64 << b) - 1, 1 << b, (1 << b) + 1]);
+        }
+        let mut q = EventQueue::new();
+        let mut want = BTreeMap::new();
+        let mut n = 0;
+        for round in 0..3 {
+            // Forwards, then backwards: neighbours in time are not
+            // neighbours in insertion.
+            let order: Vec<u64> = if round % 2 == 0 { times.clone() } else { times.iter().rev().copied().collect() };
+            for t in order {
+                q.push(t, ev(n));
+                want.insert((t, n), ev(n));
+                n += 1;
+            }
+            for &t in times.iter().filter(|&&t| t >= u64::MAX - 1) {
+                q.push(t, ev(n));
+                want.insert((t, n), ev(n));
+                n += 1;
+            }
+        }
+        // Pop half, then push more at and after the current time.
+        let mut got = Vec::new();
+        for _ in 0..want.len() / 2 {
+            got.push(q.pop().unwrap());
+        }
+        let now = got.last().unwrap().0;
+        for t in [now, now, now + 1, u64::MAX - 1, now, u64::MAX] {
+            q.push(t, ev(n));
+            want.insert((t, n), ev(n));
+            n += 1;
+        }
+        assert_eq!(q.len(), want.len() - got.len());
+        got.extend(drain(&mut q));
+        let want: Vec<(u64, Event)> = want.into_iter().map(|((t, _), e)| (t, e)).collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn peek_time_does_not_pop() {
+        let mut q = EventQueue::new();
+        assert_eq!(q.peek_time(), None);
+        q.push(7, ev(0));
+        q.push(3, ev(1));
+        assert_eq!(q.peek_time(), Some(3));
+        assert_eq!(q.peek_time(), Some(3));
+        assert_eq!(q.len(), 2);
+        q.push(3, ev(2));
+        assert_eq!(drain(&mut q), vec![(3, ev(1)), (3, ev(2)), (7, ev(0))]);
+        assert_eq!(q.popped(), 3);
+    }
+
+    /// One step of a random run: push at `now + delay`, or pop.
+    #[derive(Clone, Debug)]
+    enum Op {
+        Push(u64),
+        Pop,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            // Delays as a packet simulator makes them: none, a few ps,
+            // within a nanosecond, link-scale, and far-future timers.
+            2 => Just(Op::Push(0)),
+            3 => (0u64..4).prop_map(Op::Push),
+            3 => (0u64..3000).prop_map(Op::Push),
+            4 => (0u64..2_000_000).prop_map(Op::Push),
+            1 => (0u64..1 << 40).prop_map(Op::Push),
+            1 => any::<u64>().prop_map(Op::Push),
+            6 => Just(Op::Pop),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn interleaved_push_pop_matches_an_ordered_map(ops in proptest::collection::vec(op(), 0..600)) {
+            let mut q = EventQueue::new();
+            let mut reference: BTreeMap<(u64, u64), Event> = BTreeMap::new();
+            let mut now = 0u64;
+            for (n, o) in ops.into_iter().enumerate() {
+                let n = n as u64;
+                match o {
+                    Op::Push(d) => {
+                        let t = now.saturating_add(d);
+                        q.push(t, ev(n));
+                        reference.insert((t, n), ev(n));
+                    }
+                    Op::Pop => {
+                        let want = reference.pop_first().map(|((t, _), e)| (t, e));
+                        prop_assert_eq!(q.peek_time(), want.map(|w| w.0));
+                        let got = q.pop();
+                        prop_assert_eq!(got, want);
+                        if let Some((t, _)) = got {
+                            now = t;
+                        }
+                    }
+                }
+                prop_assert_eq!(q.len(), reference.len());
+            }
+            let rest: Vec<(u64, Event)> = reference.into_iter().map(|((t, _), e)| (t, e)).collect();
+            prop_assert_eq!(drain(&mut q), rest);
+        }
     }
 }
