@@ -3,7 +3,7 @@
 //! adding a generator never changes the flows of another.
 //!
 //! Adding a generator: its file (its keys as a config struct, `expand`), one
-//! line in the registry below, and its section in docs/scenario.md.
+//! line in the registry below, and its section in docs/workloads.md.
 
 use crate::net::topology::TopologySpec;
 use crate::de::InputError;
