@@ -899,7 +899,7 @@ mod tests {
     /// quick adapt and base-RTT updates off, only a NACK (one packet less) or
     /// a timeout (one less) moves the window within these tests.
     fn windowed(size: u64, pkts: u64, sh: &FlowShared) -> Flow {
-        let mut t = sh.t.clone();
+        let mut t = sh.t;
         t.cc = crate::cc::CcKind::Nscc;
         let mut c = t.cc_config();
         c.nscc.init_cwnd = Some(crate::units::Size(pkts * MSS as u64));
