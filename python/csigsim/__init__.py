@@ -157,6 +157,8 @@ _FLOWS = [
     ("ecn_marked", "int", "ecn_marked"),
     ("delivered_bytes", "int", "delivered_bytes"),
     ("cnps", "int", "cnps"),
+    ("sender_finish_ns", "ns", "sender_finish_ps"),
+    ("sender_fct_ns", "ns", "sender_fct_ps"),
 ]
 _LINKS = [
     ("time_ns", "ns", "time_ps"),

@@ -141,6 +141,8 @@ impl Output {
                 ] {
                     d.set_item(name, col.clone().into_pyarray(py))?;
                 }
+                d.set_item("sender_finish_ps", optional(py, &f.sender_finish_ps)?)?;
+                d.set_item("sender_fct_ps", optional(py, &f.sender_fct_ps)?)?;
             }
             "links" => {
                 let Some(l) = &t.links else { return Ok(None) };

@@ -110,9 +110,11 @@ impl World {
             net.path_latency(src, dst, max_packet).0 + net.path_latency(dst, src, t.ack_size as u64).0
         };
         let base_rtts: Vec<u64> = sc.flows.iter().map(|f| base_rtt(f.src, f.dst)).collect();
-        // Defaults an algorithm derives from the whole network (NSCC's network RTT).
+        // Defaults an algorithm derives from the whole network (NSCC's
+        // network RTT and trimming).
         let mut cc_config = t.cc_config();
-        cc_config.prepare(&base_rtts);
+        let trimming = sc.switch.mode.on_refuse() == crate::net::mode::Refusal::Trim;
+        cc_config.prepare(&crate::cc::Fabric { base_rtts: &base_rtts, trimming });
         let deps = crate::transport::Deps::new(sc.flows.len(), &sc.deps);
         let mut flows = Vec::with_capacity(sc.flows.len());
         for (i, &base_rtt_ps) in base_rtts.iter().enumerate() {

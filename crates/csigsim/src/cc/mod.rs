@@ -156,6 +156,16 @@ pub struct Setup<'a> {
     pub stamp: Option<&'a crate::signal::stamp::StampSetup>,
 }
 
+/// What the network tells an algorithm at set-up, once the topology and the
+/// flows are known (see [`Algorithm::prepare`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Fabric<'a> {
+    /// Each flow's unloaded round trip, in flow order.
+    pub base_rtts: &'a [u64],
+    /// The switches trim data packets they cannot admit (`switch.mode = "trim"`).
+    pub trimming: bool,
+}
+
 /// A configuration error: the key under `[transport]` and the message.
 pub type ConfigError = (String, String);
 
@@ -170,9 +180,8 @@ pub trait Algorithm: CongestionControl + Sized {
     fn check(_c: &CcConfig, _s: &Setup) -> Result<(), ConfigError> {
         Ok(())
     }
-    /// Fills in defaults that depend on the whole network, once, at set-up;
-    /// `base_rtts` holds each flow's unloaded round trip.
-    fn prepare(_c: &mut CcConfig, _base_rtts: &[u64]) {}
+    /// Fills in defaults that depend on the whole network, once, at set-up.
+    fn prepare(_c: &mut CcConfig, _f: &Fabric) {}
 }
 
 /// What the receiver's side of an algorithm decided about a congestion
@@ -264,9 +273,9 @@ macro_rules! define {
             }
 
             /// The selected algorithm's set-up defaults (see [`Algorithm::prepare`]).
-            pub fn prepare(&mut self, base_rtts: &[u64]) {
+            pub fn prepare(&mut self, f: &Fabric) {
                 match self.kind {
-                    $( CcKind::$Variant => <$module::$State as Algorithm>::prepare(self, base_rtts), )*
+                    $( CcKind::$Variant => <$module::$State as Algorithm>::prepare(self, f), )*
                 }
             }
         }
@@ -428,19 +437,39 @@ mod tests {
         assert!(c.check(&Setup { ecp: true, ..Default::default() }).is_ok());
     }
 
+    fn rtts(base_rtts: &[u64]) -> Fabric<'_> {
+        Fabric { base_rtts, trimming: false }
+    }
+
     #[test]
     fn nscc_network_rtt_is_the_longest_base_rtt_unless_set() {
         let mut c = CcConfig { kind: CcKind::Nscc, ..Default::default() };
-        c.prepare(&[3_000_000, 9_000_000, 5_000_000]);
+        c.prepare(&rtts(&[3_000_000, 9_000_000, 5_000_000]));
         assert_eq!(c.nscc.network_rtt, Some(Time(9_000_000)));
         c.nscc.network_rtt = Some(Time(1_000));
-        c.prepare(&[3_000_000]);
+        c.prepare(&rtts(&[3_000_000]));
         assert_eq!(c.nscc.network_rtt, Some(Time(1_000)));
         let mut d = CcConfig { kind: CcKind::Dctcp, ..Default::default() };
-        d.prepare(&[3_000_000]);
+        d.prepare(&rtts(&[3_000_000]));
         assert_eq!(d.nscc.network_rtt, None);
         let mut e = CcConfig { kind: CcKind::Nscc, ..Default::default() };
-        e.prepare(&[]);
+        e.prepare(&rtts(&[]));
         assert_eq!(e.nscc.network_rtt, None);
+    }
+
+    #[test]
+    fn nscc_trimming_follows_the_switches_unless_set() {
+        let trim = Fabric { base_rtts: &[], trimming: true };
+        let mut c = CcConfig { kind: CcKind::Nscc, ..Default::default() };
+        c.prepare(&trim);
+        assert_eq!(c.nscc.trimming, Some(true));
+        let mut c = CcConfig { kind: CcKind::Nscc, ..Default::default() };
+        c.prepare(&rtts(&[]));
+        assert_eq!(c.nscc.trimming, Some(false));
+        // Set explicitly, it stays whatever the switches do.
+        let mut c = CcConfig { kind: CcKind::Nscc, ..Default::default() };
+        c.nscc.trimming = Some(false);
+        c.prepare(&trim);
+        assert_eq!(c.nscc.trimming, Some(false));
     }
 }

@@ -5,7 +5,8 @@
 //! Window-based, in payload bytes (one "MTU" of the notes = `mss`).
 //!
 //! - parameters derived from the network RTT (`network_rtt`, default the
-//!   flow's base RTT) and the line rate: `a = BDP / 150 kB`,
+//!   largest unloaded RTT among the scenario's flows, filled in by
+//!   [`Algorithm::prepare`]) and the line rate: `a = BDP / 150 kB`,
 //!   `b = target_qdelay / 12 us`, `alpha = 4 MSS a b / target`,
 //!   `fi = 5 MSS a`, `eta = 0.15 MSS a`, `fi_scale = 0.25 a`;
 //! - per ACK: update the tracked base RTT from the RTT sample, take the
@@ -46,12 +47,14 @@ pub enum DelaySignal {
 #[serde(deny_unknown_fields, default)]
 pub struct NsccConfig {
     /// `config_base_rtt` / htsim `network_rtt`: the RTT all derived parameters
-    /// use. Default: the flow's own unloaded RTT (htsim's
-    /// `-enable_accurate_base_rtt`); set it to the fabric's longest unloaded
-    /// RTT for htsim's default.
+    /// use, the same for every flow. Default: the largest unloaded RTT among
+    /// the scenario's flows (set at set-up by `prepare`); a flow built
+    /// without it (unit tests) uses its own unloaded RTT.
     pub network_rtt: Option<Time>,
-    /// Trimming on in the fabric: selects the default target (0.75 vs 1.0 network RTT).
-    pub trimming: bool,
+    /// Trimming on in the fabric: selects the default target (0.75 vs 1.0
+    /// network RTT). Default: whether the switches trim (`switch.mode =
+    /// "trim"`), set at set-up by `prepare`.
+    pub trimming: Option<bool>,
     /// Target queueing delay; default `0.75 * network_rtt` with trimming, else `1.0 * network_rtt`.
     pub target_qdelay: Option<Time>,
     /// Reference BDP for `scaling_a` (100 Gb/s x 12 us).
@@ -113,7 +116,7 @@ impl Default for NsccConfig {
     fn default() -> Self {
         NsccConfig {
             network_rtt: None,
-            trimming: false,
+            trimming: None,
             target_qdelay: None,
             reference_bdp: Size(150_000),
             reference_rtt: Time::us(12),
@@ -307,7 +310,7 @@ impl Nscc {
         let rate_bytes_per_ps = p.line_rate_bps as f64 / 8.0 / PS_PER_S as f64;
         let network_rtt_ps = c.network_rtt.map(|t| t.0).unwrap_or(p.base_rtt_ps).max(1) as f64;
         let target_ps = c.target_qdelay.map(|t| t.0 as f64).unwrap_or_else(|| {
-            network_rtt_ps * if c.trimming { TARGET_FACTOR_TRIM } else { TARGET_FACTOR_NO_TRIM }
+            network_rtt_ps * if c.trimming.unwrap_or(false) { TARGET_FACTOR_TRIM } else { TARGET_FACTOR_NO_TRIM }
         });
         let target_ps = target_ps.max(1.0);
         let network_bdp = network_rtt_ps * rate_bytes_per_ps;
@@ -581,12 +584,14 @@ impl Algorithm for Nscc {
     }
     /// NSCC derives its constants from one network-wide RTT (htsim's
     /// network_rtt): unless the scenario sets it, the largest unloaded RTT
-    /// among the flows.
-    fn prepare(c: &mut CcConfig, base_rtts: &[u64]) {
+    /// among the flows. Unless the scenario sets `trimming`, it follows the
+    /// switches: a trimming fabric gets the trimming target.
+    fn prepare(c: &mut CcConfig, f: &super::Fabric) {
         if c.nscc.network_rtt.is_none() {
-            let longest = base_rtts.iter().copied().max().unwrap_or(0);
+            let longest = f.base_rtts.iter().copied().max().unwrap_or(0);
             c.nscc.network_rtt = (longest > 0).then_some(Time(longest));
         }
+        c.nscc.trimming.get_or_insert(f.trimming);
     }
 }
 
@@ -651,7 +656,7 @@ mod tests {
         assert_eq!(n.adjust_period_ps, 12e6);
         assert_eq!(n.min_cwnd, 1000.0);
         // Trimming: target 0.75 * 12 = 9 us, b = 0.75, alpha = 4*1000*1*0.75/9e6 = 1/3000 again.
-        let t = nscc(NsccConfig { trimming: true, ..Default::default() });
+        let t = nscc(NsccConfig { trimming: Some(true), ..Default::default() });
         assert_eq!(t.target_ps, 9e6);
         assert!(close(t.alpha * 3000.0, 1.0));
         assert_eq!(t.qa_threshold_ps, 36e6);

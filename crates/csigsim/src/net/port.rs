@@ -32,6 +32,9 @@ pub struct Port {
     /// to the wire as soon as they arrive (see `Network::push_ctrl`).
     pub(crate) data: VecDeque<PktId>,
     pub(crate) data_bytes: u64,
+    /// Bytes of trimmed headers committed since the last data packet started
+    /// (switch ports): trimmed headers share the wire with data by bytes.
+    pub(crate) trim_run: u64,
     /// Ingress accounting (switch ports, pfc mode): bytes admitted through this
     /// port outside headroom, and in headroom.
     pub(crate) in_bytes: u64,
@@ -61,6 +64,7 @@ impl Port {
             paused: false,
             data: VecDeque::new(),
             data_bytes: 0,
+            trim_run: 0,
             in_bytes: 0,
             in_headroom: 0,
             xoff_sent: false,

@@ -213,12 +213,23 @@ impl Network {
     /// The transmitter of switch port `port` is free: send the next data
     /// packet, if any and not paused.
     pub(crate) fn switch_transmit(&mut self, ctx: &mut Ctx, obs: &mut Observers, port: PortId) {
-        let now = ctx.now;
-        let p = &mut self.ports[port];
-        if p.paused {
+        if self.ports[port].paused {
             return;
         }
-        let Some(pkt) = p.data.pop_front() else { return };
+        let Some(end) = self.send_data(ctx, obs, port, ctx.now) else { return };
+        if !self.ports[port].data.is_empty() {
+            self.ports[port].again_at(port, ctx, end);
+        }
+    }
+
+    /// Takes the head of port `port`'s data queue, if any, and puts it on the
+    /// wire at `start` (now, or right after what is already committed).
+    /// Returns the end of its serialization.
+    fn send_data(&mut self, ctx: &mut Ctx, obs: &mut Observers, port: PortId, start: u64) -> Option<u64> {
+        let now = ctx.now;
+        let p = &mut self.ports[port];
+        let pkt = p.data.pop_front()?;
+        p.trim_run = 0;
         let node = p.node;
         let sw = self.switch_of(node).expect("a switch port");
         self.release(ctx, obs, sw, port, pkt);
@@ -228,10 +239,7 @@ impl Network {
             let e = crate::signal::egress::Egress { port, rate_bps: p.rate_bps, queue_bytes: p.data_bytes, tx_total: p.tx_total };
             crate::signal::egress::on_depart(&self.signals, &mut self.sig, ctx, e, pkt);
         }
-        let end = self.start_tx(ctx, obs, port, pkt, now);
-        if !self.ports[port].data.is_empty() {
-            self.ports[port].again_at(port, ctx, end);
-        }
+        Some(self.start_tx(ctx, obs, port, pkt, start))
     }
 
     /// A switch port puts `pkt` on the wire (and its ABW meter sees it).
@@ -249,8 +257,28 @@ impl Network {
     /// priority and is never paused, so its start time is known now: right
     /// after whatever is on the wire or already committed. It is committed at
     /// once, which saves the `TxDone` event a queued packet would need.
+    ///
+    /// Trimmed headers are the exception that keeps a trimming fabric live:
+    /// they take turns with waiting data by bytes. A trimmed header that
+    /// would bring the trimmed bytes committed ahead of waiting data since
+    /// the last data packet started above the size of the data packet at the head of the queue
+    /// lets that packet go first (committed now, to start after what is on
+    /// the wire), so a stream of headers cannot starve data.
     pub(crate) fn push_ctrl(&mut self, ctx: &mut Ctx, obs: &mut Observers, port: PortId, pkt: PktId) {
         let now = ctx.now;
+        let (wire, trimmed) = {
+            let q = ctx.pkts.get(pkt);
+            (q.wire as u64, q.flags & F_TRIMMED != 0)
+        };
+        if trimmed {
+            let p = &self.ports[port];
+            if let Some(&head) = p.data.front() {
+                if !p.paused && p.trim_run + wire > ctx.pkts.get(head).wire as u64 {
+                    let start = p.busy_until.max(now);
+                    self.send_data(ctx, obs, port, start);
+                }
+            }
+        }
         let p = &self.ports[port];
         let start = p.busy_until.max(now);
         // A switch's control class has a finite queue too: headers trimmed
@@ -266,6 +294,11 @@ impl Network {
             }
         }
         ctx.pkts.get_mut(pkt).enq_ps = now;
+        if trimmed {
+            // Only headers that went ahead of waiting data count.
+            let p = &mut self.ports[port];
+            p.trim_run = if p.data.is_empty() { 0 } else { p.trim_run + wire };
+        }
         self.start_tx(ctx, obs, port, pkt, start);
     }
 

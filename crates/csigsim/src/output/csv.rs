@@ -5,7 +5,7 @@ use super::fmt_ns;
 use super::tables::{CcTable, CollectiveTable, RpcTable, FlowTable, LinkTable, SignalTable};
 use std::io::{self, Write};
 
-pub const FLOWS_HEADER: &str = "flow_id,name,src,dst,size_bytes,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown,bytes_sent,retransmits,timeouts,nacks,trims,ecn_marked,delivered_bytes,cnps\n";
+pub const FLOWS_HEADER: &str = "flow_id,name,src,dst,size_bytes,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown,bytes_sent,retransmits,timeouts,nacks,trims,ecn_marked,delivered_bytes,cnps,sender_finish_ns,sender_fct_ns\n";
 pub const LINKS_HEADER: &str = "time_ns,from,to,link_id,tx_bytes,utilization,max_queue_bytes,drops,ecn_marks,trims,pause_ns\n";
 pub const SIGNALS_HEADER: &str = "time_ns,flow_id,signal,unit,samples,mean,min,max,locator,bottleneck\n";
 pub const CC_HEADER: &str = "time_ns,flow_id,cc,acks,cwnd_bytes,cwnd_min_bytes,cwnd_max_bytes,rate_bps,alpha,rtt_mean_ns,ce_fraction\n";
@@ -46,7 +46,7 @@ pub fn write_flows(t: &FlowTable, out: &mut impl Write) -> io::Result<()> {
     for i in 0..t.len() {
         writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             t.flow_id[i],
             csv_field(&t.name[i]),
             csv_field(&t.src[i]),
@@ -65,6 +65,8 @@ pub fn write_flows(t: &FlowTable, out: &mut impl Write) -> io::Result<()> {
             t.ecn_marked[i],
             t.delivered_bytes[i],
             t.cnps[i],
+            opt_ns(t.sender_finish_ps[i]),
+            opt_ns(t.sender_fct_ps[i]),
         )?;
     }
     Ok(())

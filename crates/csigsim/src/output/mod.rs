@@ -158,6 +158,8 @@ pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
         ecn_marked: Vec::with_capacity(n),
         delivered_bytes: Vec::with_capacity(n),
         cnps: Vec::with_capacity(n),
+        sender_finish_ps: Vec::with_capacity(n),
+        sender_fct_ps: Vec::with_capacity(n),
     };
     for (i, f) in w.flows().iter().enumerate() {
         // Ideal FCT: the flow alone on its path: the first packet's
@@ -186,6 +188,8 @@ pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
         ft.ecn_marked.push(f.ce_marks);
         ft.delivered_bytes.push(f.delivered_bytes());
         ft.cnps.push(f.cnps);
+        ft.sender_finish_ps.push(f.sender_done_ps);
+        ft.sender_fct_ps.push(f.sender_done_ps.map(|s| s - f.start_ps));
     }
 
     // links.csv: the monitor's non-idle windows, per port.

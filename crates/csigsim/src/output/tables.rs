@@ -106,6 +106,11 @@ pub struct FlowTable {
     pub ecn_marked: Vec<u64>,
     pub delivered_bytes: Vec<u64>,
     pub cnps: Vec<u64>,
+    /// When the sender got the ACK for the flow's last byte (its final ACK);
+    /// `None` if it did not.
+    pub sender_finish_ps: Vec<Option<u64>>,
+    /// `sender_finish_ps - start_ps`; `None` if the sender did not finish.
+    pub sender_fct_ps: Vec<Option<u64>>,
 }
 
 impl FlowTable {

@@ -73,6 +73,11 @@ pub struct Flow {
     /// Selective mode: per-packet acked bits and the resend queue.
     acked: Vec<u64>,
     rtx_queue: VecDeque<u32>,
+    /// Selective mode: per-packet in-flight bits (sent, not acknowledged,
+    /// not NACKed, not timed out) and the payload bytes they add up to: what
+    /// the window limits.
+    outstanding: Vec<u64>,
+    outstanding_bytes: u64,
     pub next_send_ps: u64,
     pub(crate) in_ring: bool,
     pub rto_at: u64,
@@ -115,6 +120,9 @@ fn bit(v: &[u64], i: u32) -> bool {
 }
 fn set_bit(v: &mut [u64], i: u32) {
     v[(i / 64) as usize] |= 1 << (i % 64);
+}
+fn clear_bit(v: &mut [u64], i: u32) {
+    v[(i / 64) as usize] &= !(1 << (i % 64));
 }
 
 /// Why a flow could not send, or what it sends next.
@@ -224,6 +232,8 @@ impl Flow {
             high_sent: 0,
             acked: vec![0; words],
             rtx_queue: VecDeque::new(),
+            outstanding: vec![0; words],
+            outstanding_bytes: 0,
             next_send_ps: 0,
             in_ring: false,
             rto_at: u64::MAX,
@@ -275,8 +285,25 @@ impl Flow {
         (b as u64 * self.mss as u64).min(self.size) - a as u64 * self.mss as u64
     }
 
+    /// Payload bytes in flight, what the window limits. Go-back-N: every
+    /// packet from the first unacknowledged to the next to send. Selective:
+    /// packets sent and neither acknowledged (cumulatively or selectively),
+    /// nor NACKed, nor timed out; a NACKed packet leaves the count at once, so
+    /// its resend fits in the room it freed.
     fn inflight_bytes(&self) -> u64 {
-        self.bytes_between(self.snd_una, self.snd_nxt)
+        if self.selective() {
+            self.outstanding_bytes
+        } else {
+            self.bytes_between(self.snd_una, self.snd_nxt)
+        }
+    }
+
+    /// Selective: packet `psn` is no longer in flight (acknowledged, NACKed or timed out).
+    fn leave_flight(&mut self, psn: u32) {
+        if bit(&self.outstanding, psn) {
+            clear_bit(&mut self.outstanding, psn);
+            self.outstanding_bytes -= self.payload(psn) as u64;
+        }
     }
 
     fn selective(&self) -> bool {
@@ -326,14 +353,14 @@ impl Flow {
         (self.snd_nxt < self.npkts).then_some((self.snd_nxt, false))
     }
 
-    /// May the sender send at `now`, and what?
+    /// May the sender send at `now`, and what? New data and resends alike
+    /// must fit in the window (one packet always may go when nothing is in
+    /// flight).
     pub fn check_send(&mut self, now: u64) -> SendCheck {
         let Some((psn, rtx)) = self.next_psn() else { return SendCheck::Blocked };
-        if !rtx {
-            let inflight = self.inflight_bytes();
-            if inflight > 0 && inflight + self.payload(psn) as u64 > self.cc.cwnd() {
-                return SendCheck::Blocked;
-            }
+        let inflight = self.inflight_bytes();
+        if inflight > 0 && inflight + self.payload(psn) as u64 > self.cc.cwnd() {
+            return SendCheck::Blocked;
         }
         if self.next_send_ps > now {
             return SendCheck::Paced(self.next_send_ps);
@@ -360,6 +387,10 @@ impl Flow {
         self.high_sent = self.high_sent.max(psn + 1);
         if resend {
             self.retransmits += 1;
+        }
+        if self.selective() && !bit(&self.outstanding, psn) {
+            set_bit(&mut self.outstanding, psn);
+            self.outstanding_bytes += payload as u64;
         }
         self.bytes_sent += wire as u64;
         self.cc.on_send(now, psn, wire);
@@ -568,11 +599,13 @@ impl Flow {
             if p.sack < self.npkts && p.sack >= p.psn && !bit(&self.acked, p.sack) && p.acked > 0 {
                 set_bit(&mut self.acked, p.sack);
                 newly += self.payload(p.sack) as u64;
+                self.leave_flight(p.sack);
             }
             while self.snd_una < p.psn.min(self.npkts) {
                 if !bit(&self.acked, self.snd_una) {
                     set_bit(&mut self.acked, self.snd_una);
                     newly += self.payload(self.snd_una) as u64;
+                    self.leave_flight(self.snd_una);
                 }
                 self.snd_una += 1;
             }
@@ -626,9 +659,13 @@ impl Flow {
         }
         let before = self.snd_una;
         if self.selective() {
-            // A selective NACK names one missing packet; it says nothing of the others.
-            if p.psn < self.npkts && !bit(&self.acked, p.psn) && !self.rtx_queue.contains(&p.psn) {
-                self.rtx_queue.push_back(p.psn);
+            // A selective NACK names one missing packet; it says nothing of
+            // the others. The packet leaves the flight: its resend takes its room.
+            if p.psn < self.npkts && !bit(&self.acked, p.psn) {
+                self.leave_flight(p.psn);
+                if !self.rtx_queue.contains(&p.psn) {
+                    self.rtx_queue.push_back(p.psn);
+                }
             }
         } else {
             if p.psn > self.snd_una {
@@ -699,6 +736,11 @@ impl Flow {
         self.cc.on_timeout(now);
         let wants_timer = self.cc.next_timer().is_some();
         if self.selective() {
+            // Nothing came back for a whole RTO: what was in flight is taken
+            // as lost, so that packets lost without a NACK cannot hold the
+            // window shut. The first unacknowledged packet is resent first.
+            self.outstanding.fill(0);
+            self.outstanding_bytes = 0;
             let una = self.snd_una;
             if !self.rtx_queue.contains(&una) {
                 self.rtx_queue.push_front(una);
@@ -853,6 +895,79 @@ mod tests {
         acts.clear();
         let out = rx.on_data(300, &again.packet, &Signals::default(), false, &sh, &mut acts);
         assert!(out.completed, "the resend fills the hole and completes the flow");
+    }
+
+    /// A flow under NSCC starting with a window of `pkts` full packets; with
+    /// quick adapt and base-RTT updates off, only a NACK (one packet less) or
+    /// a timeout (one less) moves the window within these tests.
+    fn windowed(size: u64, pkts: u64, sh: &FlowShared) -> Flow {
+        let mut t = sh.t;
+        t.cc = crate::cc::CcKind::Nscc;
+        let mut c = t.cc_config();
+        c.nscc.init_cwnd = Some(crate::units::Size(pkts * MSS as u64));
+        c.nscc.quick_adapt = false;
+        c.nscc.update_base_rtt = false;
+        let p = FlowParams { line_rate_bps: 100_000_000_000, base_rtt_ps: 10_000_000, mss: MSS, packet_bytes: MSS + 64, hops: 2 };
+        let spec = FlowInit { src: HostId(0), dst: HostId(1), size, start_ps: 0, rate_cap: u64::MAX, name: "f" };
+        Flow::new(FlowId(0), &spec, &t, Cc::new(&c, &p), 7, p.base_rtt_ps, 1)
+    }
+
+    #[test]
+    fn selective_resends_count_against_the_window_and_a_nack_frees_the_room_its_resend_takes() {
+        let sh = shared(Retransmit::Selective, 1);
+        let mut f = windowed(10 * MSS as u64, 3, &sh);
+        let cwnd = f.cc.cwnd();
+        assert_eq!(cwnd, 3 * MSS as u64);
+        for i in 0..3 {
+            data(&mut f, i, &sh);
+        }
+        assert_eq!(f.inflight_bytes(), 3 * MSS as u64);
+        assert_eq!(f.check_send(10), SendCheck::Blocked, "window full");
+        // Packet 1 is trimmed: the NACK takes it out of flight and queues it.
+        let nack = Packet { kind: PacketKind::Nack, psn: 1, ..Default::default() };
+        f.on_nack(100, &nack, &sh);
+        assert_eq!(f.inflight_bytes(), 2 * MSS as u64);
+        // NSCC cut its window by one packet on the NACK: the resend does not fit.
+        assert_eq!(f.cc.cwnd(), 2 * MSS as u64);
+        assert_eq!(f.check_send(100), SendCheck::Blocked, "a resend waits for the window too");
+        // An ACK for packet 0 makes room: the resend goes before new data.
+        let ack = Packet { kind: PacketKind::Ack, psn: 1, sack: 0, acked: 1, sent_ps: 0, ..Default::default() };
+        f.on_ack(200, &ack, &Signals::default(), None, &sh);
+        assert_eq!(f.inflight_bytes(), MSS as u64);
+        let cwnd = f.cc.cwnd();
+        assert!(cwnd >= 2 * MSS as u64 && cwnd < 3 * MSS as u64, "{cwnd}");
+        assert_eq!(f.check_send(200), SendCheck::Send(1, true));
+        f.send(200, 1, true, 100_000_000_000, &sh);
+        assert_eq!(f.inflight_bytes(), 2 * MSS as u64);
+        assert_eq!(f.check_send(210), SendCheck::Blocked);
+        // A selective ACK of packet 2 (beyond the hole) takes it out of flight.
+        let sack = Packet { kind: PacketKind::Ack, psn: 1, sack: 2, acked: 1, sent_ps: 0, ..Default::default() };
+        f.on_ack(300, &sack, &Signals::default(), None, &sh);
+        assert_eq!(f.inflight_bytes(), MSS as u64, "only the resend of packet 1 is in flight");
+        assert_eq!(f.check_send(300), SendCheck::Send(3, false));
+    }
+
+    #[test]
+    fn a_nack_for_a_packet_already_out_of_flight_frees_nothing_twice() {
+        let sh = shared(Retransmit::Selective, 1);
+        let mut f = windowed(10 * MSS as u64, 4, &sh);
+        for i in 0..4 {
+            data(&mut f, i, &sh);
+        }
+        let nack = Packet { kind: PacketKind::Nack, psn: 2, ..Default::default() };
+        f.on_nack(100, &nack, &sh);
+        f.on_nack(110, &nack, &sh);
+        assert_eq!(f.inflight_bytes(), 3 * MSS as u64);
+        // The timeout takes everything out of flight; the first unacknowledged packet goes first.
+        assert!(matches!(f.on_rto_timer(RTO, &sh), RtoOutcome::Fired { .. }));
+        assert_eq!(f.inflight_bytes(), 0);
+        assert_eq!(f.check_send(RTO), SendCheck::Send(0, true));
+        f.send(RTO, 0, true, 100_000_000_000, &sh);
+        assert_eq!(f.inflight_bytes(), MSS as u64);
+        // A late ACK of a packet sent before the timeout frees nothing it no longer holds.
+        let ack = Packet { kind: PacketKind::Ack, psn: 0, sack: 3, acked: 1, sent_ps: 0, ..Default::default() };
+        f.on_ack(RTO + 10, &ack, &Signals::default(), None, &sh);
+        assert_eq!(f.inflight_bytes(), MSS as u64);
     }
 
     #[test]

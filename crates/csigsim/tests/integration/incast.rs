@@ -60,3 +60,47 @@ fn trimming_incast_nacks_and_delivers_everything() {
     assert!(s.invariants_ok, "{:?}", s.invariant_violations);
     assert!(sum_links(&out, |r| r.trims as u64) > 0);
 }
+
+/// Trimming with selective retransmission under NSCC, 1-BDP queues: each
+/// switch port has one BDP (about 175 KB at 100 Gbps and a 14 us diameter
+/// RTT) of reserved buffer and little shared buffer beyond it. Resends used
+/// to ignore the window and trimmed headers to have strict priority over
+/// data: the receiver's link then carried nothing but headers and no flow
+/// finished in 30 ms.
+#[test]
+fn trimming_incast_under_nscc_with_one_bdp_queues_stays_live() {
+    const TRIM_NSCC: &str = r#"
+name = "incast trim nscc"
+stop = "30ms"
+[topology]
+kind = "fat_tree"
+k = 8
+rate = "100Gbps"
+delay = "1us"
+[switch]
+mode = "trim"
+buffer = "1500KB"
+reserved = "175KB"
+ecn = { kmin = "35KB", kmax = "140KB", pmax = 1.0 }
+[transport]
+cc = "nscc"
+retransmit = "selective"
+mtu = 4096
+header = 64
+[monitor]
+links = false
+[[workload]]
+kind = "incast"
+receiver = "h0"
+size = "2MB"
+"#;
+    let out = csigsim::run(load_with(TRIM_NSCC, &[]), |_| true);
+    let s = &out.summary;
+    assert!(s.packets_trimmed > 0, "the incast must trim");
+    assert_eq!(s.flows_completed, 127, "every flow completes");
+    assert_eq!(s.end_reason, "completed");
+    assert!(s.invariants_ok, "{:?}", s.invariant_violations);
+    // 127 x 2 MB through one 100 Gbps link take at least 20.3 ms.
+    let max = s.fct_max_ns.unwrap();
+    assert!(max > 20.3e6 && max < 30e6, "tail FCT {max} ns");
+}

@@ -48,7 +48,7 @@ fn check_flows(out: &RunOutput) {
     let rows = csv_rows(&out.flows_csv(), csigsim::output::csv::FLOWS_HEADER);
     assert_eq!(rows.len(), t.len());
     for (i, r) in rows.iter().enumerate() {
-        assert_eq!(r.len(), 18);
+        assert_eq!(r.len(), 20);
         assert_eq!(r[0], t.flow_id[i].to_string());
         assert_eq!((&r[1], &r[2], &r[3]), (&t.name[i], &t.src[i], &t.dst[i]));
         assert_eq!(r[4], t.size_bytes[i].to_string());
@@ -69,6 +69,13 @@ fn check_flows(out: &RunOutput) {
         let ints = [t.bytes_sent[i], t.retransmits[i], t.timeouts[i], t.nacks[i], t.trims[i], t.ecn_marked[i], t.delivered_bytes[i], t.cnps[i]];
         for (k, v) in ints.iter().enumerate() {
             assert_eq!(r[10 + k], v.to_string(), "row {i} column {}", 10 + k);
+        }
+        // The sender finishes when the final ACK arrives: after the receiver.
+        assert_eq!(r[18], t.sender_finish_ps[i].map_or_else(String::new, fmt_ns));
+        assert_eq!(t.sender_fct_ps[i], t.sender_finish_ps[i].map(|f| f - t.start_ps[i]));
+        assert_eq!(r[19], t.sender_fct_ps[i].map_or_else(String::new, fmt_ns));
+        if let (Some(s), Some(f)) = (t.sender_finish_ps[i], t.finish_ps[i]) {
+            assert!(s > f, "row {i}: the final ACK arrives after the last byte");
         }
     }
 }
