@@ -388,7 +388,7 @@ impl CsigSetup {
                         SignalType::Delay | SignalType::Nqd => 128_000.0,
                     },
                 };
-                if !(step > 0.0) {
+                if step.is_nan() || step <= 0.0 {
                     return Err(("step".into(), "step must be above zero".into()));
                 }
                 Encoding::Quantized { base, step, max_code: (1u32 << s_bits) - 1 }

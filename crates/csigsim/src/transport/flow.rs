@@ -148,6 +148,19 @@ pub struct Sent {
     pub arm_rto: Option<u64>,
 }
 
+/// What a control packet reports: the data packets it covers, how many of
+/// them carried CE, and whether the receiver has the whole flow.
+#[derive(Clone, Copy, Debug)]
+struct Covers {
+    acked: u32,
+    ce: u32,
+    done: bool,
+}
+
+impl Covers {
+    const NONE: Covers = Covers { acked: 0, ce: 0, done: false };
+}
+
 /// What the signals of a control packet reflect.
 #[derive(Clone, Copy, Debug)]
 pub enum Reflection {
@@ -422,7 +435,8 @@ impl Flow {
     }
 
     /// A control packet from the receiver to the sender, answering `data`.
-    fn ctrl(&self, kind: PacketKind, psn: u32, data: &Packet, acked: u32, ce: u32, done: bool, refl: Reflection, sh: &FlowShared) -> RxAction {
+    fn ctrl(&self, kind: PacketKind, psn: u32, data: &Packet, count: Covers, refl: Reflection, sh: &FlowShared) -> RxAction {
+        let Covers { acked, ce, done } = count;
         // Every control packet reserves the INT stack's bytes; only a reflected tag adds its own.
         let reflect_bytes = match refl {
             Reflection::Signals(s, _) if s.csig_type != NO_TAG => sh.tag_bytes,
@@ -456,7 +470,7 @@ impl Flow {
         let t = &sh.t;
         if self.finish_ps.is_some() {
             // Late duplicate after completion: re-ACK so the sender can finish.
-            actions.push(self.ctrl(PacketKind::Ack, self.npkts, p, 0, 0, true, refl, sh));
+            actions.push(self.ctrl(PacketKind::Ack, self.npkts, p, Covers { done: true, ..Covers::NONE }, refl, sh));
             return out;
         }
         if p.flags & F_TRIMMED != 0 {
@@ -468,7 +482,7 @@ impl Flow {
                 self.last_nack_psn = p.psn;
                 self.last_nack_ps = now;
                 self.nacks += 1;
-                actions.push(self.ctrl(PacketKind::Nack, p.psn, p, 0, 0, false, refl, sh));
+                actions.push(self.ctrl(PacketKind::Nack, p.psn, p, Covers::NONE, refl, sh));
             } else {
                 self.nack_hole(now, p, refl, sh, actions);
             }
@@ -486,7 +500,7 @@ impl Flow {
             Some(CnpDecision::Send(advice)) => {
                 self.cnps += 1;
                 let cnp_of = Packet { advice, ..*p };
-                actions.push(self.ctrl(PacketKind::Cnp, p.psn, &cnp_of, 0, 1, false, Reflection::None, sh));
+                actions.push(self.ctrl(PacketKind::Cnp, p.psn, &cnp_of, Covers { ce: 1, ..Covers::NONE }, Reflection::None, sh));
             }
         }
         self.ce_marks += ce as u64;
@@ -510,7 +524,7 @@ impl Flow {
             return out;
         } else {
             // Duplicate of delivered data: ACK at once so a sender that went back moves on.
-            actions.push(self.ctrl(PacketKind::Ack, self.rcv_nxt, p, 0, 0, false, refl, sh));
+            actions.push(self.ctrl(PacketKind::Ack, self.rcv_nxt, p, Covers::NONE, refl, sh));
             return out;
         }
         self.pending_acks += 1;
@@ -532,7 +546,7 @@ impl Flow {
             self.pending_acks = 0;
             self.pending_ce = 0;
             let refl = Reflection::Signals(self.take_reflection(sig), has_int);
-            actions.push(self.ctrl(PacketKind::Ack, n, p, acked, ces, done, refl, sh));
+            actions.push(self.ctrl(PacketKind::Ack, n, p, Covers { acked, ce: ces, done }, refl, sh));
             self.ack_at = u64::MAX;
         } else {
             // Coalescing: the ACK waits for more packets, but at most ack_delay.
@@ -556,7 +570,7 @@ impl Flow {
             self.last_nack_psn = ask;
             self.last_nack_ps = now;
             self.nacks += 1;
-            actions.push(self.ctrl(PacketKind::Nack, ask, p, 0, 0, false, refl, sh));
+            actions.push(self.ctrl(PacketKind::Nack, ask, p, Covers::NONE, refl, sh));
         }
     }
 
@@ -572,7 +586,7 @@ impl Flow {
         self.pending_ce = 0;
         let out = self.take_reflection(&sig);
         // INT is not kept for delayed ACKs: the stack of the last packet is gone.
-        Some(self.ctrl(PacketKind::Ack, n, &p, acked, ces, false, Reflection::Signals(out, false), sh))
+        Some(self.ctrl(PacketKind::Ack, n, &p, Covers { acked, ce: ces, done: false }, Reflection::Signals(out, false), sh))
     }
 
     /// The sender gets ACK `p` with reflected signals `sig` (and INT stack
