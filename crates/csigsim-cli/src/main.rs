@@ -3,6 +3,8 @@
 //! Exit status: 0 success, 2 bad input (the message names the file, the key
 //! and line:column), 1 internal error.
 
+mod compare;
+
 use clap::{Parser, Subcommand};
 use csigsim::{InputError, Override, RunOutput};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -62,6 +64,15 @@ enum Cmd {
     },
     /// List the topologies, congestion controls, routing policies, workloads and shipped scenarios.
     List,
+    /// Compare two run directories: completion and slowdown percentiles,
+    /// totals, collectives' times and RPC latencies, with B / A.
+    Compare {
+        a: PathBuf,
+        b: PathBuf,
+        /// Print one JSON object instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Run the fixed benchmark set and print its figures.
     Bench {
         /// Print JSON lines instead of a table.
@@ -108,6 +119,15 @@ fn main() -> ExitCode {
             Ok(())
         }
         Cmd::Bench { json, cases, child, repeat } => cmd_bench(json, &cases, child, repeat),
+        Cmd::Compare { a, b, json } => {
+            let rows = compare::compare(&a, &b)?;
+            if json {
+                println!("{}", compare::json(&rows));
+            } else {
+                print!("{}", compare::table(&rows, &a, &b));
+            }
+            Ok(())
+        }
     });
     match result {
         Ok(Ok(())) => ExitCode::SUCCESS,
