@@ -28,6 +28,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, NullFormatter
 
 __all__ = [
     "fct_cdf",
@@ -247,6 +248,7 @@ def fct_cdf(results: Any, by: Any = None, *, unit: Optional[str] = None, logx: O
         logx = len(positive) > 0 and positive.max() / positive.min() > 100
     if logx:
         ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.set_xlabel(f"flow completion time ({uname})")
     ax.set_ylabel("fraction of flows")
     ax.set_ylim(0, 1.02)
@@ -278,7 +280,7 @@ def size_buckets(sizes: Any, buckets: Sequence[Any] = DEFAULT_BUCKETS) -> np.nda
     return np.searchsorted(np.asarray(bounds), np.asarray(sizes, dtype=float), side="left")
 
 
-def slowdown_by_size(results: Any, buckets: Sequence[Any] = DEFAULT_BUCKETS, *, log: bool = True) -> Figure:
+def slowdown_by_size(results: Any, buckets: Sequence[Any] = DEFAULT_BUCKETS, *, log: Optional[bool] = None) -> Figure:
     """Median and p99 slowdown of the finished flows per flow-size bucket.
 
     ``buckets`` are the buckets' upper bounds, increasing, in bytes or as
@@ -287,6 +289,7 @@ def slowdown_by_size(results: Any, buckets: Sequence[Any] = DEFAULT_BUCKETS, *, 
     The default is :data:`DEFAULT_BUCKETS` (decades from 10KB to 10MB).
     Empty buckets are not drawn. Percentiles are pandas' ``quantile`` (linear
     interpolation). ``results`` may compare runs as in :func:`fct_cdf`.
+    ``log`` defaults to a log y axis when the values span more than 10x.
     """
     bounds = [_bytes(b) for b in buckets]
     labels = _bucket_labels(bounds)
@@ -321,8 +324,14 @@ def slowdown_by_size(results: Any, buckets: Sequence[Any] = DEFAULT_BUCKETS, *, 
             ticks.append(labels[k])
     ax.set_xticks(range(len(used)), ticks)
     ax.set_xlim(-0.5, len(used) - 0.5)
+    values = np.concatenate([s[["median", "p99"]].to_numpy(float).ravel() for _, s in stats])
+    values = values[np.isfinite(values) & (values > 0)]
+    if log is None:
+        log = len(values) > 0 and values.max() / values.min() > 10
     if log:
         ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("flow size")
     ax.set_ylabel("slowdown (FCT / ideal FCT)")
     ax.set_title(_title("Slowdown by flow size", results if len(runs) == 1 else None))
@@ -515,23 +524,27 @@ def collective_times(results: Any, *, unit: Optional[str] = None) -> Figure:
     ax_it.set_title(_title(title, results))
     ax_it.set_xlabel("iteration")
     ax_it.set_ylabel(f"completion time ({uname})")
+    ax_it.set_ylim(bottom=0)
     ax_it.xaxis.get_major_locator().set_params(integer=True)
     ax_it.legend(fontsize="small")
 
     instances = list(dict.fromkeys(pd.to_numeric(steps["collective_id"]).tolist()))
     labelled = set()
-    for cid in instances:
+    for i, cid in enumerate(instances):
         rows = steps[pd.to_numeric(steps["collective_id"]) == cid].sort_values("step")
         n = str(rows["name"].iloc[0])
         if len(instances) <= 8:
-            label = f"{n} iteration {int(rows['iteration'].iloc[0])}"
+            # Few instances: a color each.
+            label, c = f"{n} iteration {int(rows['iteration'].iloc[0])}", f"C{i}"
         else:
-            label = n if n not in labelled else None
+            # Many: a color per collective entry.
+            label, c = (n if n not in labelled else None), color.get(n)
             labelled.add(n)
-        ax_st.plot(_num(rows["step"]), _num(rows["time_ns"]) / div_s, marker=".", color=color.get(n), alpha=0.8, label=label)
+        ax_st.plot(_num(rows["step"]), _num(rows["time_ns"]) / div_s, marker=".", color=c, alpha=0.8, label=label)
     ax_st.set_title("Time of each step")
     ax_st.set_xlabel("step")
     ax_st.set_ylabel(f"step time ({uname_s})")
+    ax_st.set_ylim(bottom=0)
     ax_st.xaxis.get_major_locator().set_params(integer=True)
     ax_st.legend(fontsize="small")
     for ax in (ax_it, ax_st):
