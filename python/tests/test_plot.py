@@ -114,7 +114,9 @@ def test_slowdown_by_size_medians_and_p99():
     assert legend_texts(ax) == ["median", "p99"]
     # Buckets given as sizes: flows up to 1MB, and the larger ones.
     ax = cp.slowdown_by_size(res, buckets=["1MB"]).axes[0]
-    assert [t.get_text().split("\n")[0] for t in ax.get_xticklabels()][0] == "<= 1MB"
+    small = flows.size_bytes <= 1_000_000
+    assert [t.get_text() for t in ax.get_xticklabels()] == [f"<= 1MB\n{small.sum()} flows", f"> 1MB\n{(~small).sum()} flows"]
+    np.testing.assert_allclose(lines_of(ax)[0].get_ydata(), [flows.slowdown[small].median(), flows.slowdown[~small].median()])
 
 
 def test_size_buckets_bounds_are_inclusive():
@@ -256,6 +258,12 @@ def test_module_cli_writes_the_plots_that_apply(request, tmp_path, fixture, expe
         assert (out / f).read_bytes()[:8] == PNG
     assert proc.stdout.count("wrote ") == len(expected)
     assert "skipped" in proc.stdout
+
+
+def test_importing_needs_no_pyplot():
+    code = "import sys, csigsim.plot; print('matplotlib.pyplot' in sys.modules)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.strip() == "False", proc.stderr
 
 
 def test_module_cli_usage(tmp_path):
