@@ -1,0 +1,618 @@
+"""Figures of a run's tables, with matplotlib.
+
+Each function takes a :class:`csigsim.Results` (or the table it plots as a
+DataFrame, or a run directory read with :func:`read_run`) and returns a
+``matplotlib.figure.Figure``. The figures are built without pyplot: nothing is
+shown, no display is needed, and pyplot keeps no reference to them. In a
+notebook the returned figure displays as the cell's output; elsewhere, save it
+with ``fig.savefig("fct.png")``.
+
+>>> import csigsim, csigsim.plot as cp
+>>> res = csigsim.run("scenarios/incast_fat_tree.toml")
+>>> cp.fct_cdf(res).savefig("fct.png")
+
+``python -m csigsim.plot RUN_DIR OUT_DIR`` writes a PNG of every plot that
+applies to a run directory.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, NullFormatter
+
+__all__ = [
+    "fct_cdf",
+    "slowdown_by_size",
+    "queue",
+    "utilization",
+    "pauses",
+    "cc_state",
+    "collective_times",
+    "read_run",
+    "save_all",
+    "RunTables",
+    "NothingToPlot",
+    "DEFAULT_BUCKETS",
+    "PLOTS",
+    "size_buckets",
+]
+
+#: Upper bounds of the default flow-size buckets of :func:`slowdown_by_size`
+#: (bytes; KB = 1000 B, as in scenarios): <= 10KB, 10KB-100KB, 100KB-1MB,
+#: 1MB-10MB, and a last bucket of larger flows.
+DEFAULT_BUCKETS = (10_000, 100_000, 1_000_000, 10_000_000)
+
+
+class NothingToPlot(ValueError):
+    """The run has no data for this plot (its table is empty or missing)."""
+
+
+# --- Run directories ----------------------------------------------------------
+
+_TEXT_COLUMNS = {
+    "flows": ("name", "src", "dst"),
+    "links": ("from", "to"),
+    "signals": ("signal", "unit", "bottleneck"),
+    "cc": ("cc",),
+    "collectives": ("name", "op"),
+    "rpcs": ("name", "class", "src", "dst"),
+}
+
+
+class RunTables:
+    """The tables of a run directory, with the attributes of :class:`csigsim.Results`
+    that hold data: ``summary`` (dict), ``flows``, ``links``, ``signals``, ``cc``,
+    ``collectives``, ``rpcs`` (DataFrames; empty for a file the run did not
+    write) and ``out`` (the directory)."""
+
+    def __init__(self, out: Path, summary: Dict[str, Any], tables: Mapping[str, pd.DataFrame]) -> None:
+        self.out = out
+        self.summary = summary
+        self.flows: pd.DataFrame = tables["flows"]
+        self.links: pd.DataFrame = tables["links"]
+        self.signals: pd.DataFrame = tables["signals"]
+        self.cc: pd.DataFrame = tables["cc"]
+        self.collectives: pd.DataFrame = tables["collectives"]
+        self.rpcs: pd.DataFrame = tables["rpcs"]
+
+    def __repr__(self) -> str:
+        return f"<csigsim.plot.RunTables {self.summary.get('name', '')!r} from {str(self.out)!r}>"
+
+
+def _read_table(path: Path, text_columns: Sequence[str]) -> pd.DataFrame:
+    if not path.exists():
+        return pd.DataFrame()
+    with open(path, encoding="utf-8") as f:
+        header = f.readline().rstrip("\r\n").split(",")
+    # Text columns stay strings ("" for an empty name); an empty numeric cell
+    # is NaN: the dtypes Results gives (docs/outputs.md, Python).
+    return pd.read_csv(
+        path,
+        dtype={c: str for c in text_columns if c in header},
+        keep_default_na=False,
+        na_values={c: [""] for c in header if c not in text_columns},
+    )
+
+
+def read_run(run_dir: Union[str, "os.PathLike[str]"]) -> RunTables:
+    """Reads a run directory (flows.csv, links.csv, ..., summary.json) into
+    DataFrames with the columns and dtypes that :class:`csigsim.Results` has."""
+    d = Path(run_dir)
+    if not (d / "flows.csv").is_file():
+        raise FileNotFoundError(f"{d} is not a run directory: it has no flows.csv")
+    summary: Dict[str, Any] = {}
+    if (d / "summary.json").is_file():
+        summary = json.loads((d / "summary.json").read_text(encoding="utf-8"))
+    tables = {name: _read_table(d / f"{name}.csv", cols) for name, cols in _TEXT_COLUMNS.items()}
+    return RunTables(d, summary, tables)
+
+
+# --- Shared helpers -----------------------------------------------------------
+
+_TIME_UNITS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def _time_unit(max_ns: float, unit: Optional[str]) -> Tuple[float, str]:
+    """Divisor and name of the time unit: ``unit`` if given, else us below 10 ms and ms above."""
+    if unit is None:
+        unit = "ms" if max_ns is not None and np.isfinite(max_ns) and max_ns >= 10e6 else "us"
+    if unit not in _TIME_UNITS:
+        raise ValueError(f"unit must be one of {', '.join(_TIME_UNITS)}, not {unit!r}")
+    return _TIME_UNITS[unit], unit
+
+
+def _runs(results: Any) -> List[Tuple[Optional[str], Any]]:
+    """``results`` as [(label, run)]: a dict or a list of (label, run) pairs compares runs."""
+    if isinstance(results, Mapping):
+        return [(str(k), v) for k, v in results.items()]
+    if isinstance(results, (list, tuple)) and results and all(isinstance(x, tuple) and len(x) == 2 for x in results):
+        return [(str(label), r) for label, r in results]
+    return [(None, results)]
+
+
+def _table(results: Any, name: str) -> pd.DataFrame:
+    if isinstance(results, pd.DataFrame):
+        return results
+    if isinstance(results, (str, os.PathLike)):
+        results = read_run(results)
+    table = getattr(results, name, None)
+    if not isinstance(table, pd.DataFrame):
+        raise TypeError(f"expected csigsim Results, a run directory or a DataFrame, not {type(results).__name__}")
+    return table
+
+
+def _require(table: pd.DataFrame, name: str, columns: Iterable[str], why: str) -> None:
+    """NothingToPlot when the table was not written; TypeError when it is the wrong table."""
+    if len(table.columns) == 0:
+        raise NothingToPlot(f"the {name} table is empty: {why}")
+    missing = [c for c in columns if c not in table.columns]
+    if missing:
+        raise ValueError(f"the {name} table has no column {', '.join(missing)} (is it the {name} table?)")
+    if len(table) == 0:
+        raise NothingToPlot(f"the {name} table has no rows")
+
+
+def _run_name(results: Any) -> str:
+    summary = getattr(results, "summary", None)
+    return str(summary.get("name", "")) if isinstance(summary, Mapping) else ""
+
+
+def _title(text: str, results: Any) -> str:
+    name = _run_name(results)
+    return f"{text}: {name}" if name else text
+
+
+def _num(series: pd.Series) -> np.ndarray:
+    return pd.to_numeric(series).to_numpy(dtype=float)
+
+
+def _fmt_bytes(n: float) -> str:
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if n >= size:
+            return f"{n / size:g}{unit}"
+    return f"{n:g}B"
+
+
+_SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?)\s*(B|KB|MB|GB|KiB|MiB|GiB)?\s*$")
+_SIZE_UNITS = {None: 1, "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
+
+
+def _bytes(v: Any) -> float:
+    if isinstance(v, str):
+        m = _SIZE.match(v)
+        if not m:
+            raise ValueError(f"bad size {v!r}: expected a number of bytes or a size like '100KB'")
+        return float(m.group(1)) * _SIZE_UNITS[m.group(2)]
+    return float(v)
+
+
+# --- Flow completion times -----------------------------------------------------
+
+
+def fct_cdf(results: Any, by: Any = None, *, unit: Optional[str] = None, logx: Optional[bool] = None) -> Figure:
+    """CDF of the flow completion times (``fct_ns``) of the finished flows.
+
+    ``results`` is a Results, a flows DataFrame or a run directory; a dict
+    ``{label: results}`` or a list of ``(label, results)`` draws one line per
+    run. ``by`` groups each run's flows (a flows column such as ``"name"``, or
+    anything ``DataFrame.groupby`` takes), one line per group. ``unit`` is
+    the time unit (``"us"``, ``"ms"``; default us, or ms when an FCT exceeds
+    10 ms). ``logx`` defaults to a log axis when the FCTs span more than two
+    decades. Unfinished flows are left out; their count is in the title or
+    the line's label.
+    """
+    lines: List[Tuple[Optional[str], np.ndarray, int]] = []
+    runs = _runs(results)
+    for run_label, r in runs:
+        flows = _table(r, "flows")
+        _require(flows, "flows", ["fct_ns"], "the run has no flows")
+        if by is None:
+            parts: List[Tuple[Optional[str], pd.DataFrame]] = [(run_label, flows)]
+        else:
+            parts = []
+            for key, g in flows.groupby(by, sort=True):
+                key = key[0] if isinstance(key, tuple) and len(key) == 1 else key
+                text = str(key) if str(key) != "" else "(no name)"
+                parts.append((f"{run_label}: {text}" if run_label is not None else text, g))
+        for label, g in parts:
+            fct = _num(g["fct_ns"])
+            done = np.sort(fct[~np.isnan(fct)])
+            lines.append((label, done, len(fct) - len(done)))
+    if not any(len(done) for _, done, _ in lines):
+        raise NothingToPlot("no flow finished")
+    all_done = np.concatenate([done for _, done, _ in lines])
+    div, uname = _time_unit(all_done.max(), unit)
+
+    fig = Figure(figsize=(7, 4.5), layout="constrained")
+    ax = fig.add_subplot()
+    for label, done, unfinished in lines:
+        if len(done) == 0:
+            continue
+        y = np.arange(1, len(done) + 1) / len(done)
+        text = None
+        if label is not None:
+            text = f"{label} ({len(done)} flows" + (f", {unfinished} unfinished)" if unfinished else ")")
+        ax.step(done / div, y, where="post", label=text)
+    if logx is None:
+        positive = all_done[all_done > 0]
+        logx = len(positive) > 0 and positive.max() / positive.min() > 100
+    if logx:
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.set_xlabel(f"flow completion time ({uname})")
+    ax.set_ylabel("fraction of flows")
+    ax.set_ylim(0, 1.02)
+    ax.grid(True, alpha=0.3)
+    if len(lines) == 1 and lines[0][0] is None:
+        _, done, unfinished = lines[0]
+        total = len(done) + unfinished
+        count = f"{total} flows" if not unfinished else f"{len(done)} of {total} flows finished"
+        ax.set_title(_title(f"Flow completion time CDF ({count})", results))
+    else:
+        ax.set_title(_title("Flow completion time CDF", results if len(runs) == 1 else None))
+        ax.legend(fontsize="small")
+    return fig
+
+
+def _bucket_labels(bounds: Sequence[float]) -> List[str]:
+    labels = [f"<= {_fmt_bytes(bounds[0])}"]
+    labels += [f"{_fmt_bytes(lo)}-{_fmt_bytes(hi)}" for lo, hi in zip(bounds, bounds[1:])]
+    labels.append(f"> {_fmt_bytes(bounds[-1])}")
+    return labels
+
+
+def size_buckets(sizes: Any, buckets: Sequence[Any] = DEFAULT_BUCKETS) -> np.ndarray:
+    """The bucket index of each flow size: bucket i holds sizes above bound i-1
+    and at most bound i; sizes above the last bound are in bucket len(buckets)."""
+    bounds = [_bytes(b) for b in buckets]
+    if not bounds or any(b <= a for a, b in zip(bounds, bounds[1:])):
+        raise ValueError("buckets must be a non-empty list of increasing sizes")
+    return np.searchsorted(np.asarray(bounds), np.asarray(sizes, dtype=float), side="left")
+
+
+def slowdown_by_size(results: Any, buckets: Sequence[Any] = DEFAULT_BUCKETS, *, log: Optional[bool] = None) -> Figure:
+    """Median and p99 slowdown of the finished flows per flow-size bucket.
+
+    ``buckets`` are the buckets' upper bounds, increasing, in bytes or as
+    sizes (``"100KB"``); a flow is in the first bucket whose bound is at
+    least its size, and flows larger than the last bound form a last bucket.
+    The default is :data:`DEFAULT_BUCKETS` (decades from 10KB to 10MB).
+    Empty buckets are not drawn. Percentiles are pandas' ``quantile`` (linear
+    interpolation). ``results`` may compare runs as in :func:`fct_cdf`.
+    ``log`` defaults to a log y axis when the values span more than 10x.
+    """
+    bounds = [_bytes(b) for b in buckets]
+    labels = _bucket_labels(bounds)
+    runs = _runs(results)
+    stats = []  # (run label, DataFrame indexed by bucket: median, p99, count)
+    for run_label, r in runs:
+        flows = _table(r, "flows")
+        _require(flows, "flows", ["size_bytes", "slowdown"], "the run has no flows")
+        done = flows[flows["slowdown"].notna()]
+        b = size_buckets(done["size_bytes"], buckets)
+        g = pd.to_numeric(done["slowdown"]).groupby(b)
+        stats.append((run_label, pd.DataFrame({"median": g.median(), "p99": g.quantile(0.99), "count": g.size()})))
+    used = sorted(set().union(*[set(s.index) for _, s in stats]))
+    if not used:
+        raise NothingToPlot("no flow finished")
+    pos = {bucket: i for i, bucket in enumerate(used)}
+
+    fig = Figure(figsize=(7, 4.5), layout="constrained")
+    ax = fig.add_subplot()
+    for i, (run_label, s) in enumerate(stats):
+        x = [pos[k] for k in s.index]
+        color = f"C{i}"
+        prefix = f"{run_label}: " if run_label is not None else ""
+        ax.plot(x, s["median"], marker="o", color=color, linestyle="-", label=f"{prefix}median")
+        ax.plot(x, s["p99"], marker="^", color=color, linestyle="--", label=f"{prefix}p99")
+    ticks = []
+    for k in used:
+        if len(stats) == 1:
+            n = int(stats[0][1]["count"][k])
+            ticks.append(f"{labels[k]}\n{n} flow{'s' if n != 1 else ''}")
+        else:
+            ticks.append(labels[k])
+    ax.set_xticks(range(len(used)), ticks)
+    ax.set_xlim(-0.5, len(used) - 0.5)
+    values = np.concatenate([s[["median", "p99"]].to_numpy(float).ravel() for _, s in stats])
+    values = values[np.isfinite(values) & (values > 0)]
+    if log is None:
+        log = len(values) > 0 and values.max() / values.min() > 10
+    if log:
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("flow size")
+    ax.set_ylabel("slowdown (FCT / ideal FCT)")
+    ax.set_title(_title("Slowdown by flow size", results if len(runs) == 1 else None))
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    return fig
+
+
+# --- Links ----------------------------------------------------------------------
+
+
+def _links_table(results: Any) -> pd.DataFrame:
+    links = _table(results, "links")
+    _require(links, "links", ["time_ns", "from", "to"], "the run had monitor.links = false")
+    return links
+
+
+def _link_key(link: Any) -> Tuple[str, str]:
+    if isinstance(link, str):
+        parts = link.split("->")
+        if len(parts) == 2:
+            return parts[0], parts[1]
+        raise ValueError(f"a link is (from, to) or 'from->to', not {link!r}")
+    a, b = link
+    return str(a), str(b)
+
+
+def _pick_links(links: pd.DataFrame, chosen: Any, score: pd.Series, top: int) -> List[Tuple[str, str]]:
+    """The chosen directed links, or the ``top`` ones with the highest score (ties: link order)."""
+    present = list(dict.fromkeys(zip(links["from"], links["to"])))
+    if chosen is not None:
+        if isinstance(chosen, (str, tuple)):
+            chosen = [chosen]
+        keys = [_link_key(c) for c in chosen]
+        known = set(present)
+        unknown = [f"{a}->{b}" for a, b in keys if (a, b) not in known]
+        if unknown:
+            raise ValueError(f"no such directed link in the links table: {', '.join(unknown)}")
+        return keys
+    order = sorted(present, key=lambda k: -score.get(k, 0.0))
+    return order[:top]
+
+
+def _link_lines(links: pd.DataFrame, column: str, chosen: Any, top: int, how: str, scale: float,
+                unit: Optional[str]) -> Tuple[Figure, Any, float, str]:
+    values = pd.to_numeric(links[column])
+    score = values.groupby([links["from"], links["to"]]).agg(how)
+    keys = _pick_links(links, chosen, score, top)
+    t = _num(links["time_ns"])
+    div, uname = _time_unit(np.nanmax(t) if len(t) else 0.0, unit)
+    fig = Figure(figsize=(7, 4.5), layout="constrained")
+    ax = fig.add_subplot()
+    frm, to = links["from"].to_numpy(), links["to"].to_numpy()
+    v = values.to_numpy(dtype=float)
+    for a, b in keys:
+        m = (frm == a) & (to == b)
+        order = np.argsort(t[m], kind="stable")
+        ax.step(t[m][order] / div, v[m][order] * scale, where="post", label=f"{a}->{b}")
+    ax.set_xlabel(f"time ({uname})")
+    ax.grid(True, alpha=0.3)
+    if keys:
+        ax.legend(fontsize="small")
+    return fig, ax, div, uname
+
+
+def queue(results: Any, links: Any = None, *, top: int = 4, unit: Optional[str] = None) -> Figure:
+    """The largest egress queue per monitor window (``max_queue_bytes``, KB) of
+    directed links over time.
+
+    ``links`` is a list of ``(from, to)`` pairs or ``"from->to"`` strings;
+    by default the ``top`` links with the deepest queue of the run.
+    """
+    table = _links_table(results)
+    fig, ax, _, _ = _link_lines(table, "max_queue_bytes", links, top, "max", 1e-3, unit)
+    ax.set_ylabel("max queue in window (KB)")
+    ax.set_title(_title("Egress queue", results))
+    return fig
+
+
+def utilization(results: Any, links: Any = None, *, top: int = 4, unit: Optional[str] = None) -> Figure:
+    """Utilization per monitor window (busy time of the transmitter, % of the
+    window) of directed links over time; by default the ``top`` links with
+    the highest mean utilization. ``links`` as in :func:`queue`."""
+    table = _links_table(results)
+    fig, ax, _, _ = _link_lines(table, "utilization", links, top, "mean", 100.0, unit)
+    ax.set_ylabel("utilization (% of line rate)")
+    ax.set_ylim(0, 105)
+    ax.set_title(_title("Link utilization", results))
+    return fig
+
+
+def pauses(results: Any, *, top: int = 10, unit: Optional[str] = None) -> Figure:
+    """PFC pause time per monitor window (``pause_ns``, us) of the directed
+    links that were paused, the ``top`` most paused ones (by total pause time)."""
+    table = _links_table(results)
+    p = pd.to_numeric(table["pause_ns"])
+    total = p.groupby([table["from"], table["to"]]).sum()
+    paused = total[total > 0]
+    if paused.empty:
+        raise NothingToPlot("no link was paused (pause_ns is 0 everywhere)")
+    fig, ax, _, _ = _link_lines(table, "pause_ns", None, min(top, len(paused)), "sum", 1e-3, unit)
+    ax.set_ylabel("paused time in window (us)")
+    shown = min(top, len(paused))
+    which = f"{shown} of {len(paused)} paused links" if shown < len(paused) else f"{len(paused)} paused link{'s' if len(paused) != 1 else ''}"
+    ax.set_title(_title(f"PFC pauses ({which})", results))
+    return fig
+
+
+# --- Congestion control -----------------------------------------------------------
+
+
+def cc_state(results: Any, flows: Optional[Sequence[int]] = None, *, top: int = 8, unit: Optional[str] = None) -> Figure:
+    """Window (``cwnd_bytes``, KB) and pacing rate (``rate_bps``, Gb/s) per
+    monitor window of the given flow ids (default: the first ``top`` flows
+    of the cc table). Needs a run with ``monitor.cc = true``."""
+    cc = _table(results, "cc")
+    if len(cc.columns) == 0:
+        raise NothingToPlot("the cc table is empty: cc_state needs a run with monitor.cc = true")
+    _require(cc, "cc", ["time_ns", "flow_id", "cwnd_bytes", "rate_bps"], "")
+    ids = pd.to_numeric(cc["flow_id"]).to_numpy()
+    present = sorted(set(ids.tolist()))
+    if flows is None:
+        chosen = present[:top]
+    else:
+        chosen = [int(f) for f in ([flows] if isinstance(flows, (int, np.integer)) else flows)]
+        missing = [f for f in chosen if f not in set(present)]
+        if missing:
+            raise ValueError(f"no cc rows for flow {', '.join(map(str, missing))} (flows with rows: {len(present)})")
+    names: Dict[int, str] = {}
+    if not isinstance(results, pd.DataFrame):
+        ft = getattr(results, "flows", None)
+        if isinstance(ft, pd.DataFrame) and "name" in ft.columns and len(ft):
+            names = dict(zip(pd.to_numeric(ft["flow_id"]).tolist(), ft["name"].tolist()))
+    t = _num(cc["time_ns"])
+    div, uname = _time_unit(np.nanmax(t), unit)
+    cwnd, rate = _num(cc["cwnd_bytes"]), _num(cc["rate_bps"])
+
+    fig = Figure(figsize=(7, 6), layout="constrained")
+    ax_w, ax_r = fig.subplots(2, 1, sharex=True)
+    for f in chosen:
+        m = ids == f
+        order = np.argsort(t[m], kind="stable")
+        name = names.get(f, "")
+        label = f"flow {f}" + (f" ({name})" if name else "")
+        ax_w.plot(t[m][order] / div, cwnd[m][order] / 1e3, marker=".", markersize=3, label=label)
+        ax_r.plot(t[m][order] / div, rate[m][order] / 1e9, marker=".", markersize=3, label=label)
+    if chosen and np.isnan(cwnd[np.isin(ids, chosen)]).all():
+        ax_w.text(0.5, 0.5, "no window: the algorithm is rate-based", transform=ax_w.transAxes, ha="center")
+    algos = sorted(set(cc["cc"].astype(str))) if "cc" in cc.columns else []
+    ax_w.set_title(_title("Congestion control" + (f" ({', '.join(algos)})" if algos else ""), results))
+    ax_w.set_ylabel("cwnd (KB)")
+    ax_r.set_ylabel("rate (Gb/s)")
+    ax_r.set_xlabel(f"time ({uname})")
+    for ax in (ax_w, ax_r):
+        ax.grid(True, alpha=0.3)
+    ax_w.legend(fontsize="small")
+    return fig
+
+
+# --- Collectives -------------------------------------------------------------------
+
+
+def collective_times(results: Any, *, unit: Optional[str] = None) -> Figure:
+    """Completion time of each collective per iteration (the totals rows of
+    the collectives table, whose ``step`` is empty; one line per collective
+    entry) and the time of each step (one line per instance)."""
+    coll = _table(results, "collectives")
+    _require(coll, "collectives", ["collective_id", "name", "iteration", "step", "time_ns"],
+             "the run has no collective workload")
+    step = pd.to_numeric(coll["step"])
+    totals = coll[step.isna()]
+    steps = coll[step.notna()]
+    if totals.empty:
+        raise NothingToPlot("the collectives table has no totals rows")
+    t_tot, t_step = _num(totals["time_ns"]), _num(steps["time_ns"])
+    finite = np.concatenate([t_tot[np.isfinite(t_tot)], [0.0]])
+    div, uname = _time_unit(finite.max(), unit)
+    finite_s = np.concatenate([t_step[np.isfinite(t_step)], [0.0]])
+    div_s, uname_s = _time_unit(finite_s.max(), unit)
+
+    fig = Figure(figsize=(7, 6.5), layout="constrained")
+    ax_it, ax_st = fig.subplots(2, 1)
+    names = list(dict.fromkeys(totals["name"].astype(str)))
+    color = {n: f"C{i}" for i, n in enumerate(names)}
+    for n in names:
+        rows = totals[totals["name"].astype(str) == n].sort_values("iteration")
+        ax_it.plot(_num(rows["iteration"]), _num(rows["time_ns"]) / div, marker="o", color=color[n], label=n)
+    unfinished = int(np.isnan(t_tot).sum())
+    title = "Collective completion time" + (f" ({unfinished} unfinished)" if unfinished else "")
+    ax_it.set_title(_title(title, results))
+    ax_it.set_xlabel("iteration")
+    ax_it.set_ylabel(f"completion time ({uname})")
+    ax_it.set_ylim(bottom=0)
+    ax_it.xaxis.get_major_locator().set_params(integer=True)
+    ax_it.legend(fontsize="small")
+
+    instances = list(dict.fromkeys(pd.to_numeric(steps["collective_id"]).tolist()))
+    labelled = set()
+    for i, cid in enumerate(instances):
+        rows = steps[pd.to_numeric(steps["collective_id"]) == cid].sort_values("step")
+        n = str(rows["name"].iloc[0])
+        if len(instances) <= 8:
+            # Few instances: a color each.
+            label, c = f"{n} iteration {int(rows['iteration'].iloc[0])}", f"C{i}"
+        else:
+            # Many: a color per collective entry.
+            label, c = (n if n not in labelled else None), color.get(n)
+            labelled.add(n)
+        ax_st.plot(_num(rows["step"]), _num(rows["time_ns"]) / div_s, marker=".", color=c, alpha=0.8, label=label)
+    ax_st.set_title("Time of each step")
+    ax_st.set_xlabel("step")
+    ax_st.set_ylabel(f"step time ({uname_s})")
+    ax_st.set_ylim(bottom=0)
+    ax_st.xaxis.get_major_locator().set_params(integer=True)
+    ax_st.legend(fontsize="small")
+    for ax in (ax_it, ax_st):
+        ax.grid(True, alpha=0.3)
+    return fig
+
+
+# --- Every plot of a run -------------------------------------------------------------
+
+#: The plots :func:`save_all` tries, by file name.
+PLOTS: Dict[str, Callable[[Any], Figure]] = {
+    "fct_cdf": fct_cdf,
+    "slowdown_by_size": slowdown_by_size,
+    "queue": queue,
+    "utilization": utilization,
+    "pauses": pauses,
+    "cc_state": cc_state,
+    "collective_times": collective_times,
+}
+
+
+def save_all(results: Any, out_dir: Union[str, "os.PathLike[str]"], *, dpi: int = 120,
+             log: Optional[Callable[[str], None]] = None) -> List[Path]:
+    """Writes ``<plot>.png`` into ``out_dir`` for every plot that applies to
+    the run (a plot whose table is empty or missing is skipped) and returns
+    the paths written."""
+    if isinstance(results, (str, os.PathLike)):
+        results = read_run(results)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, fn in PLOTS.items():
+        try:
+            fig = fn(results)
+        except NothingToPlot as e:
+            if log:
+                log(f"skipped {name}: {e}")
+            continue
+        path = out / f"{name}.png"
+        fig.savefig(path, dpi=dpi)
+        written.append(path)
+        if log:
+            log(f"wrote {path}")
+    return written
+
+
+_USAGE = "usage: python -m csigsim.plot RUN_DIR OUT_DIR"
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in ("-h", "--help"):
+        print(_USAGE + "\nWrites a PNG of every plot that applies to the run directory RUN_DIR into OUT_DIR.")
+        return 0
+    if len(args) != 2:
+        print(_USAGE, file=sys.stderr)
+        return 2
+    try:
+        run = read_run(args[0])
+    except FileNotFoundError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    save_all(run, args[1], log=print)
+    return 0
+
+
+if __name__ == "__main__":
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: no display needed
+    sys.exit(main())
