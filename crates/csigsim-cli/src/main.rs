@@ -263,9 +263,9 @@ fn print_diagnosis(s: &csigsim::output::Summary) {
     eprintln!("{head}: {}", d.message);
     for f in &d.flows {
         eprintln!(
-            "  flow {} {} {} -> {}: {} of {} bytes delivered{}{}",
+            "  flow {}{} {} -> {}: {} of {} bytes delivered{}{}",
             f.flow_id,
-            f.name,
+            if f.name.is_empty() { String::new() } else { format!(" ({})", f.name) },
             f.src,
             f.dst,
             f.delivered_bytes,
@@ -285,8 +285,9 @@ fn print_diagnosis(s: &csigsim::output::Summary) {
     }
     let t = &d.stretch;
     eprintln!(
-        "  since the last delivery ({:.3} us): {} retransmits, {} timeouts, {} NACKs, {} trims, {} drops, {} pauses",
+        "  from {:.3} us to the end ({:.3} us without a delivery): {} retransmits, {} timeouts, {} NACKs, {} trims, {} drops, {} pauses",
         t.since_ns / 1000.0,
+        t.length_ns / 1000.0,
         t.retransmits,
         t.timeouts,
         t.nacks,
