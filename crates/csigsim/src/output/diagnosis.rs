@@ -126,7 +126,7 @@ pub fn diagnose(w: &World, end_reason: &str, mark: &Mark) -> Option<Diagnosis> {
             started: f.started,
             delivered_bytes: f.delivered_bytes(),
             size_bytes: f.size,
-            in_flight: f.snd_nxt > f.snd_una,
+            in_flight: f.snd_nxt.max(f.high_sent) > f.snd_una,
         })
         .collect();
     let paused: Vec<PortId> = (0..w.ports().len() as u32).map(PortId).filter(|&p| w.ports()[p].paused()).collect();

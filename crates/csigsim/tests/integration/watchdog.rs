@@ -37,7 +37,7 @@ fn pfc_deadlock_on_a_ring_stalls_with_its_cycle() {
     assert!(d.message.contains("PFC deadlock"), "{}", d.message);
     assert_eq!(d.unfinished_flows, 5);
     assert_eq!(d.flows.len(), 5);
-    assert!(d.flows.iter().all(|f| f.started && f.delivered_bytes < f.size_bytes));
+    assert!(d.flows.iter().all(|f| f.started && f.in_flight && f.delivered_bytes < f.size_bytes));
     assert!(!d.pfc_cycle.is_empty());
     for l in &d.pfc_cycle {
         assert!(d.paused_ports.contains(l), "{l} is in the cycle but not paused");
