@@ -12,8 +12,11 @@ pub struct Row {
     pub b: Option<f64>,
 }
 
-/// A CSV file of a run directory as rows of named cells (None when absent).
-fn read_csv(dir: &Path, name: &str) -> Result<Option<(Vec<String>, Vec<Vec<String>>)>, InputError> {
+/// A CSV file as its header and its rows of cells.
+type Csv = (Vec<String>, Vec<Vec<String>>);
+
+/// A CSV file of a run directory (None when absent).
+fn read_csv(dir: &Path, name: &str) -> Result<Option<Csv>, InputError> {
     let path = dir.join(name);
     if !path.exists() {
         return Ok(None);
@@ -30,7 +33,7 @@ fn read_csv(dir: &Path, name: &str) -> Result<Option<(Vec<String>, Vec<Vec<Strin
 }
 
 /// The numbers of column `col` (empty cells skipped).
-fn column(t: &(Vec<String>, Vec<Vec<String>>), col: &str, keep: impl Fn(&[String]) -> bool) -> Vec<f64> {
+fn column(t: &Csv, col: &str, keep: impl Fn(&[String]) -> bool) -> Vec<f64> {
     let Some(i) = t.0.iter().position(|h| h == col) else { return Vec::new() };
     t.1.iter().filter(|r| keep(r)).filter_map(|r| r.get(i).and_then(|c| c.parse::<f64>().ok())).collect()
 }

@@ -139,6 +139,8 @@ fn main() -> ExitCode {
             eprintln!("internal error: {m}");
             ExitCode::from(1)
         }
+        // The diagnosis is already on stderr.
+        Ok(Err(Failure::Stalled)) => ExitCode::from(1),
         Err(_) => {
             eprintln!("internal error: the simulator panicked (please report it with the scenario)");
             ExitCode::from(1)
@@ -149,6 +151,8 @@ fn main() -> ExitCode {
 enum Failure {
     Input(InputError),
     Internal(String),
+    /// The run stopped on the progress watchdog.
+    Stalled,
 }
 
 impl From<InputError> for Failure {
@@ -255,10 +259,62 @@ fn cmd_run(
     if !quiet {
         print_summary(&res, &out);
     }
+    print_diagnosis(&res.summary);
     if !res.summary.invariants_ok {
         return Err(Failure::Internal(format!("invariants violated: {}", res.summary.invariant_violations.join("; "))));
     }
+    if res.summary.end_reason == "stalled" {
+        return Err(Failure::Stalled);
+    }
     Ok(())
+}
+
+/// On stderr: the diagnosis of a run that stalled or ran out of events with
+/// flows unfinished, or the count of flows a stop time cut short.
+fn print_diagnosis(s: &csigsim::output::Summary) {
+    let unfinished = s.flows_total as u64 - s.flows_completed;
+    let Some(d) = &s.diagnosis else {
+        if unfinished > 0 {
+            eprintln!("{unfinished} of {} flows unfinished at the end of the run ({})", s.flows_total, s.end_reason);
+        }
+        return;
+    };
+    let head = if s.end_reason == "stalled" { "stalled" } else { "unfinished flows" };
+    eprintln!("{head}: {}", d.message);
+    for f in &d.flows {
+        eprintln!(
+            "  flow {}{} {} -> {}: {} of {} bytes delivered{}{}",
+            f.flow_id,
+            if f.name.is_empty() { String::new() } else { format!(" ({})", f.name) },
+            f.src,
+            f.dst,
+            f.delivered_bytes,
+            f.size_bytes,
+            if f.started { "" } else { ", not started" },
+            if f.in_flight { ", data in flight" } else { "" }
+        );
+    }
+    if d.unfinished_flows > d.flows.len() as u64 {
+        eprintln!("  ... and {} more", d.unfinished_flows - d.flows.len() as u64);
+    }
+    if !d.paused_ports.is_empty() {
+        eprintln!("  paused by PFC: {}", d.paused_ports.join(", "));
+    }
+    if !d.pfc_cycle.is_empty() {
+        eprintln!("  PFC deadlock cycle: {}", d.pfc_cycle.join(", "));
+    }
+    let t = &d.stretch;
+    eprintln!(
+        "  from {:.3} us to the end ({:.3} us without a delivery): {} retransmits, {} timeouts, {} NACKs, {} trims, {} drops, {} pauses",
+        t.since_ns / 1000.0,
+        t.length_ns / 1000.0,
+        t.retransmits,
+        t.timeouts,
+        t.nacks,
+        t.trims,
+        t.drops,
+        t.pauses
+    );
 }
 
 /// The run directory must be a directory or creatable as one: checked

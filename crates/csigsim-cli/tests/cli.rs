@@ -300,3 +300,52 @@ fn a_scenario_that_is_not_utf8_is_located() {
     assert!(err.contains("bad.toml:1:9:") && err.contains("not valid UTF-8"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A 1 Mbps last hop (12 ms per full packet) under a 10 us retransmission
+/// timeout: the sender's timer fires over and over while nothing arrives.
+const TIMER_STORM: &str = r#"name = "timer storm"
+[topology]
+kind = "custom"
+hosts = ["h0", "h1"]
+switches = ["s0"]
+links = [
+  { a = "h0", b = "s0", rate = "100Gbps", delay = "1us" },
+  { a = "s0", b = "h1", rate = "1Mbps", delay = "1us" },
+]
+[transport]
+rto = "10us"
+[monitor]
+links = false
+stall = "5ms"
+[[flow]]
+src = "h0"
+dst = "h1"
+size = "1MB"
+"#;
+
+#[test]
+fn a_stalled_run_exits_1_with_its_diagnosis() {
+    let dir = tmp("stalled");
+    std::fs::create_dir_all(&dir).unwrap();
+    let toml = dir.join("storm.toml");
+    std::fs::write(&toml, TIMER_STORM).unwrap();
+    let out = dir.join("run");
+    let r = bin().arg("run").arg(&toml).arg("--out").arg(&out).output().unwrap();
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(1), "{err}");
+    assert!(err.contains("stalled: 1 of 1 flows unfinished") && err.contains("retransmission storm"), "{err}");
+    assert!(err.contains("flow 0") && err.contains("h0 -> h1"), "{err}");
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["end_reason"], "stalled");
+    assert_eq!(summary["diagnosis"]["cause"], "retransmission_storm");
+    assert_eq!(summary["diagnosis"]["unfinished_flows"], 1);
+
+    // Cut short by a stop time instead: exit 0, one line on stderr, no diagnosis.
+    let r = bin().arg("run").arg(&toml).arg("--out").arg(&out).args(["--set", "monitor.stall=0s", "--set", "stop=2ms"]).output().unwrap();
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{err}");
+    assert!(err.contains("1 of 1 flows unfinished at the end of the run (stop_time)"), "{err}");
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert!(summary.get("diagnosis").is_none());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

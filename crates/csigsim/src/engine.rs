@@ -149,6 +149,19 @@ impl World {
         crate::sim::run(&mut self.ctx, self.stop_ps, max_events, &mut self.c)
     }
 
+    /// Runs until the queue is empty, `max_events` events, or the first event
+    /// after `until` or the scenario's stop time, whichever is earlier. The
+    /// answer is `Stopped` at either time: compare [`World::now`] with
+    /// [`World::stop_ps`] to tell them apart. Stopping at `until` changes no
+    /// output: the next event runs when the run is resumed.
+    pub fn run_to(&mut self, max_events: u64, until: Option<u64>) -> RunState {
+        let stop = match (self.stop_ps, until) {
+            (Some(s), Some(u)) => Some(s.min(u)),
+            (s, u) => s.or(u),
+        };
+        crate::sim::run(&mut self.ctx, stop, max_events, &mut self.c)
+    }
+
     /// Runs every event up to and including time `t` (or until the queue
     /// empties or the scenario's stop time); returns whether events remain.
     pub fn run_until(&mut self, t: u64) -> bool {

@@ -46,6 +46,7 @@ pub mod signal;
 pub mod sim;
 pub mod transport;
 pub mod units;
+pub mod watchdog;
 pub mod wire;
 pub mod workload;
 
@@ -79,7 +80,9 @@ pub struct RunOptions {
 
 /// Runs a scenario to completion (or its stop time). `progress` is called
 /// every [`CHUNK_EVENTS`] events; returning false stops the run early, and the
-/// output then says `end_reason = "interrupted"`.
+/// output then says `end_reason = "interrupted"`. A run whose started flows
+/// deliver nothing for `monitor.stall` of simulated time stops with
+/// `end_reason = "stalled"` (see [`watchdog`]).
 pub fn run(sc: Scenario, progress: impl FnMut(&Progress) -> bool) -> RunOutput {
     run_with(sc, &RunOptions::default(), progress).expect("a run without capture cannot fail")
 }
@@ -100,11 +103,20 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
         let c = monitor::capture::Capture::open(path, filter, links, w.flows().len(), w.scenario().signals.csig.as_ref())?;
         w.observers_mut().attach_capture(c);
     }
+    let mut watchdog = watchdog::Watchdog::new(&w, w.scenario().monitor.stall.0);
     let reason = loop {
-        match w.run(CHUNK_EVENTS) {
+        let state = match w.run_to(CHUNK_EVENTS, watchdog.deadline()) {
+            // Stopped at the watchdog's deadline, not the scenario's stop.
+            sim::RunState::Stopped if w.stop_ps().is_none_or(|s| w.now() < s) => sim::RunState::Paused,
+            state => state,
+        };
+        match state {
             sim::RunState::Idle => break "completed",
             sim::RunState::Stopped => break "stop_time",
             sim::RunState::Paused => {
+                if watchdog.check(&w) {
+                    break "stalled";
+                }
                 let p = Progress {
                     sim_time_ps: w.now(),
                     stop_ps: w.stop_ps(),
@@ -118,10 +130,14 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
             }
         }
     };
+    if reason != "stalled" {
+        // Bring the last progress up to the end of the run.
+        watchdog.check(&w);
+    }
     w.finish();
     if let Some(c) = w.observers_mut().take_capture() {
         c.finish()?;
     }
     let wall = started.elapsed().as_secs_f64();
-    Ok(output::collect(&w, wall, reason))
+    Ok(output::collect_watched(&w, wall, reason, watchdog.mark()))
 }

@@ -37,13 +37,24 @@ pub struct MonitorConfig {
     /// Write cc.csv (congestion-control state per flow per window).
     #[serde(default)]
     pub cc: bool,
+    /// The progress watchdog: a run whose started flows deliver no data
+    /// packet for this long (simulated time) stops as stalled; zero turns
+    /// the watchdog off.
+    #[serde(default = "default_stall")]
+    pub stall: Time,
 }
 fn default_window() -> Time {
     Time::us(100)
 }
+/// Longer than the longest backed-off retransmission timeout at the default
+/// `rto` (64 x 500 us = 32 ms), so a flow waiting out its timer is not called
+/// stalled before it has retried a few times.
+fn default_stall() -> Time {
+    Time::ms(100)
+}
 impl Default for MonitorConfig {
     fn default() -> Self {
-        MonitorConfig { window: default_window(), links: true, cc: false }
+        MonitorConfig { window: default_window(), links: true, cc: false, stall: default_stall() }
     }
 }
 

@@ -98,6 +98,11 @@ impl Port {
         self.peer
     }
 
+    /// Whether the peer's PFC has paused this port's data class.
+    pub fn paused(&self) -> bool {
+        self.paused
+    }
+
     /// Whether the owner should transmit now: true when the transmitter is
     /// idle; otherwise makes sure a `TxDone` will serve the port when the
     /// current packet is out.

@@ -7,6 +7,7 @@
 
 pub use crate::monitor::capture;
 pub mod csv;
+pub mod diagnosis;
 pub mod tables;
 
 pub use tables::{CcTable, CollectiveTable, FlowTable, RpcTable, LinkColumns, LinkCounters, LinkRow, LinkTable, SignalTable, Tables};
@@ -30,7 +31,7 @@ pub struct Summary {
     pub cc: String,
     pub switch_mode: String,
     pub routing: String,
-    /// "completed", "stop_time" or "interrupted".
+    /// "completed", "stop_time", "stalled" or "interrupted".
     pub end_reason: String,
     pub sim_time_ns: f64,
     pub wall_s: f64,
@@ -63,6 +64,10 @@ pub struct Summary {
     pub max_switch_buffer_bytes: u64,
     pub invariants_ok: bool,
     pub invariant_violations: Vec<String>,
+    /// What the unfinished flows were stuck on, when the run stalled or ran
+    /// out of events before every flow completed; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diagnosis: Option<diagnosis::Diagnosis>,
 }
 
 /// Everything a run produced, in memory: the summary and the typed tables.
@@ -130,6 +135,13 @@ fn flow_figures(t: &FlowTable, end_ps: u64) -> FlowFigures {
 /// in one pass; everything after it (figures, CSV, Python columns) works on
 /// the tables alone.
 pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
+    collect_watched(w, wall_s, end_reason, &crate::watchdog::Mark::default())
+}
+
+/// [`collect`] for a run watched by a [`crate::watchdog::Watchdog`], whose
+/// last progress is `mark`: a run that stalled or ran out of events with
+/// flows unfinished gets a [`diagnosis::Diagnosis`].
+pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::watchdog::Mark) -> RunOutput {
     use crate::monitor::signals::Series;
     use crate::signal::stamp::Collector;
     let sc = w.scenario();
@@ -334,6 +346,10 @@ pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
         max_switch_buffer_bytes: w.switches().iter().map(|s| s.max_used()).max().unwrap_or(0),
         invariants_ok: violations.is_empty(),
         invariant_violations: violations,
+        diagnosis: match end_reason {
+            "stalled" | "completed" => diagnosis::diagnose(w, end_reason, mark),
+            _ => None,
+        },
     };
     let collectives = (!sc.collectives.is_empty()).then(|| collectives_table(w));
     let rpcs = (!sc.rpcs.is_empty()).then(|| {

@@ -19,4 +19,5 @@ mod rpc;
 mod scenarios;
 mod signals;
 mod tables;
+mod watchdog;
 mod workloads;

@@ -1,0 +1,80 @@
+//! The progress watchdog. The run loop pauses every [`crate::CHUNK_EVENTS`]
+//! events; at each pause [`Watchdog::check`] compares the data packets
+//! delivered so far and the simulated time with their values at the last
+//! progress. The loop also pauses at [`Watchdog::deadline`], `monitor.stall`
+//! of simulated time after the last progress. When started flows remain
+//! unfinished and no data packet has reached a receiver for `monitor.stall`,
+//! the run is stalled. Nothing is checked per packet, so a stall is seen at
+//! the first pause after it has lasted `monitor.stall`: up to one chunk of
+//! events or one more `monitor.stall` late.
+
+use crate::engine::World;
+
+/// The run's counters at the last progress: what the diagnosis compares
+/// with the end of the run to name what happened in the stalled stretch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Mark {
+    /// Simulated time of the pause that last saw progress (or no started,
+    /// unfinished flow).
+    pub at_ps: u64,
+    pub data_packets_delivered: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub nacks_sent: u64,
+    pub packets_trimmed: u64,
+    pub packets_dropped: u64,
+    pub pauses_sent: u64,
+}
+
+impl Mark {
+    pub fn take(w: &World) -> Mark {
+        let s = w.stats();
+        Mark {
+            at_ps: w.now(),
+            data_packets_delivered: s.data_packets_delivered,
+            retransmits: s.retransmits,
+            timeouts: s.timeouts,
+            nacks_sent: s.nacks_sent,
+            packets_trimmed: s.packets_trimmed,
+            packets_dropped: s.packets_dropped,
+            pauses_sent: s.pauses_sent,
+        }
+    }
+}
+
+/// Watches a run for progress; see the module documentation.
+#[derive(Clone, Debug)]
+pub struct Watchdog {
+    stall_ps: u64,
+    mark: Mark,
+}
+
+impl Watchdog {
+    /// A watchdog that calls a run stalled after `stall_ps` without progress
+    /// (never when `stall_ps` is zero).
+    pub fn new(w: &World, stall_ps: u64) -> Watchdog {
+        Watchdog { stall_ps, mark: Mark::take(w) }
+    }
+
+    /// Called between chunks of events: whether the run has stalled.
+    pub fn check(&mut self, w: &World) -> bool {
+        let delivered = w.stats().data_packets_delivered;
+        if delivered != self.mark.data_packets_delivered || !w.flows().iter().any(|f| f.started && f.finish_ps.is_none()) {
+            self.mark = Mark::take(w);
+            return false;
+        }
+        self.stall_ps > 0 && w.now() - self.mark.at_ps >= self.stall_ps
+    }
+
+    /// The simulated time by which the next check is due (the run loop
+    /// pauses there too, so a stall is seen within two `monitor.stall` of
+    /// the last delivery however sparse the events), or `None` when off.
+    pub fn deadline(&self) -> Option<u64> {
+        (self.stall_ps > 0).then(|| self.mark.at_ps.saturating_add(self.stall_ps))
+    }
+
+    /// The counters at the last progress.
+    pub fn mark(&self) -> &Mark {
+        &self.mark
+    }
+}
