@@ -5,7 +5,7 @@ CARGO ?= cargo
 PYTHON ?= python3
 SCENARIO ?= scenarios/incast_fat_tree.toml
 
-.PHONY: run test build python rust-test python-test bench tools
+.PHONY: run test build python rust-test python-test bench tools fuzz
 
 run: build
 	./target/release/csigsim run $(SCENARIO) --out runs/$(basename $(notdir $(SCENARIO)))
@@ -32,3 +32,8 @@ test: rust-test python-test
 
 bench: build
 	./target/release/csigsim bench
+
+# The fuzz tests with many more cases (FUZZ_CASES per target; see docs/robustness.md).
+FUZZ_CASES ?= 200000
+fuzz:
+	CSIGSIM_FUZZ_CASES=$(FUZZ_CASES) CSIGSIM_FUZZ_SEED=$${CSIGSIM_FUZZ_SEED:-random} $(CARGO) test --release -p csigsim --test fuzz

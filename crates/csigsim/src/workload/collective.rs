@@ -152,9 +152,10 @@ pub fn expand(c: &CollectiveConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Res
     }
     let slices = per_channel.div_ceil(c.chunk.0);
     let steps = c.op.steps(n);
-    let per_step = n as u64 * c.channels as u64 * slices;
-    let total = per_step * steps as u64 * c.iterations as u64;
-    if flows.len() as u64 + total > u32::MAX as u64 / 2 {
+    let per_step = (n as u64 * c.channels as u64).saturating_mul(slices);
+    let total = per_step.saturating_mul(steps as u64 * c.iterations as u64);
+    // At most ten million flows: more would not fit in memory.
+    if (flows.len() as u64).saturating_add(total) > 10_000_000 {
         return Err(err("size", format!("the collective expands into {total} flows: use a larger chunk or fewer iterations")));
     }
     let tag = label(&c.name, "coll", ctx.idx);

@@ -170,6 +170,9 @@ pub(crate) fn host_rate(topo: &TopologySpec, h: u32) -> u64 {
     topo.links.iter().find(|l| l.a == NodeRef::Host(h) || l.b == NodeRef::Host(h)).map_or(0, |l| l.rate.0)
 }
 
+/// The most flows a Poisson workload may generate.
+pub(crate) const MAX_FLOWS: u64 = 10_000_000;
+
 pub fn expand(c: &PoissonConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Result<(), InputError> {
     let err = ctx.err;
     if !(c.load > 0.0 && c.load <= 10.0) {
@@ -200,6 +203,11 @@ pub fn expand(c: &PoissonConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Result
     let mean = cdf.mean();
     let tag = label(&c.name, "poisson", ctx.idx);
     let mut rng = Stream::new(ctx.seed, ctx.idx as u64, Purpose::Workload);
+    // The expected number of flows, refused before generating when it could not fit in memory.
+    let expected: f64 = hs.iter().map(|&h| c.load * host_rate(ctx.topo, h) as f64 / (8.0 * mean) * ((end - c.start.0) as f64 / PS_PER_S as f64)).sum();
+    if expected > MAX_FLOWS as f64 {
+        return Err(err("load", format!("this workload would generate about {expected:.3e} flows, more than {MAX_FLOWS}: lower its load or duration")));
+    }
     let first = flows.len();
     for (pos, &h) in hs.iter().enumerate() {
         // Flows per picosecond at this host.

@@ -97,6 +97,19 @@ pub fn expand(c: &RpcConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Result<(),
     if tx.iter().any(|&s| rx.iter().all(|&r| r == s)) {
         return Err(err("receivers", "every sender needs a receiver other than itself".into()));
     }
+    // The expected number of RPCs and background ops, refused before generating when it could not fit in memory.
+    let secs = c.duration.0 as f64 / PS_PER_S as f64;
+    let mut expected: f64 = tx.iter().map(|&s| c.load * host_rate(ctx.topo, s) as f64 / (8.0 * size as f64) * secs).sum();
+    if let Some(b) = &c.background {
+        let period = (b.on.0 + b.off.0).max(1) as f64 / PS_PER_S as f64;
+        let bursts = (secs / period).ceil();
+        let per_burst = |rate: u64| b.on.0 as f64 / PS_PER_S as f64 * rate as f64 / (8.0 * b.size.0.max(1) as f64) + 1.0;
+        let senders = hosts_of(ctx.topo, &b.senders, &|k, m| err(&format!("background.senders.{k}"), m))?;
+        expected += senders.iter().map(|&s| bursts * per_burst(b.rate.map_or(host_rate(ctx.topo, s), |r| r.0))).sum::<f64>();
+    }
+    if expected > super::poisson::MAX_FLOWS as f64 {
+        return Err(err("load", format!("this workload would generate about {expected:.3e} RPCs, more than {}: lower its load or duration", super::poisson::MAX_FLOWS)));
+    }
     let tag = label(&c.name, "rpc", ctx.idx);
     let mut rng = Stream::new(ctx.seed, ctx.idx as u64, Purpose::Workload);
     let first = flows.len();

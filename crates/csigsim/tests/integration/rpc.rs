@@ -62,6 +62,9 @@ fn rpc_errors_name_the_key() {
     let bad = format!("{FT}[[workload]]\nkind = \"rpc\"\nsize = \"640KB\"\nload = 0.3\nduration = \"1ms\"\nsenders = [\"h0\"]\nreceivers = [\"h0\"]\n");
     let e = csigsim::scenario::load_str(&bad, "t.toml", std::path::Path::new("."), &[], None).unwrap_err();
     assert_eq!(e.key.as_deref(), Some("workload[0].receivers"), "{e}");
+    let huge = bad.replace("size = \"640KB\"", "size = 1").replace("receivers = [\"h0\"]", "receivers = [\"h1\"]").replace("duration = \"1ms\"", "duration = \"10s\"");
+    let e = csigsim::scenario::load_str(&huge, "t.toml", std::path::Path::new("."), &[], None).unwrap_err();
+    assert!(e.to_string().contains("more than 10000000"), "{e}");
     let bad = bad.replace("load = 0.3", "load = -1");
     let e = csigsim::scenario::load_str(&bad, "t.toml", std::path::Path::new("."), &[], None).unwrap_err();
     assert_eq!(e.key.as_deref(), Some("workload[0].load"), "{e}");

@@ -1,0 +1,443 @@
+//! Fuzzing of everything that reads user or wire input: scenario loading and
+//! validation (and a short run of what validates), trace files, the CSIG tag,
+//! frame and pcap decoders, and the unit parsers. None may panic: bad input
+//! is an error.
+//!
+//! Generation is property-based and coverage-free (it runs on stable Rust):
+//! scenarios are the shipped ones with structure-aware mutations (numbers
+//! swapped for edge values, units swapped, lines deleted, duplicated or
+//! swapped, truncation, random bytes), the other inputs are arbitrary or
+//! near-valid bytes. `CSIGSIM_FUZZ_CASES` sets the cases per target (default
+//! 2,000; `make fuzz` runs many more). Inputs that once crashed live in
+//! `tests/fuzz_corpus/<target>/` and are replayed by every run.
+
+use csigsim::wire::{read_pcap, CsigCodec, FrameRepr};
+use csigsim::Override;
+use proptest::prelude::*;
+use proptest::test_runner::{Config, FileFailurePersistence, RngSeed};
+use std::path::{Path, PathBuf};
+
+fn cases() -> u32 {
+    std::env::var("CSIGSIM_FUZZ_CASES").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(2_000)
+}
+
+/// The seed of the case generator: fixed (so that `cargo test` is
+/// reproducible), unless `CSIGSIM_FUZZ_SEED` sets one or `random` asks for a
+/// fresh one per run (as `make fuzz` does).
+fn seed() -> RngSeed {
+    match std::env::var("CSIGSIM_FUZZ_SEED").ok().as_deref().map(str::trim) {
+        Some("random") => RngSeed::Random,
+        Some(s) => RngSeed::Fixed(s.parse().unwrap_or(1)),
+        None => RngSeed::Fixed(1),
+    }
+}
+
+fn config() -> Config {
+    Config { cases: cases(), failure_persistence: Some(Box::new(FileFailurePersistence::Off)), rng_seed: seed(), ..Config::default() }
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn scenarios_dir() -> PathBuf {
+    root().join("scenarios")
+}
+
+fn corpus(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_corpus").join(target);
+    let mut out: Vec<_> = std::fs::read_dir(&dir)
+        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.is_file()).collect())
+        .unwrap_or_default();
+    out.sort();
+    out.into_iter().map(|p| (p.clone(), std::fs::read(&p).unwrap())).collect()
+}
+
+/// The shipped scenarios, (file name, text), in name order.
+fn shipped() -> &'static [(String, String)] {
+    static S: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();
+    S.get_or_init(|| {
+        let mut v: Vec<_> = std::fs::read_dir(scenarios_dir())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read_to_string(&p).unwrap()))
+            .collect();
+        v.sort();
+        v
+    })
+}
+
+// ---------------------------------------------------------------- scenarios
+
+/// Loads a scenario (it must not panic); if it validates, runs it for a short
+/// simulated time and a bounded number of events and checks the invariants.
+fn load_and_run(text: &str, base: &Path) {
+    let Ok(_) = csigsim::scenario::load_str(text, "fuzz.toml", base, &[], None) else { return };
+    let stop = [Override { key: "stop".into(), value: "\"50us\"".into() }];
+    let Ok(sc) = csigsim::scenario::load_str(text, "fuzz.toml", base, &stop, None) else { return };
+    // Very large fabrics take long to build; they are loaded but not run.
+    if sc.flows.len() > 20_000 {
+        return;
+    }
+    let out = csigsim::run(sc, |_| false);
+    assert!(out.summary.invariants_ok, "invariants violated on:\n{text}");
+}
+
+const EDGE_NUMBERS: &[&str] = &[
+    "0",
+    "-1",
+    "1",
+    "-0",
+    "4294967295",
+    "4294967296",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "18446744073709551615",
+    "99999999999999999999999",
+    "1e308",
+    "-1e308",
+    "1e-320",
+    "nan",
+    "inf",
+    "-inf",
+    "0.5",
+    "-0.5",
+    "0x10",
+    "1_000",
+];
+
+const UNITS: &[&str] = &[
+    "", "ps", "ns", "us", "ms", "s", "B", "KB", "MB", "GB", "TB", "KiB", "bps", "Kbps", "Mbps", "Gbps", "Tbps", "x",
+    " ", "µs", "e9",
+];
+
+#[derive(Clone, Debug)]
+enum Mutation {
+    /// Replace the n-th number with an edge value.
+    Number(usize, usize),
+    /// Replace the n-th unit suffix (letters right after a digit).
+    Unit(usize, usize),
+    DeleteLine(usize),
+    DuplicateLine(usize),
+    SwapLines(usize, usize),
+    Truncate(usize),
+    Insert(usize, Vec<u8>),
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    prop_oneof![
+        4 => (any::<usize>(), 0..EDGE_NUMBERS.len()).prop_map(|(n, v)| Mutation::Number(n, v)),
+        2 => (any::<usize>(), 0..UNITS.len()).prop_map(|(n, u)| Mutation::Unit(n, u)),
+        2 => any::<usize>().prop_map(Mutation::DeleteLine),
+        1 => any::<usize>().prop_map(Mutation::DuplicateLine),
+        1 => (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Mutation::SwapLines(a, b)),
+        1 => any::<usize>().prop_map(Mutation::Truncate),
+        1 => (any::<usize>(), prop::collection::vec(any::<u8>(), 1..8)).prop_map(|(at, b)| Mutation::Insert(at, b)),
+    ]
+}
+
+/// Byte spans of the numbers in `s` (a run of digits, with a sign and a fraction).
+fn numbers(s: &str) -> Vec<(usize, usize)> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i].is_ascii_digit() && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_')) {
+            let start = if i > 0 && b[i - 1] == b'-' { i - 1 } else { i };
+            let mut j = i;
+            while j < b.len() && (b[j].is_ascii_digit() || b[j] == b'.') {
+                j += 1;
+            }
+            out.push((start, j));
+            i = j;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Byte spans of unit suffixes: the letters right after a number.
+fn units(s: &str) -> Vec<(usize, usize)> {
+    let b = s.as_bytes();
+    numbers(s)
+        .into_iter()
+        .filter_map(|(_, end)| {
+            let mut j = end;
+            while j < b.len() && b[j].is_ascii_alphabetic() {
+                j += 1;
+            }
+            (j > end).then_some((end, j))
+        })
+        .collect()
+}
+
+fn apply(text: &str, m: &Mutation) -> String {
+    let replace = |spans: Vec<(usize, usize)>, n: usize, with: &str| {
+        if spans.is_empty() {
+            return text.to_string();
+        }
+        let (a, b) = spans[n % spans.len()];
+        format!("{}{}{}", &text[..a], with, &text[b..])
+    };
+    let mut lines: Vec<&str> = text.lines().collect();
+    let joined = |lines: Vec<&str>| lines.join("\n") + "\n";
+    match m {
+        Mutation::Number(n, v) => replace(numbers(text), *n, EDGE_NUMBERS[*v]),
+        Mutation::Unit(n, u) => replace(units(text), *n, UNITS[*u]),
+        _ if lines.is_empty() => text.to_string(),
+        Mutation::DeleteLine(n) => {
+            lines.remove(n % lines.len());
+            joined(lines)
+        }
+        Mutation::DuplicateLine(n) => {
+            let i = n % lines.len();
+            lines.insert(i, lines[i]);
+            joined(lines)
+        }
+        Mutation::SwapLines(a, b) => {
+            let len = lines.len();
+            lines.swap(a % len, b % len);
+            joined(lines)
+        }
+        Mutation::Truncate(n) => {
+            let b = text.as_bytes();
+            String::from_utf8_lossy(&b[..n % (b.len() + 1)]).into_owned()
+        }
+        Mutation::Insert(at, bytes) => {
+            let b = text.as_bytes();
+            let at = at % (b.len() + 1);
+            let mut v = b[..at].to_vec();
+            v.extend_from_slice(bytes);
+            v.extend_from_slice(&b[at..]);
+            String::from_utf8_lossy(&v).into_owned()
+        }
+    }
+}
+
+/// The unmutated scenarios load and run under the fuzzer's stop override.
+#[test]
+fn scenario_seeds_run() {
+    let stop = [Override { key: "stop".into(), value: "\"50us\"".into() }];
+    for (name, text) in shipped() {
+        let sc = csigsim::scenario::load_str(text, name, &scenarios_dir(), &stop, None).unwrap_or_else(|e| panic!("{e}"));
+        assert!(csigsim::run(sc, |_| false).summary.invariants_ok, "{name}");
+    }
+}
+
+#[test]
+fn scenario_corpus() {
+    for (path, bytes) in corpus("scenario") {
+        eprintln!("replaying {}", path.display());
+        load_and_run(&String::from_utf8_lossy(&bytes), &scenarios_dir());
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn scenario_mutations(which in any::<prop::sample::Index>(), ms in prop::collection::vec(mutation(), 1..6)) {
+        let s = shipped();
+        let (_, text) = &s[which.index(s.len())];
+        let mut t = text.clone();
+        for m in &ms {
+            t = apply(&t, m);
+        }
+        load_and_run(&t, &scenarios_dir());
+    }
+
+    #[test]
+    fn scenario_arbitrary_text(t in "\\PC{0,200}") {
+        let _ = csigsim::scenario::load_str(&t, "fuzz.toml", &scenarios_dir(), &[], None);
+    }
+
+    #[test]
+    fn scenario_overrides(which in any::<prop::sample::Index>(), key in "[a-z_.\\[\\]0-9]{1,24}", v in 0..EDGE_NUMBERS.len(), u in 0..UNITS.len(), quoted in any::<bool>()) {
+        let s = shipped();
+        let (_, text) = &s[which.index(s.len())];
+        let value = format!("{}{}", EDGE_NUMBERS[v], UNITS[u]);
+        let value = if quoted { format!("\"{value}\"") } else { value };
+        let _ = csigsim::scenario::load_str(text, "fuzz.toml", &scenarios_dir(), &[Override { key, value }], None);
+    }
+}
+
+// ---------------------------------------------------------------- traces
+
+const TRACE_SCENARIO: &str = r#"name = "trace fuzz"
+[topology]
+kind = "custom"
+hosts = ["h0", "h1", "h2"]
+switches = ["s0"]
+links = [
+  { a = "h0", b = "s0", rate = "100Gbps", delay = "1us" },
+  { a = "h1", b = "s0", rate = "100Gbps", delay = "1us" },
+  { a = "h2", b = "s0", rate = "100Gbps", delay = "1us" },
+]
+[[workload]]
+kind = "trace"
+file = "trace.csv"
+"#;
+
+/// Loads the trace scenario with `csv` as its trace and runs it if it validates.
+fn trace(csv: &[u8]) {
+    let dir = std::env::temp_dir().join(format!("csigsim-fuzz-trace-{}-{:?}", std::process::id(), std::thread::current().id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("trace.csv"), csv).unwrap();
+    load_and_run(TRACE_SCENARIO, &dir);
+}
+
+const CELLS: &[&str] = &[
+    "src", "dst", "size", "start", "name", "h0", "h1", "h2", "h3", "0", "1", "2", "3", "-1", "1000", "1MB", "0B",
+    "18446744073709551615", "18446744073709551616", "4294967295", "1us", "0ns", "-1us", "1e30s", "1.5", "\"h0\"",
+    "\"a,b\"", "\"", "\"\"", "", " ", "x", "\u{feff}src", "1KB ", " 1KB",
+];
+
+fn csv_text() -> impl Strategy<Value = Vec<u8>> {
+    let cell = prop_oneof![
+        8 => (0..CELLS.len()).prop_map(|i| CELLS[i].as_bytes().to_vec()),
+        1 => prop::collection::vec(any::<u8>(), 0..4),
+    ];
+    let row = prop::collection::vec(cell, 0..7);
+    let sep = prop_oneof![Just(b"\n".to_vec()), Just(b"\r\n".to_vec()), Just(b"\r".to_vec()), Just(Vec::new())];
+    (prop::collection::vec((row, sep), 0..6), any::<bool>()).prop_map(|(rows, header)| {
+        let mut out = if header { b"src,dst,size,start,name\n".to_vec() } else { Vec::new() };
+        for (cells, sep) in rows {
+            out.extend_from_slice(&cells.join(&b","[..]));
+            out.extend_from_slice(&sep);
+        }
+        out
+    })
+}
+
+#[test]
+fn trace_corpus() {
+    for (path, bytes) in corpus("trace") {
+        eprintln!("replaying {}", path.display());
+        trace(&bytes);
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn trace_structured(csv in csv_text()) {
+        trace(&csv);
+    }
+
+    #[test]
+    fn trace_bytes(csv in prop::collection::vec(any::<u8>(), 0..64)) {
+        trace(&csv);
+    }
+}
+
+// ---------------------------------------------------------------- wire
+
+fn wire(target: &str, bytes: &[u8]) {
+    let codec = CsigCodec::default();
+    match target {
+        "csig" => {
+            if let Ok((_, n)) = codec.parse(bytes) {
+                assert!(n <= bytes.len(), "a tag longer than its buffer");
+            }
+        }
+        "frame" => {
+            let _ = FrameRepr::parse(&codec, bytes);
+        }
+        "pcap" => {
+            let _ = read_pcap(bytes);
+        }
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn wire_corpus() {
+    for t in ["csig", "frame", "pcap"] {
+        for (path, bytes) in corpus(t) {
+            eprintln!("replaying {}", path.display());
+            wire(t, &bytes);
+        }
+    }
+}
+
+/// Bytes that often start like the real thing: a CSIG TPID, an Ethernet
+/// header, a pcap magic number, followed by arbitrary bytes.
+fn near_valid() -> impl Strategy<Value = Vec<u8>> {
+    let prefix = prop_oneof![
+        Just(Vec::new()),
+        Just(csigsim::wire::TPID_COMPACT_DEFAULT.to_be_bytes().to_vec()),
+        Just(csigsim::wire::TPID_WIDE_DEFAULT.to_be_bytes().to_vec()),
+        Just([[0u8; 12].as_slice(), &csigsim::wire::TPID_COMPACT_DEFAULT.to_be_bytes()].concat()),
+        Just([[0u8; 12].as_slice(), &csigsim::wire::TPID_WIDE_DEFAULT.to_be_bytes()].concat()),
+        Just([[0u8; 12].as_slice(), &csigsim::wire::ETHERTYPE_IPV4.to_be_bytes(), &[0x45]].concat()),
+        Just(vec![0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0]),
+        Just(vec![0xa1, 0xb2, 0xc3, 0xd4, 0, 2, 0, 4]),
+        Just(vec![0x4d, 0x3c, 0xb2, 0xa1, 2, 0, 4, 0]),
+        Just(vec![0xa1, 0xb2, 0x3c, 0x4d, 0, 2, 0, 4]),
+    ];
+    (prefix, prop::collection::vec(any::<u8>(), 0..160)).prop_map(|(mut p, rest)| {
+        p.extend(rest);
+        p
+    })
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn csig_tags(bytes in near_valid()) {
+        wire("csig", &bytes);
+    }
+
+    #[test]
+    fn frames(bytes in near_valid()) {
+        wire("frame", &bytes);
+    }
+
+    #[test]
+    fn pcaps(bytes in near_valid()) {
+        wire("pcap", &bytes);
+    }
+}
+
+// ---------------------------------------------------------------- units
+
+fn unit_strings(s: &str) {
+    let _ = csigsim::units::parse_time(s);
+    let _ = csigsim::units::parse_size(s);
+    let _ = csigsim::units::parse_rate(s);
+}
+
+#[test]
+fn units_corpus() {
+    for (path, bytes) in corpus("units") {
+        eprintln!("replaying {}", path.display());
+        for line in String::from_utf8_lossy(&bytes).lines() {
+            unit_strings(line);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn unit_structured(n in 0..EDGE_NUMBERS.len(), u in 0..UNITS.len(), pad in "[ \t]{0,2}") {
+        unit_strings(&format!("{}{pad}{}", EDGE_NUMBERS[n], UNITS[u]));
+    }
+
+    #[test]
+    fn unit_arbitrary(s in "\\PC{0,12}") {
+        unit_strings(&s);
+    }
+
+    #[test]
+    fn unit_numeric(x in any::<f64>(), u in 0..UNITS.len()) {
+        unit_strings(&format!("{x}{}", UNITS[u]));
+        unit_strings(&format!("{x:e}{}", UNITS[u]));
+    }
+}
