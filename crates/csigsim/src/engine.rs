@@ -104,12 +104,7 @@ impl World {
         let net = Network::new(&sc.topology, &sc.switch, max_packet, &sc.signals, sc.seed);
         let mut ctx = Ctx::new(PacketArena::with_signals(sc.signals.any(), sc.signals.int.is_some()));
         let (tag_bytes, int_bytes) = net.signal_bytes();
-        // Unloaded round trip: a full data packet out along the first
-        // equal-cost path, an ACK back along the first reverse path.
-        let base_rtt = |src: HostId, dst: HostId| {
-            net.path_latency(src, dst, max_packet).0 + net.path_latency(dst, src, t.ack_size as u64).0
-        };
-        let base_rtts: Vec<u64> = sc.flows.iter().map(|f| base_rtt(f.src, f.dst)).collect();
+        let base_rtts: Vec<u64> = sc.flows.iter().map(|f| net.base_rtt(f.src, f.dst, max_packet, t.ack_size as u64)).collect();
         // Defaults an algorithm derives from the whole network (NSCC's
         // network RTT and trimming).
         let mut cc_config = t.cc_config();
@@ -225,7 +220,7 @@ impl World {
     /// the first equal-cost path, an ACK back along the first reverse path.
     pub fn base_rtt(&self, src: HostId, dst: HostId) -> u64 {
         let t = &self.sc.transport;
-        self.c.net.path_latency(src, dst, (t.mtu + t.header) as u64).0 + self.c.net.path_latency(dst, src, t.ack_size as u64).0
+        self.c.net.base_rtt(src, dst, (t.mtu + t.header) as u64, t.ack_size as u64)
     }
 
     /// Store-and-forward latency of one packet of `bytes` from `src` to `dst`

@@ -280,6 +280,13 @@ impl Network {
         (total, slowest)
     }
 
+    /// Unloaded round trip from `src` to `dst`: a packet of `packet_bytes` out
+    /// along the first equal-cost path, one of `ack_bytes` back along the
+    /// first reverse path.
+    pub fn base_rtt(&self, src: HostId, dst: HostId, packet_bytes: u64, ack_bytes: u64) -> u64 {
+        self.path_latency(src, dst, packet_bytes).0 + self.path_latency(dst, src, ack_bytes).0
+    }
+
     /// Links on the first equal-cost path from `src` to `dst`.
     pub fn path_hops(&self, src: HostId, dst: HostId) -> u32 {
         let mut port = self.host_port[src.ix()];
