@@ -489,7 +489,7 @@ fn cmd_bench(json: bool, only: &[String], child: Option<String>, repeat: u32) ->
     let exe = std::env::current_exe().map_err(|e| Failure::Internal(e.to_string()))?;
     if !json {
         println!(
-            "{:<15} {:>6} {:>9} {:>9} {:>12} {:>12} {:>12} {:>10} {:>12} {:>9} {:>9}",
+            "{:<26} {:>6} {:>9} {:>9} {:>12} {:>12} {:>12} {:>10} {:>12} {:>9} {:>9}",
             "case", "hosts", "wall s", "cpu s", "sim us", "events", "link hops", "M hops/s", "M hops/cpu s", "ev/hop", "peak MB"
         );
     }
@@ -516,7 +516,7 @@ fn cmd_bench(json: bool, only: &[String], child: Option<String>, repeat: u32) ->
         }
         let f = |k: &str| v[k].as_f64().unwrap_or(0.0);
         println!(
-            "{:<15} {:>6} {:>9.2} {:>9.2} {:>12.1} {:>12} {:>12} {:>10.2} {:>12.2} {:>9.3} {:>9.0}",
+            "{:<26} {:>6} {:>9.2} {:>9.2} {:>12.1} {:>12} {:>12} {:>10.2} {:>12.2} {:>9.3} {:>9.0}",
             c.name,
             f("hosts"),
             f("wall_s"),

@@ -41,6 +41,46 @@ size = "2MB"
     )
 }
 
+/// One BDP at 100 Gbps over the k-ary fat tree's longest path as htsim's UEC
+/// validation sizes it: 178,450 B per switch port.
+const UEC_BDP: u64 = 178_450;
+
+/// The NSCC permutation that htsim's UEC validation runs: 100 Gbps, 1 us
+/// links, 4086 + 64 B packets, one BDP per switch port (no shared buffer
+/// beyond it), RED from 20% to 80% of the BDP, trimming, per-packet
+/// spraying, an ACK every 4 packets, selective retransmission.
+fn nscc_uec_permutation(k: u32) -> String {
+    let (kmin, kmax) = (UEC_BDP / 5, UEC_BDP * 4 / 5);
+    format!(
+        r#"name = "bench fat_tree k={k} nscc uec permutation"
+seed = 1
+[topology]
+kind = "fat_tree"
+k = {k}
+rate = "100Gbps"
+delay = "1us"
+[switch]
+mode = "trim"
+routing = "spray"
+reserved = "{UEC_BDP}B"
+buffer = "{buffer}B"
+ecn = {{ kmin = "{kmin}B", kmax = "{kmax}B", pmax = 1.0 }}
+[transport]
+cc = "nscc"
+retransmit = "selective"
+mtu = 4086
+header = 64
+ack_every = 4
+[monitor]
+links = false
+[[workload]]
+kind = "permutation"
+size = "2MB"
+"#,
+        buffer = UEC_BDP * u64::from(k)
+    )
+}
+
 /// The benchmark cases, smallest first.
 pub fn cases() -> Vec<BenchCase> {
     vec![
@@ -66,6 +106,21 @@ pub fn cases() -> Vec<BenchCase> {
             toml: fat_tree_permutation(16, "dcqcn_rev").replace("pmax = 0.2 }", "pmax = 0.2, mode = \"ecp\" }"),
         },
         BenchCase { name: "fat_tree_1024_mcc", description: "the 1024-host case under MCC", toml: fat_tree_permutation(16, "mcc") },
+        BenchCase {
+            name: "nscc_uec_permutation_128",
+            description: "htsim's UEC validation permutation on 128 hosts: NSCC, trimming, spraying, 1-BDP ports",
+            toml: nscc_uec_permutation(8),
+        },
+        BenchCase {
+            name: "nscc_uec_permutation_1024",
+            description: "htsim's UEC validation permutation on 1024 hosts (k=16)",
+            toml: nscc_uec_permutation(16),
+        },
+        BenchCase {
+            name: "nscc_uec_permutation_8192",
+            description: "htsim's UEC validation permutation on 8192 hosts (k=32)",
+            toml: nscc_uec_permutation(32),
+        },
         BenchCase { name: "fat_tree_8192", description: "8192-host fat tree (k=32), permutation of 2 MB flows, DCTCP", toml: fat_tree_permutation(32, "dctcp") },
     ]
 }

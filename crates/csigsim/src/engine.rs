@@ -109,7 +109,8 @@ impl World {
         // network RTT and trimming).
         let mut cc_config = t.cc_config();
         let trimming = sc.switch.mode.on_refuse() == crate::net::mode::Refusal::Trim;
-        cc_config.prepare(&crate::cc::Fabric { base_rtts: &base_rtts, trimming });
+        let network_rtt = if sc.flows.is_empty() { 0 } else { net.fabric_rtt(max_packet, t.ack_size as u64) };
+        cc_config.prepare(&crate::cc::Fabric { network_rtt, trimming });
         let deps = crate::transport::Deps::new(sc.flows.len(), &sc.deps);
         let mut flows = Vec::with_capacity(sc.flows.len());
         for (i, &base_rtt_ps) in base_rtts.iter().enumerate() {

@@ -159,9 +159,10 @@ pub struct Setup<'a> {
 /// What the network tells an algorithm at set-up, once the topology and the
 /// flows are known (see [`Algorithm::prepare`]).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Fabric<'a> {
-    /// Each flow's unloaded round trip, in flow order.
-    pub base_rtts: &'a [u64],
+pub struct Fabric {
+    /// The fabric's unloaded round trip: the largest between any two hosts
+    /// (`Network::fabric_rtt`), whether or not a flow crosses that path.
+    pub network_rtt: u64,
     /// The switches trim data packets they cannot admit (`switch.mode = "trim"`).
     pub trimming: bool,
 }
@@ -437,34 +438,34 @@ mod tests {
         assert!(c.check(&Setup { ecp: true, ..Default::default() }).is_ok());
     }
 
-    fn rtts(base_rtts: &[u64]) -> Fabric<'_> {
-        Fabric { base_rtts, trimming: false }
+    fn rtt(network_rtt: u64) -> Fabric {
+        Fabric { network_rtt, trimming: false }
     }
 
     #[test]
-    fn nscc_network_rtt_is_the_longest_base_rtt_unless_set() {
+    fn nscc_network_rtt_is_the_fabrics_unless_set() {
         let mut c = CcConfig { kind: CcKind::Nscc, ..Default::default() };
-        c.prepare(&rtts(&[3_000_000, 9_000_000, 5_000_000]));
+        c.prepare(&rtt(9_000_000));
         assert_eq!(c.nscc.network_rtt, Some(Time(9_000_000)));
         c.nscc.network_rtt = Some(Time(1_000));
-        c.prepare(&rtts(&[3_000_000]));
+        c.prepare(&rtt(3_000_000));
         assert_eq!(c.nscc.network_rtt, Some(Time(1_000)));
         let mut d = CcConfig { kind: CcKind::Dctcp, ..Default::default() };
-        d.prepare(&rtts(&[3_000_000]));
+        d.prepare(&rtt(3_000_000));
         assert_eq!(d.nscc.network_rtt, None);
         let mut e = CcConfig { kind: CcKind::Nscc, ..Default::default() };
-        e.prepare(&rtts(&[]));
+        e.prepare(&rtt(0));
         assert_eq!(e.nscc.network_rtt, None);
     }
 
     #[test]
     fn nscc_trimming_follows_the_switches_unless_set() {
-        let trim = Fabric { base_rtts: &[], trimming: true };
+        let trim = Fabric { network_rtt: 0, trimming: true };
         let mut c = CcConfig { kind: CcKind::Nscc, ..Default::default() };
         c.prepare(&trim);
         assert_eq!(c.nscc.trimming, Some(true));
         let mut c = CcConfig { kind: CcKind::Nscc, ..Default::default() };
-        c.prepare(&rtts(&[]));
+        c.prepare(&rtt(0));
         assert_eq!(c.nscc.trimming, Some(false));
         // Set explicitly, it stays whatever the switches do.
         let mut c = CcConfig { kind: CcKind::Nscc, ..Default::default() };

@@ -5,7 +5,7 @@
 //! Window-based, in payload bytes (one "MTU" of the notes = `mss`).
 //!
 //! - parameters derived from the network RTT (`network_rtt`, default the
-//!   largest unloaded RTT among the scenario's flows, filled in by
+//!   fabric's largest unloaded RTT between two hosts, filled in by
 //!   [`Algorithm::prepare`]) and the line rate: `a = BDP / 150 kB`,
 //!   `b = target_qdelay / 12 us`, `alpha = 4 MSS a b / target`,
 //!   `fi = 5 MSS a`, `eta = 0.15 MSS a`, `fi_scale = 0.25 a`;
@@ -583,13 +583,13 @@ impl Algorithm for Nscc {
         Nscc::new(&c.nscc, p)
     }
     /// NSCC derives its constants from one network-wide RTT (htsim's
-    /// network_rtt): unless the scenario sets it, the largest unloaded RTT
-    /// among the flows. Unless the scenario sets `trimming`, it follows the
-    /// switches: a trimming fabric gets the trimming target.
+    /// network_rtt): unless the scenario sets it, the fabric's largest
+    /// unloaded RTT between two hosts, whichever hosts the flows use. Unless
+    /// the scenario sets `trimming`, it follows the switches: a trimming
+    /// fabric gets the trimming target.
     fn prepare(c: &mut CcConfig, f: &super::Fabric) {
         if c.nscc.network_rtt.is_none() {
-            let longest = f.base_rtts.iter().copied().max().unwrap_or(0);
-            c.nscc.network_rtt = (longest > 0).then_some(Time(longest));
+            c.nscc.network_rtt = (f.network_rtt > 0).then_some(Time(f.network_rtt));
         }
         c.nscc.trimming.get_or_insert(f.trimming);
     }

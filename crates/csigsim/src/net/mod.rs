@@ -287,6 +287,50 @@ impl Network {
         self.path_latency(src, dst, packet_bytes).0 + self.path_latency(dst, src, ack_bytes).0
     }
 
+    /// The fabric's unloaded round trip: the largest [`Network::base_rtt`]
+    /// between two hosts. Hosts on one edge switch share every hop beyond
+    /// their access link, so one host per edge switch stands for the others
+    /// (the one whose access link is slowest, then longest), and pairs of
+    /// representatives are compared, plus the two slowest hosts of each edge
+    /// switch between themselves: edge switches squared, not hosts squared.
+    pub fn fabric_rtt(&self, packet_bytes: u64, ack_bytes: u64) -> u64 {
+        let access = |h: u32| {
+            let p = &self.ports[self.host_port[h as usize]];
+            crate::units::tx_time_ps(packet_bytes, p.rate_bps) + crate::units::tx_time_ps(ack_bytes, p.rate_bps) + 2 * p.delay_ps
+        };
+        // Per edge switch, its two hosts with the longest access round trip.
+        let mut edges: Vec<(NodeId, [Option<u32>; 2])> = Vec::new();
+        for h in 0..self.num_hosts() {
+            let edge = self.ports[self.ports[self.host_port[h as usize]].peer].node;
+            let slot = match edges.iter().position(|e| e.0 == edge) {
+                Some(i) => i,
+                None => {
+                    edges.push((edge, [None, None]));
+                    edges.len() - 1
+                }
+            };
+            let top = &mut edges[slot].1;
+            if top[0].is_none_or(|a| access(h) > access(a)) {
+                top[1] = top[0];
+                top[0] = Some(h);
+            } else if top[1].is_none_or(|b| access(h) > access(b)) {
+                top[1] = Some(h);
+            }
+        }
+        let rtt = |a: u32, b: u32| self.base_rtt(HostId(a), HostId(b), packet_bytes, ack_bytes);
+        let mut longest = 0;
+        for (i, (_, a)) in edges.iter().enumerate() {
+            if let [Some(x), Some(y)] = *a {
+                longest = longest.max(rtt(x, y)).max(rtt(y, x));
+            }
+            for (_, b) in &edges[i + 1..] {
+                let (x, y) = (a[0].expect("every edge has a host"), b[0].expect("every edge has a host"));
+                longest = longest.max(rtt(x, y)).max(rtt(y, x));
+            }
+        }
+        longest
+    }
+
     /// Links on the first equal-cost path from `src` to `dst`.
     pub fn path_hops(&self, src: HostId, dst: HostId) -> u32 {
         let mut port = self.host_port[src.ix()];

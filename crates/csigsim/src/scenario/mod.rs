@@ -393,7 +393,10 @@ fn check_buffer(topo: &TopologySpec, s: &SwitchConfig, wire: &WireSizes, err: &E
             0
         };
         let need = (s.reserved.0 as u128 + headroom as u128) * pl.len() as u128;
-        if need >= s.buffer.0 as u128 {
+        // Without PFC, reservations may take the whole buffer: fixed per-port
+        // queues (htsim's model). PFC needs a shared pool to pause against.
+        let no_shared_pool = if s.mode.headroom() { need >= s.buffer.0 as u128 } else { need > s.buffer.0 as u128 };
+        if no_shared_pool {
             return Err(err(
                 "switch.buffer",
                 format!(

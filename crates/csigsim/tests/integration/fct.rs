@@ -88,3 +88,34 @@ fn coalesced_acks_never_wait_for_the_retransmission_timer() {
     let fct = w.flows()[0].finish_ps.unwrap() - w.flows()[0].start_ps;
     assert!(fct < 3_000_000_000, "fct {fct} ps");
 }
+
+/// The fabric's unloaded RTT (NSCC's default network RTT) is the longest
+/// host-to-host round trip, here across pods (six links each way), even
+/// when the only flow stays in one rack: 6 x (tx(4160 B) + 1 us) out and
+/// 6 x (tx(64 B) + 1 us) back.
+#[test]
+fn fabric_rtt_is_the_longest_host_pair_whatever_the_flows() {
+    let w = crate::common::world(
+        r#"
+[topology]
+kind = "fat_tree"
+k = 4
+rate = "100Gbps"
+delay = "1us"
+[transport]
+cc = "nscc"
+[[flow]]
+src = "h0"
+dst = "h1"
+size = "10KB"
+"#,
+        &[],
+    );
+    let net = w.network();
+    let expected = 6 * (tx_time_ps(4160, 100_000_000_000) + 1_000_000) + 6 * (tx_time_ps(64, 100_000_000_000) + 1_000_000);
+    assert_eq!(expected, 14_027_520);
+    assert_eq!(net.fabric_rtt(4160, 64), expected);
+    use csigsim::id::HostId;
+    assert!(net.base_rtt(HostId(0), HostId(1), 4160, 64) < expected, "the flow's own RTT is shorter");
+    assert_eq!(net.base_rtt(HostId(0), HostId(15), 4160, 64), expected);
+}
