@@ -5,7 +5,7 @@ CARGO ?= cargo
 PYTHON ?= python3
 SCENARIO ?= scenarios/incast_fat_tree.toml
 
-.PHONY: run test build python rust-test python-test bench tools fuzz
+.PHONY: run test build python rust-test python-test bench tools fuzz repro
 
 run: build
 	./target/release/csigsim run $(SCENARIO) --out runs/$(basename $(notdir $(SCENARIO)))
@@ -32,6 +32,10 @@ test: rust-test python-test
 
 bench: build
 	./target/release/csigsim bench
+
+# The source documents' experiments (docs/reproductions.md).
+repro: build
+	./target/release/csigsim repro
 
 # The fuzz tests with many more cases (FUZZ_CASES per target; see docs/robustness.md).
 FUZZ_CASES ?= 200000

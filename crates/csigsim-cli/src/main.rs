@@ -4,6 +4,7 @@
 //! and line:column), 1 internal error.
 
 mod compare;
+mod repro;
 
 use clap::{Parser, Subcommand};
 use csigsim::{InputError, Override, RunOutput};
@@ -73,6 +74,24 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Run the source documents' experiments (docs/reproductions.md) and
+    /// print each source's figure beside csigsim's.
+    Repro {
+        /// Experiments to run (S1, S2, ...; default: all).
+        ids: Vec<String>,
+        /// Directory for the run directories and results.
+        #[arg(long, default_value = "runs/repro")]
+        out: PathBuf,
+        /// The reduced form: seconds instead of minutes; directions only.
+        #[arg(long)]
+        quick: bool,
+        /// Print one JSON array instead of the table.
+        #[arg(long)]
+        json: bool,
+        /// Runs side by side (default: the machine's cores).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        jobs: Option<u32>,
+    },
     /// Run the fixed benchmark set and print its figures.
     Bench {
         /// Print JSON lines instead of a table.
@@ -119,6 +138,10 @@ fn main() -> ExitCode {
             Ok(())
         }
         Cmd::Bench { json, cases, child, repeat } => cmd_bench(json, &cases, child, repeat),
+        Cmd::Repro { ids, out, quick, json, jobs } => {
+            let jobs = jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |j| j as usize);
+            repro::cmd_repro(&ids, &out, quick, json, jobs)
+        }
         Cmd::Compare { a, b, json } => {
             let rows = compare::compare(&a, &b)?;
             if json {

@@ -349,3 +349,33 @@ fn a_stalled_run_exits_1_with_its_diagnosis() {
     assert!(summary.get("diagnosis").is_none());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn repro_runs_an_experiment_and_writes_its_runs_and_result() {
+    let out = tmp("repro");
+    let r = bin().args(["repro", "S1", "--quick", "--json", "--jobs", "2", "--out"]).arg(&out).output().unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let rows: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    assert_eq!(rows.as_array().unwrap().len(), 1);
+    assert_eq!(rows[0]["id"], "S1");
+    assert_eq!(rows[0]["direction_reproduced"], true, "{}", rows[0]);
+    let ratio_base = rows[0]["variants"]["nscc"]["ratio"].as_f64().unwrap();
+    let ratio_csig = rows[0]["variants"]["nscc_csig"]["ratio"].as_f64().unwrap();
+    assert!(ratio_csig < ratio_base);
+    for v in ["nscc", "nscc_csig"] {
+        assert!(out.join("S1").join(v).join("flows.csv").exists(), "{v}");
+    }
+    assert!(out.join("S1/result.json").exists() && out.join("repro.json").exists());
+    assert!(!out.join(".files").exists(), "the trace files are removed");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn repro_refuses_an_unknown_experiment() {
+    let out = tmp("repro-bad");
+    let r = bin().args(["repro", "S99", "--out"]).arg(&out).output().unwrap();
+    assert_eq!(r.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(err.contains("S99") && err.contains("S1"), "{err}");
+    assert!(!out.exists(), "nothing written");
+}

@@ -39,6 +39,7 @@ pub mod lb;
 pub mod monitor;
 pub mod net;
 pub mod output;
+pub mod repro;
 pub mod rng;
 pub mod packet;
 pub mod scenario;

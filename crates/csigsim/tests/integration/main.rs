@@ -15,6 +15,7 @@ mod input_errors;
 mod mcc;
 mod poisson;
 mod routing;
+mod repro;
 mod rpc;
 mod scenarios;
 mod signals;

@@ -1,0 +1,121 @@
+//! `csigsim repro`: runs the source documents' experiments
+//! (`csigsim::repro`), writes every variant's run directory and a result per
+//! experiment, and prints the source's figure beside csigsim's.
+
+use crate::Failure;
+use csigsim::repro::{experiments, Experiment};
+use csigsim::{InputError, RunOutput};
+use std::path::Path;
+use std::sync::Mutex;
+
+/// One variant's run, for the worker pool.
+struct Job<'a> {
+    exp: &'a Experiment,
+    variant: usize,
+}
+
+pub fn cmd_repro(ids: &[String], out: &Path, quick: bool, json: bool, jobs: usize) -> Result<(), Failure> {
+    let all = experiments();
+    for id in ids {
+        if !all.iter().any(|e| e.id.eq_ignore_ascii_case(id)) {
+            let names: Vec<&str> = all.iter().map(|e| e.id).collect();
+            return Err(Failure::Input(InputError::new("ID", None, None, format!("unknown experiment \"{id}\"; experiments: {}", names.join(", ")))));
+        }
+    }
+    crate::check_out(out)?;
+    let chosen: Vec<&Experiment> = all.iter().filter(|e| ids.is_empty() || ids.iter().any(|i| e.id.eq_ignore_ascii_case(i))).collect();
+    // The experiments' trace files, written once beside the run directories.
+    let files = out.join(".files");
+    let internal = |what: &str, e: std::io::Error| Failure::Internal(format!("cannot write {what}: {e}"));
+    std::fs::create_dir_all(&files).map_err(|e| internal(&files.display().to_string(), e))?;
+    for e in &chosen {
+        e.write_files(&files).map_err(|err| internal(&files.display().to_string(), err))?;
+    }
+    // Every variant of every chosen experiment, run side by side on `jobs` threads.
+    let queue: Vec<Job> = chosen.iter().flat_map(|e| (0..e.variants.len()).map(move |variant| Job { exp: e, variant })).collect();
+    let next = Mutex::new(0usize);
+    let results: Mutex<Vec<Option<RunOutput>>> = Mutex::new((0..queue.len()).map(|_| None).collect());
+    let failure: Mutex<Option<Failure>> = Mutex::new(None);
+    if !json {
+        eprintln!("running {} runs of {} experiments on {} threads{}", queue.len(), chosen.len(), jobs, if quick { " (quick form)" } else { "" });
+    }
+    std::thread::scope(|s| {
+        for _ in 0..jobs.max(1) {
+            s.spawn(|| loop {
+                let i = {
+                    let mut n = next.lock().expect("no worker panics while holding it");
+                    let i = *n;
+                    *n += 1;
+                    i
+                };
+                let Some(job) = queue.get(i) else { break };
+                let v = &job.exp.variants[job.variant];
+                let sc = match job.exp.load(v, quick, &files) {
+                    Ok(sc) => sc,
+                    Err(e) => {
+                        *failure.lock().expect("unpoisoned") = Some(Failure::Internal(format!("{} {}: {e}", job.exp.id, v.name)));
+                        break;
+                    }
+                };
+                let output = csigsim::run(sc, |_| true);
+                let dir = out.join(job.exp.id).join(v.name);
+                if let Err(e) = output.write_dir(&dir) {
+                    *failure.lock().expect("unpoisoned") = Some(internal(&dir.display().to_string(), e));
+                    break;
+                }
+                if !json {
+                    eprintln!("  {} {:<10} done: {} of {} flows, {:.1} ms simulated", job.exp.id, v.name, output.summary.flows_completed, output.summary.flows_total, output.summary.sim_time_ns / 1e6);
+                }
+                results.lock().expect("unpoisoned")[i] = Some(output);
+            });
+        }
+    });
+    if let Some(f) = failure.into_inner().expect("unpoisoned") {
+        return Err(f);
+    }
+    let _ = std::fs::remove_dir_all(&files);
+    let results = results.into_inner().expect("unpoisoned");
+    let mut rows = Vec::new();
+    let mut k = 0;
+    for e in &chosen {
+        let figs: Vec<csigsim::repro::Figures> = (0..e.variants.len())
+            .map(|j| (e.figures)(results[k + j].as_ref().expect("every job ran")))
+            .collect();
+        k += e.variants.len();
+        let (figure, reproduced) = (e.verdict)(&figs);
+        let variants: serde_json::Map<String, serde_json::Value> = e
+            .variants
+            .iter()
+            .zip(&figs)
+            .map(|(v, f)| (v.name.to_string(), serde_json::Value::Object(f.iter().map(|(n, x)| (n.to_string(), serde_json::json!(x))).collect())))
+            .collect();
+        let row = serde_json::json!({
+            "id": e.id,
+            "source": e.source,
+            "title": e.title,
+            "scenario": format!("scenarios/{}", e.scenario),
+            "quick": quick,
+            "source_figure": e.source_figure,
+            "csigsim_figure": figure,
+            "direction_reproduced": reproduced,
+            "variants": variants,
+        });
+        let path = out.join(e.id).join("result.json");
+        std::fs::write(&path, serde_json::to_string_pretty(&row).expect("json") + "\n").map_err(|err| internal(&path.display().to_string(), err))?;
+        rows.push(row);
+    }
+    let path = out.join("repro.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&rows).expect("json") + "\n").map_err(|err| internal(&path.display().to_string(), err))?;
+    if json {
+        println!("{}", serde_json::Value::Array(rows));
+    } else {
+        for r in &rows {
+            println!("{} ({}): {}", r["id"].as_str().unwrap_or(""), r["source"].as_str().unwrap_or(""), r["title"].as_str().unwrap_or(""));
+            println!("  source:  {}", r["source_figure"].as_str().unwrap_or(""));
+            println!("  csigsim: {}", r["csigsim_figure"].as_str().unwrap_or(""));
+            println!("  direction reproduced: {}", if r["direction_reproduced"].as_bool() == Some(true) { "yes" } else { "NO" });
+        }
+        println!("results in {}", out.display());
+    }
+    Ok(())
+}
