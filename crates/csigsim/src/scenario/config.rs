@@ -16,6 +16,10 @@ pub struct ScenarioFile {
     /// Stop the simulation at this time even if work remains.
     #[serde(default)]
     pub stop: Option<Time>,
+    /// The compatibility profile whose keys filled the unset ones
+    /// (`scenario::profile`); already applied to the text.
+    #[serde(default)]
+    pub profile: Option<String>,
     /// Kept raw and deserialized by kind, so errors inside it keep their key path.
     pub topology: toml::Table,
     #[serde(default)]

@@ -8,6 +8,7 @@
 pub mod config;
 pub use crate::de::error;
 mod locate;
+pub mod profile;
 pub(crate) use crate::de::path_string;
 
 use crate::net::topology::{TopologyConfig, TopologySpec};
@@ -80,6 +81,10 @@ pub fn load_str(text: &str, file: &str, base_dir: &Path, overrides: &[Override],
     let overrides = &all[..];
     let text = locate::apply_overrides(text, file, overrides)?;
     let at = |key: &str| locate::locate(&text, key);
+    // A profile fills the keys the scenario leaves unset. Errors still point
+    // into the scenario's own text: a key the profile set has no position.
+    let profiled = profile::apply(&text, file, at)?;
+    let parsed = profiled.as_deref().unwrap_or(&text);
     // The file an error is in, noting an override that set the key (or a table holding it).
     let set_keys: Vec<String> = overrides.iter().map(|o| locate::canonical(&o.key)).collect();
     let file_of = |key: &str| {
@@ -91,15 +96,16 @@ pub fn load_str(text: &str, file: &str, base_dir: &Path, overrides: &[Override],
         }
     };
     let err = |key: &str, msg: String| InputError::new(file_of(key), Some(key.to_string()), at(key), msg);
-    let de = toml::de::Deserializer::parse(&text).map_err(|e| syntax_error(&text, file, e))?;
+    let de = toml::de::Deserializer::parse(parsed).map_err(|e| syntax_error(&text, file, e))?;
     let sf: ScenarioFile = serde_path_to_error::deserialize(de).map_err(|e| {
         let key = path_string(e.path());
         let inner = e.into_inner();
-        let pos = inner.span().map(|s| error::line_col(&text, s.start)).or_else(|| at(&key));
+        let span_pos = inner.span().filter(|_| profiled.is_none()).map(|s| error::line_col(&text, s.start));
+        let pos = span_pos.or_else(|| at(&key));
         let key = (!key.is_empty() && key != ".").then_some(key);
         InputError::new(key.as_deref().map_or_else(|| file.to_string(), file_of), key, pos, inner.message().trim_end().to_string())
     })?;
-    validate(sf, &text, base_dir, seed, &err)
+    validate(sf, parsed, base_dir, seed, &err)
 }
 
 fn syntax_error(text: &str, file: &str, e: toml::de::Error) -> InputError {
