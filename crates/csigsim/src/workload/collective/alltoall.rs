@@ -10,7 +10,7 @@
 //!
 //! Step `d - 1` holds the transfers at distance `d`; the steps run at the same time.
 
-use super::{share, slices, Instance, Plan};
+use super::{share, slices, slices_of_shares, Instance, Plan};
 use crate::de::InputError;
 use crate::workload::KeyErr;
 
@@ -18,7 +18,7 @@ use crate::workload::KeyErr;
 pub(super) fn flows(p: &Plan) -> u64 {
     let (n, ch) = (p.n as u64, p.c.channels as u64);
     let per_peer = p.c.size.0 / n;
-    n * (n - 1) * (0..ch).map(|k| share(per_peer, ch, k).div_ceil(p.c.chunk.0)).sum::<u64>()
+    (n * (n - 1)).saturating_mul(slices_of_shares(per_peer, ch, p.c.chunk.0))
 }
 
 /// Numbered by distance, rank, channel, slice.

@@ -195,6 +195,12 @@ fn share(total: u64, parts: u64, i: u64) -> u64 {
     total / parts + u64::from(i < total % parts)
 }
 
+/// Slices of at most `chunk` bytes that carry `total` bytes split into `parts` shares.
+fn slices_of_shares(total: u64, parts: u64, chunk: u64) -> u64 {
+    let (q, rem) = (total / parts, total % parts);
+    (q + 1).div_ceil(chunk).saturating_mul(rem).saturating_add(q.div_ceil(chunk).saturating_mul(parts - rem))
+}
+
 /// Slices of at most `chunk` bytes that carry `bytes`, in order.
 fn slices(bytes: u64, chunk: u64) -> impl Iterator<Item = u64> {
     let k = bytes.div_ceil(chunk);
@@ -339,15 +345,20 @@ pub fn expand(c: &CollectiveConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Res
     let fifo = c.order.unwrap_or(if legacy { Order::Parallel } else { Order::Fifo }) == Order::Fifo;
     let plan = Plan { c, n, root, fifo };
     // Each connection's share, then its slices; every share at least a byte.
-    let (parts, per_instance) = match (c.op, algorithm) {
-        (CollectiveOp::AllToAll, _) => (n as u64 * c.channels as u64, alltoall::flows(&plan)),
-        (_, Algorithm::Tree) => (if c.op == CollectiveOp::AllReduce { 2 } else { 1 } * c.channels as u64, tree::flows(&plan)),
-        _ if legacy => (n as u64 * c.channels as u64, ring::flows(&plan)),
-        _ => (c.channels as u64, ring::flows(&plan)),
+    let parts = match (c.op, algorithm) {
+        (CollectiveOp::AllToAll, _) => n as u64 * c.channels as u64,
+        (CollectiveOp::AllReduce, Algorithm::Tree) => 2 * c.channels as u64,
+        _ if legacy => n as u64 * c.channels as u64,
+        _ => c.channels as u64,
     };
     if c.size.0 < parts {
         return Err(err("size", format!("size must be at least one byte per rank and channel ({parts} bytes)")));
     }
+    let per_instance = match (c.op, algorithm) {
+        (CollectiveOp::AllToAll, _) => alltoall::flows(&plan),
+        (_, Algorithm::Tree) => tree::flows(&plan),
+        _ => ring::flows(&plan),
+    };
     let total = per_instance.saturating_mul(c.iterations as u64).saturating_mul(groups.len() as u64);
     // At most ten million flows: more would not fit in memory.
     if (flows.len() as u64).saturating_add(total) > MAX_FLOWS {
@@ -405,6 +416,10 @@ mod tests {
             let s: Vec<u64> = (0..parts).map(|i| share(total, parts, i)).collect();
             assert_eq!(s.iter().sum::<u64>(), total);
             assert!(s.iter().max().unwrap() - s.iter().min().unwrap() <= 1);
+        }
+        for (total, parts, chunk) in [(10u64, 3u64, 2u64), (1_000_003, 7, 1000), (5, 5, 1), (64, 2, 64)] {
+            let count: u64 = (0..parts).map(|i| slices(share(total, parts, i), chunk).count() as u64).sum();
+            assert_eq!(slices_of_shares(total, parts, chunk), count);
         }
         let v: Vec<u64> = slices(10, 4).collect();
         assert_eq!(v, [4, 4, 2]);

@@ -19,7 +19,7 @@
 //! the root sends, each next rank adds its own data and forwards, the root
 //! receives. The whole buffer travels every hop, pipelined by slices.
 
-use super::{share, slices, Instance, Plan};
+use super::{share, slices, slices_of_shares, Instance, Plan};
 use crate::de::InputError;
 use crate::id::HostId;
 use crate::units::Time;
@@ -40,7 +40,7 @@ pub(super) fn flows(p: &Plan) -> u64 {
     let ch = c.channels as u64;
     match c.op {
         CollectiveOp::Broadcast | CollectiveOp::Reduce => {
-            (p.n as u64 - 1) * (0..ch).map(|i| share(c.size.0, ch, i).div_ceil(c.chunk.0)).sum::<u64>()
+            (p.n as u64 - 1).saturating_mul(slices_of_shares(c.size.0, ch, c.chunk.0))
         }
         _ => {
             let per_channel = c.size.0 / p.n as u64 / ch;

@@ -22,7 +22,7 @@
 //! Steps: a reduction takes one step per level, from the deepest up; a
 //! broadcast one per level from the root down.
 
-use super::{share, slices, CollectiveOp, Instance, Plan};
+use super::{share, slices, slices_of_shares, CollectiveOp, Instance, Plan};
 use crate::de::InputError;
 use crate::workload::KeyErr;
 
@@ -117,12 +117,8 @@ fn trees(p: &Plan) -> Vec<(Tree, u64)> {
 pub(super) fn flows(p: &Plan) -> u64 {
     let ch = p.c.channels as u64;
     let phases = if p.c.op == CollectiveOp::AllReduce { 2 } else { 1 };
-    trees(p)
-        .iter()
-        .map(|(_, part)| (0..ch).map(|k| share(*part, ch, k).div_ceil(p.c.chunk.0)).sum::<u64>())
-        .sum::<u64>()
-        * (p.n as u64 - 1)
-        * phases
+    let slices: u64 = trees(p).iter().map(|(_, part)| slices_of_shares(*part, ch, p.c.chunk.0)).fold(0, u64::saturating_add);
+    slices.saturating_mul(p.n as u64 - 1).saturating_mul(phases)
 }
 
 pub(super) fn expand(p: &Plan, inst: &mut Instance, err: &KeyErr) -> Result<(), InputError> {
