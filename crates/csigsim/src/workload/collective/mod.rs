@@ -299,7 +299,7 @@ fn groups(c: &CollectiveConfig, hs: Vec<u32>, err: &super::KeyErr) -> Result<Vec
         return Ok(vec![hs]);
     };
     let n = hs.len() as u32;
-    if g < 2 || g > n || n % g != 0 {
+    if g < 2 || g > n || !n.is_multiple_of(g) {
         return Err(err("group_size", format!("group_size must be at least 2 and divide the {n} hosts")));
     }
     let count = (n / g) as usize;

@@ -77,10 +77,10 @@ impl Tree {
             }
         }
         let mut depth = vec![0; n as usize];
-        for r in 0..n as usize {
+        for (r, d) in depth.iter_mut().enumerate() {
             let mut v = r;
             while let Some(p) = parent[v] {
-                depth[r] += 1;
+                *d += 1;
                 v = p as usize;
             }
         }
@@ -94,7 +94,7 @@ impl Tree {
 
     /// NCCL's double binary tree.
     pub fn double(n: u32) -> [Tree; 2] {
-        let second = if n % 2 == 0 { Tree::mapped(n, |t| n - 1 - t) } else { Tree::mapped(n, |t| (t + 1) % n) };
+        let second = if n.is_multiple_of(2) { Tree::mapped(n, |t| n - 1 - t) } else { Tree::mapped(n, |t| (t + 1) % n) };
         [Tree::rooted(n, 0), second]
     }
 
@@ -136,15 +136,15 @@ pub(super) fn expand(p: &Plan, inst: &mut Instance, err: &KeyErr) -> Result<(), 
         for level in (1..=height).rev() {
             inst.begin_step();
             for (ti, (tree, part)) in trees.iter().enumerate() {
-                for k in 0..ch {
+                for (k, sent_up) in up[ti].iter_mut().enumerate() {
                     for v in (0..n).filter(|&v| tree.depth[v] == level) {
                         let parent = tree.parent[v].expect("below the root");
                         let mut queue = Vec::new();
                         for (j, bytes) in slices(share(*part, ch as u64, k as u64), c.chunk.0).enumerate() {
-                            let data: Vec<u32> = tree.children[v].iter().map(|&x| up[ti][k][x as usize][j]).collect();
+                            let data: Vec<u32> = tree.children[v].iter().map(|&x| sent_up[x as usize][j]).collect();
                             inst.slice(v as u32, parent, bytes, &data, &mut queue, err)?;
                         }
-                        up[ti][k][v] = queue;
+                        sent_up[v] = queue;
                     }
                 }
             }
