@@ -481,3 +481,40 @@ fn groups_cut_the_hosts_in_blocks_or_strides() {
         }
     }
 }
+
+/// Every flow of the new operations starts when its prerequisites allow and
+/// not before: at the last arrival of what it waits for plus the gap, or, if
+/// it queues behind a flow of its connection, once that flow has been sent
+/// (after the wire time of its packets, before its arrival).
+#[test]
+fn every_flow_starts_when_its_inputs_and_its_queue_allow() {
+    for keys in [
+        "op = \"broadcast\"\nroot = 1",
+        "op = \"reduce\"\nalgorithm = \"tree\"\nroot = 4",
+        "op = \"all_reduce\"\nalgorithm = \"tree\"",
+        "op = \"all_to_all\"",
+        "op = \"all_gather\"\norder = \"fifo\"",
+    ] {
+        let text = fat_tree_collective(6, &format!("{keys}\nsize = \"3MB\"\nchunk = \"200KB\"\niterations = 2\ngap = \"7us\"\nchannels = 2"));
+        let mut w = World::new(load(&text));
+        w.run(u64::MAX);
+        let (tp, _) = packet_times(&w, 0, 1);
+        let f = w.flows();
+        assert!(f.iter().all(|x| x.finish_ps.is_some()), "{keys}");
+        let deps = &w.scenario().deps;
+        assert!(deps.iter().any(|d| d.gap.0 == 7_000_000), "{keys}: the second iteration waits for the first");
+        for d in deps {
+            let me = &f[d.flow as usize];
+            let ready = d.after.iter().map(|&a| f[a as usize].finish_ps.unwrap() + d.gap.0).max().unwrap_or(0);
+            assert!(me.start_ps >= ready, "{keys}: flow {}", d.flow);
+            match d.after_sent {
+                None => assert_eq!(me.start_ps, ready, "{keys}: flow {}", d.flow),
+                Some(p) => {
+                    let prev = &f[p as usize];
+                    assert!(me.start_ps >= prev.start_ps + (prev.npkts as u64 - 1) * tp, "{keys}: flow {}", d.flow);
+                    assert!(me.start_ps == ready || me.start_ps < prev.finish_ps.unwrap(), "{keys}: flow {}", d.flow);
+                }
+            }
+        }
+    }
+}
