@@ -240,7 +240,7 @@ fn flow_deps(entries: &[FlowEntry], deps: &mut Vec<crate::workload::collective::
             }
         }
         if !f.after.is_empty() {
-            deps.push(crate::workload::collective::FlowDep { flow: i as u32, after: f.after.clone(), gap: f.gap });
+            deps.push(crate::workload::collective::FlowDep { flow: i as u32, after: f.after.clone(), gap: f.gap, after_sent: None });
         } else if f.gap.0 != 0 {
             return Err(err(&format!("flow[{i}].gap"), "gap applies to a flow with `after`".into()));
         }

@@ -34,15 +34,21 @@ pub struct HostPort<'a> {
 }
 
 /// Flows that wait for others (collectives): a flow starts when every flow
-/// it waits for has arrived whole at its receiver, plus a gap.
+/// it waits for has arrived whole at its receiver, plus a gap, and, if it
+/// queues behind another flow (`after_sent`), once that flow's last packet
+/// has left the NIC for the first time (the next work request of a queue pair).
 #[derive(Debug, Default)]
 pub struct Deps {
-    /// Per flow: prerequisites not yet arrived, and the gap after the last.
+    /// Per flow: prerequisites not yet met, and the gap after the last arrival.
     waiting: Vec<u32>,
     gap: Vec<u64>,
     /// Per flow: the flows waiting for it (`dependents[first[f]..first[f + 1]]`).
     first: Vec<u32>,
     dependents: Vec<FlowId>,
+    /// Per flow: the flow queued behind it (`u32::MAX`: none); empty when no flow queues.
+    sent_next: Vec<u32>,
+    /// Per flow: the earliest start its prerequisites met so far allow.
+    earliest: Vec<u64>,
 }
 
 impl Deps {
@@ -54,9 +60,18 @@ impl Deps {
         let mut waiting = vec![0u32; flows];
         let mut gap = vec![0u64; flows];
         let mut count = vec![0u32; flows + 1];
+        let mut sent_next = Vec::new();
         for d in deps {
             waiting[d.flow as usize] = d.after.len() as u32;
             gap[d.flow as usize] = d.gap.0;
+            if let Some(a) = d.after_sent {
+                if sent_next.is_empty() {
+                    sent_next = vec![u32::MAX; flows];
+                }
+                debug_assert_eq!(sent_next[a as usize], u32::MAX, "one flow queues behind {a}");
+                sent_next[a as usize] = d.flow;
+                waiting[d.flow as usize] += 1;
+            }
             for &a in &d.after {
                 count[a as usize + 1] += 1;
             }
@@ -72,7 +87,7 @@ impl Deps {
                 fill[a as usize] += 1;
             }
         }
-        Deps { waiting, gap, first: count, dependents }
+        Deps { earliest: vec![0; flows], waiting, gap, first: count, dependents, sent_next }
     }
 
     /// Does `flow` wait for others before it may start?
@@ -141,6 +156,9 @@ impl Transport {
     pub(crate) fn transmit(&mut self, ctx: &mut Ctx, obs: &mut Observers, hp: &mut HostPort, host: HostId) {
         let Some(pkt) = self.nic_next(ctx, hp.port, host) else { return };
         let end = hp.port.start_tx(hp.id, ctx, obs, pkt, ctx.now);
+        if !self.deps.sent_next.is_empty() {
+            self.start_queued(ctx, pkt, end);
+        }
         if !self.nics[host].ring.is_empty() {
             hp.port.again_at(hp.id, ctx, end);
         }
@@ -297,10 +315,31 @@ impl Transport {
         for k in a..b {
             let d = self.deps.dependents[k];
             self.deps.waiting[d.ix()] -= 1;
+            let at = &mut self.deps.earliest[d.ix()];
+            *at = (*at).max(ctx.now + self.deps.gap[d.ix()]);
             if self.deps.waiting[d.ix()] == 0 {
-                let at = (ctx.now + self.deps.gap[d.ix()]).max(self.flows[d].start_ps);
-                ctx.q.push(at, Event::FlowStart { flow: d });
+                ctx.q.push((*at).max(self.flows[d].start_ps), Event::FlowStart { flow: d });
             }
+        }
+    }
+
+    /// A data packet leaves the NIC until `end`: if it is its flow's last,
+    /// sent for the first time, the flow queued behind it may start then.
+    #[inline]
+    fn start_queued(&mut self, ctx: &mut Ctx, pkt: PktId, end: u64) {
+        let p = ctx.pkts.get(pkt);
+        let (flow, psn) = (p.flow, p.psn);
+        let next = self.deps.sent_next[flow.ix()];
+        if next == u32::MAX || psn + 1 != self.flows[flow].npkts {
+            return;
+        }
+        self.deps.sent_next[flow.ix()] = u32::MAX;
+        let d = FlowId(next);
+        self.deps.waiting[d.ix()] -= 1;
+        let at = &mut self.deps.earliest[d.ix()];
+        *at = (*at).max(end);
+        if self.deps.waiting[d.ix()] == 0 {
+            ctx.q.push((*at).max(self.flows[d].start_ps), Event::FlowStart { flow: d });
         }
     }
 

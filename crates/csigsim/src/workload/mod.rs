@@ -69,7 +69,7 @@ generators! {
     (trace, Trace, "trace", TraceConfig, "flows from a CSV file: src,dst,size,start"),
     (poisson, Poisson, "poisson", PoissonConfig, "Poisson arrivals at a target load, sizes from an empirical CDF (websearch, hadoop or a file)"),
     (rpc, Rpc, "rpc", RpcConfig, "RPCs of one size at a target load (Poisson), with an optional on/off bursty background; latencies in rpcs.csv"),
-    (collective, Collective, "collective", CollectiveConfig, "a collective (all_reduce, all_gather, reduce_scatter) on a ring of hosts, as NCCL pipelines it, with dependencies between sends"),
+    (collective, Collective, "collective", CollectiveConfig, "a collective as NCCL runs it (all_reduce, all_gather, reduce_scatter, broadcast, reduce on a ring or tree; all_to_all), pipelined, with dependencies between sends"),
 }
 
 /// The hosts a `hosts` list names (all hosts when absent), each at most once.
