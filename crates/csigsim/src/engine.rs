@@ -136,6 +136,9 @@ impl World {
         let obs = Observers::new(sc.monitor.window.0.max(1), nports, flows.len(), sc.monitor.links, sc.signals.any(), sc.monitor.cc);
         let mut transport = Transport::new(sc.topology.hosts.len(), flows, shared);
         transport.deps = deps;
+        if let (Some(plan), Some(cfg)) = (&sc.connections, sc.transport.connection) {
+            transport.set_connections(crate::transport::connection::Connections::new(cfg, plan));
+        }
         World { ctx, c: Components { net, transport, obs }, stop_ps: sc.stop.map(|s| s.0), sc }
     }
 

@@ -6,6 +6,8 @@
 //! Adding a policy: its file (with `choose` and its per-group `State`), one
 //! line in the registry below, and its row in docs/scenario.md.
 
+pub mod cast;
+
 use crate::id::PortId;
 use crate::rng::Stream;
 

@@ -177,7 +177,7 @@ pub fn expand(c: &CollectiveConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Res
                     for j in 0..slices {
                         let me = id(it, s, r, ch, j);
                         debug_assert_eq!(me as usize, flows.len());
-                        flows.push(FlowSpec { src: HostId(src), dst: HostId(dst), size: slice_size(j), start: c.start, name: tag.clone(), rate_cap: u64::MAX });
+                        flows.push(FlowSpec { src: HostId(src), dst: HostId(dst), size: slice_size(j), start: c.start, name: tag.clone(), rate_cap: u64::MAX, channel: ch });
                         let mut after = Vec::new();
                         let mut gap = Time(0);
                         if s > 0 {
