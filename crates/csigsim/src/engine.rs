@@ -203,6 +203,11 @@ impl World {
         self.c.transport.flows()
     }
 
+    /// The connections of several queue pairs, when the scenario has `[transport.connection]`.
+    pub fn connections(&self) -> Option<&crate::transport::connection::Connections> {
+        self.c.transport.connections()
+    }
+
     pub fn ports(&self) -> &[Port] {
         self.c.net.ports()
     }
