@@ -137,6 +137,9 @@ impl World {
         let obs = Observers::new(sc.monitor.window.0.max(1), nports, flows.len(), sc.monitor.links, sc.signals.any(), sc.monitor.cc);
         let mut transport = Transport::new(sc.topology.hosts.len(), flows, shared);
         transport.deps = deps;
+        if let (Some(plan), Some(cfg)) = (&sc.connections, sc.transport.connection) {
+            transport.set_connections(crate::transport::connection::Connections::new(cfg, plan));
+        }
         World { ctx, c: Components { net, transport, obs }, stop_ps: sc.stop.map(|s| s.0), sc }
     }
 
@@ -199,6 +202,11 @@ impl World {
 
     pub fn flows(&self) -> &[Flow] {
         self.c.transport.flows()
+    }
+
+    /// The connections of several queue pairs, when the scenario has `[transport.connection]`.
+    pub fn connections(&self) -> Option<&crate::transport::connection::Connections> {
+        self.c.transport.connections()
     }
 
     pub fn ports(&self) -> &[Port] {

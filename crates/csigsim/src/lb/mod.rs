@@ -1,10 +1,13 @@
 //! Load balancing. Switch-side routing policies, one file each, chosen per
 //! scenario with `switch.routing`: the switch hands a policy its equal-cost
 //! candidates and what it may read about the packet and itself, and takes the
-//! port the policy returns. Host-side policies will live here too.
+//! port the policy returns. Host-side schedulers live here too: [`cast`]
+//! (used by `transport::connection`).
 //!
 //! Adding a policy: its file (with `choose` and its per-group `State`), one
 //! line in the registry below, and its row in docs/scenario.md.
+
+pub mod cast;
 
 use crate::id::PortId;
 use crate::rng::Stream;

@@ -180,7 +180,7 @@ pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::w
         let first = (f.payload(0) + sc.transport.header) as u64;
         let total_wire = f.size + f.npkts as u64 * sc.transport.header as u64;
         let (lat, slowest) = w.path_latency(f.src, f.dst, first);
-        let ideal = lat.saturating_add(crate::units::tx_time_ps(total_wire - first, slowest));
+        let ideal = lat.saturating_add(crate::units::tx_time_ps(total_wire.saturating_sub(first), slowest));
         let fct = f.finish_ps.map(|fp| fp - f.start_ps);
         ft.flow_id.push(f.id.0);
         ft.name.push(sc.flows[i].name.clone());

@@ -40,6 +40,9 @@ pub struct Scenario {
     pub collectives: Vec<crate::workload::collective::CollectiveSpec>,
     /// RPC flows, for rpcs.csv.
     pub rpcs: Vec<crate::workload::rpc::RpcSpec>,
+    /// With `[transport.connection]`: the flows are the parts of messages,
+    /// grouped into connections.
+    pub connections: Option<crate::workload::connection::ConnPlan>,
     /// The scenario text after overrides, as run (for the run directory).
     pub resolved_toml: String,
 }
@@ -196,6 +199,7 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
             start: f.start,
             name: f.name.clone().unwrap_or_default(),
             rate_cap: f.rate.map_or(u64::MAX, |r| r.0),
+            channel: 0,
         });
     }
     let seed = seed.unwrap_or(sf.seed);
@@ -206,7 +210,21 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
         let ctx = crate::workload::Ctx { idx: i, topo: &topology, seed, base_dir, mtu: t.mtu, err: &key_err, out: &extras };
         crate::workload::expand(w, &ctx, &mut flows)?;
     }
-    let extras = extras.into_inner();
+    let mut extras = extras.into_inner();
+    let connections = match &sf.transport.connection {
+        None => None,
+        Some(c) => {
+            c.check().map_err(|(k, m)| err(&format!("transport.connection.{k}"), m))?;
+            if !extras.rpcs.is_empty() {
+                return Err(err("transport.connection", "connections of several queue pairs do not apply to rpc workloads (rpcs.csv reports whole RPCs)".into()));
+            }
+            let parts = crate::workload::connection::parts(flows.len(), c.qps);
+            if parts > 10_000_000 {
+                return Err(err("transport.connection.qps", format!("{} messages on {} queue pairs make {parts} flows, more than ten million", flows.len(), c.qps)));
+            }
+            Some(crate::workload::connection::expand(c.qps, &mut flows, &mut extras))
+        }
+    };
     Ok(Scenario {
         name: sf.name,
         seed,
@@ -221,6 +239,7 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
         deps: extras.deps,
         collectives: extras.collectives,
         rpcs: extras.rpcs,
+        connections,
         resolved_toml: text.to_string(),
     })
 }

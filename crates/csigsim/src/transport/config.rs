@@ -62,6 +62,10 @@ macro_rules! transport_config {
             /// Data packets are ECN-capable.
             #[serde(default = "default_true")]
             pub ecn: bool,
+            /// `[transport.connection]`: connections of several queue pairs
+            /// (absent: every flow is its own queue pair with its own entropy).
+            #[serde(default)]
+            pub connection: Option<super::connection::ConnectionConfig>,
             /// One section per congestion control, `[transport.<module>]`.
             $( $(
                 #[serde(default)]
@@ -85,6 +89,7 @@ macro_rules! transport_config {
                     cnp_interval: None,
                     nack_interval: default_nack_interval(),
                     ecn: true,
+                    connection: None,
                     $( $( $module: <crate::cc::$module::$Config>::default(), )? )*
                 }
             }

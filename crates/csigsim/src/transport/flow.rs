@@ -325,6 +325,15 @@ impl Flow {
 
     /// The flow starts at `now` (its scheduled start, or later when it waited
     /// for other flows). Returns true when it is complete at once (no packets).
+    /// Sets the size of a flow not yet started, at most the size it was
+    /// built with (a connection decides at a message's start how many of its
+    /// bytes each queue pair carries).
+    pub fn set_size(&mut self, size: u64) {
+        debug_assert!(!self.started && size <= self.size);
+        self.size = size;
+        self.npkts = size.div_ceil(self.mss as u64) as u32;
+    }
+
     pub fn start(&mut self, now: u64) -> bool {
         self.started = true;
         self.start_ps = now;

@@ -6,6 +6,7 @@
 //! what a flow answers into packets on the wire and timer events.
 
 pub mod config;
+pub mod connection;
 pub mod flow;
 
 pub use flow::{Flow, FlowShared, FlowInit};
@@ -105,12 +106,26 @@ pub struct Transport {
     pub(crate) deps: Deps,
     /// What a receiver answered to the packet being handled (reused: no allocation per packet).
     actions: Vec<RxAction>,
+    /// Connections of several queue pairs, when `[transport.connection]` is set.
+    pub(crate) conns: Option<Box<connection::Connections>>,
 }
 
 impl Transport {
     pub fn new(hosts: usize, flows: Vec<Flow>, shared: FlowShared) -> Transport {
         let nics = (0..hosts).map(|_| Nic { ring: VecDeque::new(), wake_at: u64::MAX }).collect();
-        Transport { nics, flows, shared, deps: Deps::default(), actions: Vec::with_capacity(4) }
+        Transport { nics, flows, shared, deps: Deps::default(), actions: Vec::with_capacity(4), conns: None }
+    }
+
+    /// Groups the flows into connections of several queue pairs (each flow
+    /// a part of a message) and gives each part its queue pair's entropy.
+    pub fn set_connections(&mut self, conns: connection::Connections) {
+        conns.assign_entropy(&mut self.flows);
+        self.conns = Some(Box::new(conns));
+    }
+
+    /// The connections, when the scenario has `[transport.connection]`.
+    pub fn connections(&self) -> Option<&connection::Connections> {
+        self.conns.as_deref()
     }
 
     pub fn flows(&self) -> &[Flow] {
@@ -122,8 +137,15 @@ impl Transport {
     }
 
     pub(crate) fn on_flow_start(&mut self, ctx: &mut Ctx, obs: &mut Observers, hp: &mut HostPort, flow: FlowId) {
+        if let Some(c) = self.conns.as_deref_mut() {
+            c.on_part_start(ctx.now, flow, &mut self.flows);
+        }
         if self.flows[flow].start(ctx.now) {
+            // A flow of no bytes (a queue pair that carries none of a message).
             ctx.stats.flows_completed += 1;
+            if !self.deps.first.is_empty() {
+                self.start_dependents(ctx, flow);
+            }
             return;
         }
         self.activate(ctx, obs, hp, flow);
@@ -257,6 +279,10 @@ impl Transport {
                 let a = AckSeen { csig: seen.csig, stamps: seen.stamps, int: s.int, metrics: m, rtt_ps: s.rtt_ps, acked_pkts: s.acked_pkts, ce_pkts: s.ce_pkts };
                 obs.on_ack(now, p.flow, &a);
                 if done {
+                    if let Some(c) = self.conns.as_deref_mut() {
+                        let t = &self.shared.t;
+                        c.on_part_done(now, &self.flows[p.flow], hp.port.rate_bps, (t.mtu + t.header) as u64);
+                    }
                     return;
                 }
                 if wants_timer {

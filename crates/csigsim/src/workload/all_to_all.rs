@@ -32,7 +32,7 @@ pub fn expand(c: &AllToAllConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Resul
     for &s in &hs {
         for &d in &hs {
             if s != d {
-                flows.push(FlowSpec { src: HostId(s), dst: HostId(d), size, start: c.start, name: tag.clone(), rate_cap: u64::MAX });
+                flows.push(FlowSpec { src: HostId(s), dst: HostId(d), size, start: c.start, name: tag.clone(), rate_cap: u64::MAX, channel: 0 });
             }
         }
     }

@@ -53,7 +53,7 @@ pub fn expand(c: &IncastConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Result<
     }
     let tag = label(&c.name, "incast", ctx.idx);
     for s in tx {
-        flows.push(FlowSpec { src: HostId(s), dst: HostId(rx), size, start: c.start, name: tag.clone(), rate_cap: u64::MAX });
+        flows.push(FlowSpec { src: HostId(s), dst: HostId(rx), size, start: c.start, name: tag.clone(), rate_cap: u64::MAX, channel: 0 });
     }
     Ok(())
 }

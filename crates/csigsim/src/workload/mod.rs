@@ -72,6 +72,8 @@ generators! {
     (collective, Collective, "collective", CollectiveConfig, "a collective as NCCL runs it (all_reduce, all_gather, reduce_scatter, broadcast, reduce on a ring or tree; all_to_all), pipelined, with dependencies between sends"),
 }
 
+pub mod connection;
+
 /// The hosts a `hosts` list names (all hosts when absent), each at most once.
 fn hosts_of(topo: &TopologySpec, list: &Option<Vec<HostRef>>, err: &KeyErr) -> Result<Vec<u32>, InputError> {
     match list {
@@ -130,6 +132,9 @@ pub struct FlowSpec {
     pub name: String,
     /// Sending-rate cap in bits/s (u64::MAX: none).
     pub rate_cap: u64,
+    /// The collective channel (ring) the flow belongs to, 0 otherwise: with
+    /// `[transport.connection]`, each channel has its own connections.
+    pub channel: u32,
 }
 
 /// Where a trace file given relative to a scenario lives.

@@ -40,7 +40,7 @@ pub fn expand(c: &PermutationConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Re
     }
     let tag = label(&c.name, "perm", ctx.idx);
     for (i, &h) in hs.iter().enumerate() {
-        flows.push(FlowSpec { src: HostId(h), dst: HostId(hs[perm[i]]), size, start: c.start, name: tag.clone(), rate_cap: u64::MAX });
+        flows.push(FlowSpec { src: HostId(h), dst: HostId(hs[perm[i]]), size, start: c.start, name: tag.clone(), rate_cap: u64::MAX, channel: 0 });
     }
     Ok(())
 }

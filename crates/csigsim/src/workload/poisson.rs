@@ -222,7 +222,7 @@ pub fn expand(c: &PoissonConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Result
             let d = rng.below(hs.len() as u64 - 1) as usize;
             let dst = hs[if d >= pos { d + 1 } else { d }];
             let size = cdf.size_at(rng.unit()).round().max(1.0) as u64;
-            flows.push(FlowSpec { src: HostId(h), dst: HostId(dst), size, start: Time(t as u64), name: tag.clone(), rate_cap: u64::MAX });
+            flows.push(FlowSpec { src: HostId(h), dst: HostId(dst), size, start: Time(t as u64), name: tag.clone(), rate_cap: u64::MAX, channel: 0 });
         }
     }
     // Flow ids in order of start time (ties by host).

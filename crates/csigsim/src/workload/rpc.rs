@@ -124,7 +124,7 @@ pub fn expand(c: &RpcConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Result<(),
                 break;
             }
             let d = pick(&mut rng, &rx, s);
-            flows.push(FlowSpec { src: HostId(s), dst: HostId(d), size, start: Time(t as u64), name: tag.clone(), rate_cap: u64::MAX });
+            flows.push(FlowSpec { src: HostId(s), dst: HostId(d), size, start: Time(t as u64), name: tag.clone(), rate_cap: u64::MAX, channel: 0 });
             classes.push((t as u64, s, "foreground"));
         }
     }
@@ -150,7 +150,7 @@ pub fn expand(c: &RpcConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Result<(),
                 let mut t = burst;
                 while t < (burst + b.on.0).min(end) {
                     let d = pick(&mut rng, &brx, s);
-                    flows.push(FlowSpec { src: HostId(s), dst: HostId(d), size: bsize, start: Time(t), name: format!("{tag}-bg"), rate_cap: u64::MAX });
+                    flows.push(FlowSpec { src: HostId(s), dst: HostId(d), size: bsize, start: Time(t), name: format!("{tag}-bg"), rate_cap: u64::MAX, channel: 0 });
                     classes.push((t, s, "background"));
                     t += gap;
                 }

@@ -108,7 +108,7 @@ fn read_trace(path: &Path, topo: &TopologySpec, idx: usize, mtu: u32, flows: &mu
             Some(c) if c < rec.cells.len() => cell(c).0.to_string(),
             _ => format!("trace{idx}"),
         };
-        flows.push(FlowSpec { src: HostId(src), dst: HostId(dst), size, start, name, rate_cap: u64::MAX });
+        flows.push(FlowSpec { src: HostId(src), dst: HostId(dst), size, start, name, rate_cap: u64::MAX, channel: 0 });
     }
     Ok(())
 }

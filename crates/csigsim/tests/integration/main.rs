@@ -10,6 +10,7 @@ mod ecn_rules;
 mod fairness;
 mod fct;
 mod golden;
+mod host_lb;
 mod incast;
 mod input_errors;
 mod mcc;
