@@ -52,11 +52,15 @@ pub fn expand(qps: u32, flows: &mut Vec<FlowSpec>, extras: &mut Extras) -> ConnP
         d.flow *= q;
         d.after = d.after.iter().flat_map(|&a| (0..q).map(move |k| a * q + k)).collect();
     }
-    // Each message's parts but the first wait for the same flows.
+    // Each message's parts but the first wait for the same flows; a part
+    // queued behind an earlier message's (fifo order) waits for that
+    // message's part on the same QP to have been sent.
     let mut more = Vec::new();
-    for d in &extras.deps {
+    for d in &mut extras.deps {
+        let sent = d.after_sent;
+        d.after_sent = sent.map(|a| a * q);
         for k in 1..q {
-            more.push(super::collective::FlowDep { flow: d.flow + k, after: d.after.clone(), gap: d.gap });
+            more.push(super::collective::FlowDep { flow: d.flow + k, after: d.after.clone(), gap: d.gap, after_sent: sent.map(|a| a * q + k) });
         }
     }
     extras.deps.extend(more);
@@ -82,7 +86,7 @@ mod tests {
     #[test]
     fn messages_of_one_pair_and_channel_share_a_connection_and_become_parts() {
         let mut flows = vec![msg(0, 1, 10, 0), msg(1, 2, 20, 0), msg(0, 1, 30, 0), msg(0, 1, 40, 1)];
-        let mut ex = Extras { deps: vec![FlowDep { flow: 2, after: vec![0, 1], gap: Time(5) }], ..Default::default() };
+        let mut ex = Extras { deps: vec![FlowDep { flow: 2, after: vec![0, 1], gap: Time(5), after_sent: None }], ..Default::default() };
         let plan = expand(2, &mut flows, &mut ex);
         assert_eq!(plan.msg_conn, [0, 1, 0, 2]);
         assert_eq!(plan.conns, 3);

@@ -31,7 +31,7 @@ pub(super) fn expand(p: &Plan, inst: &mut Instance, err: &KeyErr) -> Result<(), 
             for k in 0..ch {
                 let mut queue = Vec::new();
                 for bytes in slices(share(per_peer, ch, k), p.c.chunk.0) {
-                    inst.slice(r, (r + d) % n, bytes, &[], &mut queue, err)?;
+                    inst.slice(r, (r + d) % n, k as u32, bytes, &[], &mut queue, err)?;
                 }
             }
         }

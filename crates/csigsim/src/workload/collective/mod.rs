@@ -242,10 +242,11 @@ impl Instance<'_> {
         self.steps.push(at..at);
     }
 
-    /// Adds a slice from rank `src` to rank `dst` on `queue` (the ids of the
-    /// connection's earlier slices, which it joins) that waits for `data` to
-    /// have arrived; returns its id.
-    fn slice(&mut self, src: u32, dst: u32, bytes: u64, data: &[u32], queue: &mut Vec<u32>, err: &super::KeyErr) -> Result<u32, InputError> {
+    /// Adds a slice from rank `src` to rank `dst` on `channel` and `queue`
+    /// (the ids of the connection's earlier slices, which it joins) that
+    /// waits for `data` to have arrived; returns its id.
+    #[allow(clippy::too_many_arguments)]
+    fn slice(&mut self, src: u32, dst: u32, channel: u32, bytes: u64, data: &[u32], queue: &mut Vec<u32>, err: &super::KeyErr) -> Result<u32, InputError> {
         let id = self.flows.len() as u32;
         let mut after = data.to_vec();
         let slots = self.slots as usize;
@@ -271,6 +272,7 @@ impl Instance<'_> {
             start: self.start,
             name: self.name.to_string(),
             rate_cap: u64::MAX,
+            channel,
         });
         if !after.is_empty() || after_sent.is_some() {
             self.deps.push(FlowDep { flow: id, after, gap, after_sent });

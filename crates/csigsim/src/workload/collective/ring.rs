@@ -77,7 +77,7 @@ pub(super) fn expand_legacy(p: &Plan, hs: &[u32], tag: &str, flows: &mut Vec<Flo
                     for j in 0..slices {
                         let me = id(it, s, r, ch, j);
                         debug_assert_eq!(me as usize, flows.len());
-                        flows.push(FlowSpec { src: HostId(src), dst: HostId(dst), size: slice_size(j), start: c.start, name: tag.to_string(), rate_cap: u64::MAX });
+                        flows.push(FlowSpec { src: HostId(src), dst: HostId(dst), size: slice_size(j), start: c.start, name: tag.to_string(), rate_cap: u64::MAX, channel: ch });
                         let mut after = Vec::new();
                         let mut gap = Time(0);
                         if s > 0 {
@@ -131,7 +131,7 @@ pub(super) fn expand_chain(p: &Plan, inst: &mut Instance, err: &KeyErr) -> Resul
             let mut queue = Vec::new();
             for (j, bytes) in slices(share(c.size.0, ch, k as u64), c.chunk.0).enumerate() {
                 let data: &[u32] = if h == 0 { &[] } else { std::slice::from_ref(&prev[j]) };
-                inst.slice(rank(h), rank(h + 1), bytes, data, &mut queue, err)?;
+                inst.slice(rank(h), rank(h + 1), k as u32, bytes, data, &mut queue, err)?;
             }
             *prev = queue;
         }

@@ -142,7 +142,7 @@ pub(super) fn expand(p: &Plan, inst: &mut Instance, err: &KeyErr) -> Result<(), 
                         let mut queue = Vec::new();
                         for (j, bytes) in slices(share(*part, ch as u64, k as u64), c.chunk.0).enumerate() {
                             let data: Vec<u32> = tree.children[v].iter().map(|&x| sent_up[x as usize][j]).collect();
-                            inst.slice(v as u32, parent, bytes, &data, &mut queue, err)?;
+                            inst.slice(v as u32, parent, (ti * ch + k) as u32, bytes, &data, &mut queue, err)?;
                         }
                         sent_up[v] = queue;
                     }
@@ -168,7 +168,7 @@ pub(super) fn expand(p: &Plan, inst: &mut Instance, err: &KeyErr) -> Result<(), 
                                 } else {
                                     Vec::new()
                                 };
-                                inst.slice(v as u32, x, bytes, &data, &mut queue, err)?;
+                                inst.slice(v as u32, x, (ti * ch + k as usize) as u32, bytes, &data, &mut queue, err)?;
                             }
                             down[ti][k][x as usize] = queue;
                         }
