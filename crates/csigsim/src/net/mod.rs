@@ -149,6 +149,7 @@ impl Network {
             sig: SignalRuntime::default(),
         };
         net.resolve_markings(sw);
+        net.resolve_port_models(sw, seed);
         net.sig = net.signal_runtime();
         net
     }
@@ -190,6 +191,30 @@ impl Network {
                         }
                     };
                     self.ports[pid].marking = idx as u16;
+                }
+            }
+        }
+    }
+
+    /// Each switch port's PFC thresholds (`switch.pfc`, then every matching
+    /// `switch.pfc_rule` in order, key by key) and, for `trim_victim =
+    /// "either"`, its own random stream.
+    fn resolve_port_models(&mut self, sw: &SwitchConfig, seed: u64) {
+        for si in 0..self.switches.len() {
+            for (j, pid) in self.switches[si].ports().enumerate() {
+                let s = &self.switches[si];
+                let (rate, down) = (self.ports[pid].rate_bps, self.faces_down(si, pid));
+                let (mut alpha, mut xon_delta) = (sw.pfc.alpha, sw.pfc.xon_delta.0);
+                for r in &sw.pfc_rule {
+                    if r.matches(&s.name, s.tier, j as u32, rate, down) {
+                        alpha = r.pfc.alpha.unwrap_or(alpha);
+                        xon_delta = r.pfc.xon_delta.map_or(xon_delta, |x| x.0);
+                    }
+                }
+                let port = &mut self.ports[pid];
+                (port.pfc_alpha, port.xon_delta) = (alpha, xon_delta);
+                if sw.trim_victim == TrimVictim::Either {
+                    port.victim_rng = Some(Stream::new(seed, pid.0 as u64, Purpose::TrimVictim));
                 }
             }
         }
