@@ -179,15 +179,19 @@ impl PfcRule {
 }
 
 /// `switch.ecn_at`: when a data packet meets RED.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum EcnAt {
     /// As it joins the egress queue, against the bytes queued ahead of it.
-    #[default]
     Enqueue,
     /// As it leaves the egress queue, against the bytes queued behind it
     /// (ns-3 `SwitchNode::SwitchNotifyDequeue`, htsim `CompositeQueue`).
     Dequeue,
+}
+
+impl EcnAt {
+    /// RED ports without `switch.ecn_at`.
+    pub const DEFAULT: EcnAt = EcnAt::Enqueue;
 }
 
 /// `switch.control_queue`: where ACKs, NACKs and CNPs wait at a switch port.
@@ -247,9 +251,10 @@ pub struct SwitchConfig {
     /// Per-port PFC thresholds, applied in order over `pfc`.
     #[serde(default)]
     pub pfc_rule: Vec<PfcRule>,
-    /// When a data packet meets RED: as it joins or as it leaves the queue.
+    /// When a data packet meets RED: as it joins or as it leaves the queue
+    /// (unset: [`EcnAt::DEFAULT`]). ECP ports decide at enqueue.
     #[serde(default)]
-    pub ecn_at: EcnAt,
+    pub ecn_at: Option<EcnAt>,
     /// Whether ACKs, NACKs and CNPs jump the data queue or wait in it.
     #[serde(default)]
     pub control_queue: ControlQueue,
@@ -284,12 +289,12 @@ impl SwitchConfig {
                 }
             }
         }
-        if self.ecn_at == EcnAt::Dequeue {
+        if self.ecn_at == Some(EcnAt::Dequeue) {
             let ecp = self.ecn.iter().chain(self.ecn_rule.iter().map(|r| &r.ecn)).any(|e| e.mode == EcnMode::Ecp);
             if ecp {
                 return Err((
                     "switch.ecn_at".into(),
-                    "ecn_at = \"dequeue\" applies to RED marking; the enhanced congestion point (ecn mode \"ecp\") marks at enqueue".into(),
+                    "ecn_at = \"dequeue\" applies to RED marking, but a port marks with ecn mode \"ecp\", which decides at enqueue (where its root and fair-share tests are defined)".into(),
                 ));
             }
         }
@@ -330,7 +335,7 @@ impl Default for SwitchConfig {
             ecn_rule: Vec::new(),
             pfc: PfcConfig::default(),
             pfc_rule: Vec::new(),
-            ecn_at: EcnAt::Enqueue,
+            ecn_at: None,
             control_queue: ControlQueue::Priority,
             trim_victim: TrimVictim::Arriving,
             trim_size: default_trim_size(),

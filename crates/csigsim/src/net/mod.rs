@@ -183,6 +183,8 @@ impl Network {
                     }
                 }
                 if let Some(e) = ecn {
+                    // ECP decides at enqueue, where its root and fair-share tests are defined.
+                    self.ports[pid].mark_at_dequeue = e.mode == EcnMode::Red && sw.ecn_at.unwrap_or(EcnAt::DEFAULT) == EcnAt::Dequeue;
                     let idx = match self.markings.iter().position(|m| *m == e) {
                         Some(i) => i,
                         None => {

@@ -45,6 +45,9 @@ pub struct Port {
     /// XOFF at `pfc_alpha` x the free shared buffer, XON `xon_delta` below it.
     pub(crate) pfc_alpha: f64,
     pub(crate) xon_delta: u64,
+    /// RED on this egress port happens as data leaves (`ecn_at = "dequeue"`),
+    /// not as it joins.
+    pub(crate) mark_at_dequeue: bool,
     /// `trim_victim = "either"`: the coin of this egress port.
     pub(crate) victim_rng: Option<crate::rng::Stream>,
     /// Wire bytes this port has sent in the whole run (INT's txBytes).
@@ -76,6 +79,7 @@ impl Port {
             xoff_sent: false,
             pfc_alpha: 0.125,
             xon_delta: 3_000,
+            mark_at_dequeue: false,
             victim_rng: None,
             tx_total: 0,
             last_pause_end: None,

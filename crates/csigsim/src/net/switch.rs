@@ -20,7 +20,7 @@ use super::port::NO_MARKING;
 use super::Network;
 use crate::monitor::Observers;
 use crate::packet::{Advice, Packet, PacketKind, F_CE, F_ECT, F_TRIMMED, F_XOFF};
-use super::config::{ControlQueue, EcnAt, EcnConfig, EcnMode, SwitchConfig, TrimVictim};
+use super::config::{ControlQueue, EcnConfig, EcnMode, SwitchConfig, TrimVictim};
 use super::mode::{Admission, Refusal};
 use crate::signal::ecp;
 use crate::rng::Stream;
@@ -213,7 +213,7 @@ impl Network {
         }
         // ECN: RED on the data queue this packet joins; with ECP only at congestion roots.
         let marking = self.ports[out].marking;
-        if marking != NO_MARKING && self.switches[sw].cfg.ecn_at == EcnAt::Enqueue {
+        if marking != NO_MARKING && !self.ports[out].mark_at_dequeue {
             let ecn = &self.markings[marking as usize];
             let port = &mut self.ports[out];
             let eligible = match ecn.mode {
@@ -255,7 +255,7 @@ impl Network {
     #[inline]
     fn mark_on_dequeue(&mut self, ctx: &mut Ctx, obs: &mut Observers, sw: SwitchId, port: PortId, pkt: PktId) {
         let marking = self.ports[port].marking;
-        if marking == NO_MARKING || ctx.pkts.get(pkt).flags & F_ECT == 0 {
+        if ctx.pkts.get(pkt).flags & F_ECT == 0 {
             return;
         }
         let ecn = self.markings[marking as usize];
@@ -301,7 +301,7 @@ impl Network {
         obs.on_queue(now, port, self.ports[port].data_bytes);
         // Control packets share this queue only with `control_queue = "shared"`.
         let data = ctx.pkts.get(pkt).kind == PacketKind::Data;
-        if data && self.switches[sw].cfg.ecn_at == EcnAt::Dequeue {
+        if data && self.ports[port].mark_at_dequeue {
             self.mark_on_dequeue(ctx, obs, sw, port, pkt);
         }
         if self.sig.on && data {
