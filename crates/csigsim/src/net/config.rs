@@ -182,7 +182,8 @@ impl PfcRule {
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum EcnAt {
-    /// As it joins the egress queue, against the bytes queued ahead of it.
+    /// As it joins the egress queue, against the bytes queued ahead of it
+    /// (the DCTCP paper's switch).
     Enqueue,
     /// As it leaves the egress queue, against the bytes queued behind it
     /// (ns-3 `SwitchNode::SwitchNotifyDequeue`, htsim `CompositeQueue`).
@@ -190,8 +191,9 @@ pub enum EcnAt {
 }
 
 impl EcnAt {
-    /// RED ports without `switch.ecn_at`.
-    pub const DEFAULT: EcnAt = EcnAt::Enqueue;
+    /// RED ports without `switch.ecn_at`: at dequeue, where both reference
+    /// simulators (ns-3's RDMA simulator and htsim) mark (docs/model.md).
+    pub const DEFAULT: EcnAt = EcnAt::Dequeue;
 }
 
 /// `switch.control_queue`: where ACKs, NACKs and CNPs wait at a switch port.

@@ -1,14 +1,17 @@
 //! The switch: output-queued, store-and-forward, one shared buffer.
 //!
-//! - Control packets (ACK, NACK, PAUSE, trimmed headers) use a strict-priority
-//!   queue per egress port and are never dropped or paused.
+//! - Control packets (ACK, NACK, CNP, PAUSE, trimmed headers) use a
+//!   strict-priority queue per egress port and are never paused.
 //! - Data admission depends on the mode. `lossy` and `trim`: per-egress-port
 //!   reservation plus the dynamic threshold alpha * (free shared buffer).
 //!   `pfc`: per-ingress-port reservation, shared pool up to the XOFF threshold
 //!   alpha * (free shared buffer), then headroom; crossing XOFF sends a PAUSE
 //!   upstream, draining below XOFF - xon_delta (headroom empty) sends a RESUME.
-//! - ECN (RED on the egress data queue, sampled on enqueue) marks ECT packets,
-//!   with the thresholds resolved for each egress port.
+//! - ECN (RED on the egress data queue, sampled as a packet leaves, against
+//!   the bytes behind it, or with `ecn_at = "enqueue"` as it joins) marks ECT
+//!   packets, with the thresholds resolved for each egress port.
+//! - `control_queue = "shared"` puts ACKs, NACKs and CNPs in the data queue;
+//!   `trim_victim` may trim the last queued packet instead of the arriving one.
 //! - Buffer is released when a packet starts transmission.
 //!
 //! [`Switch`] holds a switch's buffer state, its randomness and its resolved
