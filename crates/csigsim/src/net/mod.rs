@@ -35,6 +35,8 @@ pub struct Network {
     host_port: Vec<PortId>,
     /// The distinct ECN settings of the egress ports (`Port::marking` indexes it).
     pub(crate) markings: Vec<EcnConfig>,
+    /// `trim_victim = "either"`: each port's own coin (empty otherwise).
+    pub(crate) victim_rng: Vec<Stream>,
     /// The run's signal set-up and the per-port signal state.
     pub(crate) signals: SignalSetup,
     pub(crate) sig: SignalRuntime,
@@ -145,6 +147,7 @@ impl Network {
             num_hosts: nh,
             host_port,
             markings: Vec::new(),
+            victim_rng: Vec::new(),
             signals: signals.clone(),
             sig: SignalRuntime::default(),
         };
@@ -215,10 +218,10 @@ impl Network {
                 }
                 let port = &mut self.ports[pid];
                 (port.pfc_alpha, port.xon_delta) = (alpha, xon_delta);
-                if sw.trim_victim == TrimVictim::Either {
-                    port.victim_rng = Some(Stream::new(seed, pid.0 as u64, Purpose::TrimVictim));
-                }
             }
+        }
+        if sw.trim_victim == TrimVictim::Either {
+            self.victim_rng = (0..self.ports.len() as u64).map(|p| Stream::new(seed, p, Purpose::TrimVictim)).collect();
         }
     }
 

@@ -48,8 +48,7 @@ pub struct Port {
     /// RED on this egress port happens as data leaves (`ecn_at = "dequeue"`),
     /// not as it joins.
     pub(crate) mark_at_dequeue: bool,
-    /// `trim_victim = "either"`: the coin of this egress port.
-    pub(crate) victim_rng: Option<crate::rng::Stream>,
+
     /// Wire bytes this port has sent in the whole run (INT's txBytes).
     pub(crate) tx_total: u64,
     /// When the peer last resumed this port's data class (ECP root detection).
@@ -80,7 +79,6 @@ impl Port {
             pfc_alpha: 0.125,
             xon_delta: 3_000,
             mark_at_dequeue: false,
-            victim_rng: None,
             tx_total: 0,
             last_pause_end: None,
             occupancy: Default::default(),

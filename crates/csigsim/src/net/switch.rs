@@ -186,7 +186,7 @@ impl Network {
             TrimVictim::Arriving => false,
             TrimVictim::LastQueued => true,
             // htsim draws its coin only for a packet that does not fit.
-            TrimVictim::Either => self.ports[out].victim_rng.as_mut().is_some_and(|r| r.unit() < 0.5),
+            TrimVictim::Either => self.victim_rng.get_mut(out.ix()).is_some_and(|r| r.unit() < 0.5),
         };
         let Some(&tail) = self.ports[out].data.back().filter(|_| take_tail) else { return false };
         let t = ctx.pkts.get(tail);
