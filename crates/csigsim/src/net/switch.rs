@@ -204,8 +204,8 @@ impl Network {
         true
     }
 
-    /// In-band signals and, with `ecn_at = "enqueue"`, ECN for a data packet
-    /// joining the queue of `out`.
+    /// In-band signals and, unless the port marks at dequeue, ECN for a data
+    /// packet joining the queue of `out`.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn mark_on_enqueue(&mut self, ctx: &mut Ctx, obs: &mut Observers, sw: SwitchId, out: PortId, pkt: PktId, flow: crate::id::FlowId, wire: u64) {
@@ -257,11 +257,10 @@ impl Network {
     /// leaves, after taking it off the queue).
     #[inline]
     fn mark_on_dequeue(&mut self, ctx: &mut Ctx, obs: &mut Observers, sw: SwitchId, port: PortId, pkt: PktId) {
-        let marking = self.ports[port].marking;
         if ctx.pkts.get(pkt).flags & F_ECT == 0 {
             return;
         }
-        let ecn = self.markings[marking as usize];
+        let ecn = self.markings[self.ports[port].marking as usize];
         if self.switches[sw].red(&ecn, self.ports[port].data_bytes) {
             ctx.pkts.get_mut(pkt).flags |= F_CE;
             ctx.stats.ecn_marks += 1;
