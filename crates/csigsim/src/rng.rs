@@ -15,6 +15,7 @@ pub enum Purpose {
     Workload = 4,
     SwitchHash = 5,
     CsigTag = 6,
+    TrimVictim = 7,
 }
 
 fn splitmix64(mut z: u64) -> u64 {

@@ -1,5 +1,6 @@
 //! `[switch]`: the configuration of every switch, and the rules that
-//! resolve ECN marking per egress port (by switch, tier, port or link speed).
+//! resolve ECN marking and PFC thresholds per port (by switch, tier, port,
+//! link speed or direction).
 
 use crate::units::{Rate, Size, Time};
 use serde::Deserialize;
@@ -117,12 +118,111 @@ impl EcnRule {
     /// Does the rule match port `index` of a switch named `name` at `tier`,
     /// on a link of `rate_bps` facing `down`?
     pub fn matches(&self, name: &str, tier: u8, index: u32, rate_bps: u64, down: bool) -> bool {
-        self.switch.as_deref().is_none_or(|n| n == name)
-            && self.tier.is_none_or(|t| t == tier)
-            && self.port.is_none_or(|p| p == index)
-            && self.rate.is_none_or(|r| r.0 == rate_bps)
-            && self.down.is_none_or(|d| d == down)
+        selects(&self.switch, self.tier, self.port, self.rate, self.down, (name, tier, index, rate_bps, down))
     }
+}
+
+/// The selectors shared by `ecn_rule` and `pfc_rule`: an absent selector
+/// matches every port.
+fn selects(
+    switch: &Option<String>,
+    tier: Option<u8>,
+    port: Option<u32>,
+    rate: Option<Rate>,
+    down: Option<bool>,
+    (name, t, index, rate_bps, d): (&str, u8, u32, u64, bool),
+) -> bool {
+    switch.as_deref().is_none_or(|n| n == name)
+        && tier.is_none_or(|x| x == t)
+        && port.is_none_or(|p| p == index)
+        && rate.is_none_or(|r| r.0 == rate_bps)
+        && down.is_none_or(|x| x == d)
+}
+
+/// `[[switch.pfc_rule]]`: PFC thresholds for the ingress ports a rule
+/// matches (ns-3's per-link-speed PFC alpha). Rules apply in order over
+/// `switch.pfc`; a key a rule leaves out keeps the value from `switch.pfc`
+/// or an earlier matching rule.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PfcRule {
+    #[serde(default)]
+    pub switch: Option<String>,
+    #[serde(default)]
+    pub tier: Option<u8>,
+    #[serde(default)]
+    pub port: Option<u32>,
+    #[serde(default)]
+    pub rate: Option<Rate>,
+    #[serde(default)]
+    pub down: Option<bool>,
+    /// The thresholds of the matched ports.
+    pub pfc: PfcThresholds,
+}
+
+/// What a `pfc_rule` may set: the XOFF and XON thresholds of an ingress port.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct PfcThresholds {
+    #[serde(default)]
+    pub alpha: Option<f64>,
+    #[serde(default)]
+    pub xon_delta: Option<Size>,
+}
+
+impl PfcRule {
+    /// Does the rule match port `index` of a switch named `name` at `tier`,
+    /// on a link of `rate_bps` facing `down`?
+    pub fn matches(&self, name: &str, tier: u8, index: u32, rate_bps: u64, down: bool) -> bool {
+        selects(&self.switch, self.tier, self.port, self.rate, self.down, (name, tier, index, rate_bps, down))
+    }
+}
+
+/// `switch.ecn_at`: when a data packet meets RED.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnAt {
+    /// As it joins the egress queue, against the bytes queued ahead of it
+    /// (the DCTCP paper's switch).
+    Enqueue,
+    /// As it leaves the egress queue, against the bytes queued behind it
+    /// (ns-3 `SwitchNode::SwitchNotifyDequeue`, htsim `CompositeQueue`).
+    Dequeue,
+}
+
+impl EcnAt {
+    /// RED ports without `switch.ecn_at`: at dequeue, where both reference
+    /// simulators (ns-3's RDMA simulator and htsim) mark (docs/model.md).
+    pub const DEFAULT: EcnAt = EcnAt::Dequeue;
+}
+
+/// `switch.control_queue`: where ACKs, NACKs and CNPs wait at a switch port.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ControlQueue {
+    /// Their own strict-priority queue, ahead of data (htsim; ns-3 with
+    /// `ACK_HIGH_PRIO 1`).
+    #[default]
+    Priority,
+    /// The data queue, in arrival order: admitted, paused and released like
+    /// data (ns-3 with `ACK_HIGH_PRIO 0`).
+    Shared,
+}
+
+/// `switch.trim_victim`: which packet a trimming switch cuts when a data
+/// packet does not fit.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum TrimVictim {
+    /// The packet that does not fit.
+    #[default]
+    Arriving,
+    /// The last data packet in the egress queue, making room for the
+    /// arriving one (when that makes room; otherwise the arriving one).
+    LastQueued,
+    /// A fair coin per refusal picks `last_queued` or `arriving` (htsim
+    /// `CompositeQueue::receivePacket`).
+    Either,
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -150,6 +250,19 @@ pub struct SwitchConfig {
     pub ecn_rule: Vec<EcnRule>,
     #[serde(default)]
     pub pfc: PfcConfig,
+    /// Per-port PFC thresholds, applied in order over `pfc`.
+    #[serde(default)]
+    pub pfc_rule: Vec<PfcRule>,
+    /// When a data packet meets RED: as it joins or as it leaves the queue
+    /// (unset: [`EcnAt::DEFAULT`]). ECP ports decide at enqueue.
+    #[serde(default)]
+    pub ecn_at: Option<EcnAt>,
+    /// Whether ACKs, NACKs and CNPs jump the data queue or wait in it.
+    #[serde(default)]
+    pub control_queue: ControlQueue,
+    /// Which packet a trimming switch cuts when its queue is full.
+    #[serde(default)]
+    pub trim_victim: TrimVictim,
     /// Bytes a trimmed packet keeps (its headers).
     #[serde(default = "default_trim_size")]
     pub trim_size: u32,
@@ -158,6 +271,45 @@ pub struct SwitchConfig {
     #[serde(default = "default_ctrl_buffer")]
     pub ctrl_buffer: Size,
 }
+impl SwitchConfig {
+    /// Checks the switch-model keys against each other and the topology's
+    /// switch names: the key at fault and what is wrong.
+    pub fn check_models(&self, switch_names: &[&str]) -> Result<(), (String, String)> {
+        for (i, r) in self.pfc_rule.iter().enumerate() {
+            let key = format!("switch.pfc_rule[{i}]");
+            if self.mode != SwitchMode::Pfc {
+                return Err((key, format!("pfc_rule sets PFC thresholds, but switch.mode is \"{}\", not \"pfc\"", self.mode.name())));
+            }
+            if let Some(name) = &r.switch {
+                if !switch_names.contains(&name.as_str()) {
+                    return Err((format!("{key}.switch"), format!("unknown switch \"{name}\"")));
+                }
+            }
+            if let Some(a) = r.pfc.alpha {
+                if !(a > 0.0 && a.is_finite()) {
+                    return Err((format!("{key}.pfc.alpha"), format!("alpha must be above zero, got {a}")));
+                }
+            }
+        }
+        if self.ecn_at == Some(EcnAt::Dequeue) {
+            let ecp = self.ecn.iter().chain(self.ecn_rule.iter().map(|r| &r.ecn)).any(|e| e.mode == EcnMode::Ecp);
+            if ecp {
+                return Err((
+                    "switch.ecn_at".into(),
+                    "ecn_at = \"dequeue\" applies to RED marking, but a port marks with ecn mode \"ecp\", which decides at enqueue (where its root and fair-share tests are defined)".into(),
+                ));
+            }
+        }
+        if self.trim_victim != TrimVictim::Arriving && self.mode != SwitchMode::Trim {
+            return Err((
+                "switch.trim_victim".into(),
+                format!("trim_victim chooses the packet a trimming switch cuts, but switch.mode is \"{}\", not \"trim\"", self.mode.name()),
+            ));
+        }
+        Ok(())
+    }
+}
+
 fn default_ctrl_buffer() -> Size {
     Size(1_000_000)
 }
@@ -184,6 +336,10 @@ impl Default for SwitchConfig {
             ecn: None,
             ecn_rule: Vec::new(),
             pfc: PfcConfig::default(),
+            pfc_rule: Vec::new(),
+            ecn_at: None,
+            control_queue: ControlQueue::Priority,
+            trim_victim: TrimVictim::Arriving,
             trim_size: default_trim_size(),
             ctrl_buffer: default_ctrl_buffer(),
         }

@@ -35,6 +35,8 @@ pub struct Network {
     host_port: Vec<PortId>,
     /// The distinct ECN settings of the egress ports (`Port::marking` indexes it).
     pub(crate) markings: Vec<EcnConfig>,
+    /// `trim_victim = "either"`: each port's own coin (empty otherwise).
+    pub(crate) victim_rng: Vec<Stream>,
     /// The run's signal set-up and the per-port signal state.
     pub(crate) signals: SignalSetup,
     pub(crate) sig: SignalRuntime,
@@ -145,10 +147,12 @@ impl Network {
             num_hosts: nh,
             host_port,
             markings: Vec::new(),
+            victim_rng: Vec::new(),
             signals: signals.clone(),
             sig: SignalRuntime::default(),
         };
         net.resolve_markings(sw);
+        net.resolve_port_models(sw, seed);
         net.sig = net.signal_runtime();
         net
     }
@@ -182,6 +186,8 @@ impl Network {
                     }
                 }
                 if let Some(e) = ecn {
+                    // ECP decides at enqueue, where its root and fair-share tests are defined.
+                    self.ports[pid].mark_at_dequeue = e.mode == EcnMode::Red && sw.ecn_at.unwrap_or(EcnAt::DEFAULT) == EcnAt::Dequeue;
                     let idx = match self.markings.iter().position(|m| *m == e) {
                         Some(i) => i,
                         None => {
@@ -192,6 +198,30 @@ impl Network {
                     self.ports[pid].marking = idx as u16;
                 }
             }
+        }
+    }
+
+    /// Each switch port's PFC thresholds (`switch.pfc`, then every matching
+    /// `switch.pfc_rule` in order, key by key) and, for `trim_victim =
+    /// "either"`, its own random stream.
+    fn resolve_port_models(&mut self, sw: &SwitchConfig, seed: u64) {
+        for si in 0..self.switches.len() {
+            for (j, pid) in self.switches[si].ports().enumerate() {
+                let s = &self.switches[si];
+                let (rate, down) = (self.ports[pid].rate_bps, self.faces_down(si, pid));
+                let (mut alpha, mut xon_delta) = (sw.pfc.alpha, sw.pfc.xon_delta.0);
+                for r in &sw.pfc_rule {
+                    if r.matches(&s.name, s.tier, j as u32, rate, down) {
+                        alpha = r.pfc.alpha.unwrap_or(alpha);
+                        xon_delta = r.pfc.xon_delta.map_or(xon_delta, |x| x.0);
+                    }
+                }
+                let port = &mut self.ports[pid];
+                (port.pfc_alpha, port.xon_delta) = (alpha, xon_delta);
+            }
+        }
+        if sw.trim_victim == TrimVictim::Either {
+            self.victim_rng = (0..self.ports.len() as u64).map(|p| Stream::new(seed, p, Purpose::TrimVictim)).collect();
         }
     }
 

@@ -41,6 +41,14 @@ pub struct Port {
     pub(crate) in_headroom: u64,
     /// This port has sent XOFF upstream and not yet XON.
     pub(crate) xoff_sent: bool,
+    /// PFC thresholds of this ingress port (`switch.pfc` and `pfc_rule`):
+    /// XOFF at `pfc_alpha` x the free shared buffer, XON `xon_delta` below it.
+    pub(crate) pfc_alpha: f64,
+    pub(crate) xon_delta: u64,
+    /// RED on this egress port happens as data leaves (`ecn_at = "dequeue"`),
+    /// not as it joins.
+    pub(crate) mark_at_dequeue: bool,
+
     /// Wire bytes this port has sent in the whole run (INT's txBytes).
     pub(crate) tx_total: u64,
     /// When the peer last resumed this port's data class (ECP root detection).
@@ -68,6 +76,9 @@ impl Port {
             in_bytes: 0,
             in_headroom: 0,
             xoff_sent: false,
+            pfc_alpha: 0.125,
+            xon_delta: 3_000,
+            mark_at_dequeue: false,
             tx_total: 0,
             last_pause_end: None,
             occupancy: Default::default(),
@@ -96,6 +107,12 @@ impl Port {
 
     pub fn peer(&self) -> PortId {
         self.peer
+    }
+
+    /// PFC thresholds of this port as an ingress port: the XOFF alpha and
+    /// the XON delta (bytes), as resolved from `switch.pfc` and `pfc_rule`.
+    pub fn pfc_thresholds(&self) -> (f64, u64) {
+        (self.pfc_alpha, self.xon_delta)
     }
 
     /// Whether the peer's PFC has paused this port's data class.

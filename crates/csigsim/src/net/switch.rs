@@ -1,14 +1,17 @@
 //! The switch: output-queued, store-and-forward, one shared buffer.
 //!
-//! - Control packets (ACK, NACK, PAUSE, trimmed headers) use a strict-priority
-//!   queue per egress port and are never dropped or paused.
+//! - Control packets (ACK, NACK, CNP, PAUSE, trimmed headers) use a
+//!   strict-priority queue per egress port and are never paused.
 //! - Data admission depends on the mode. `lossy` and `trim`: per-egress-port
 //!   reservation plus the dynamic threshold alpha * (free shared buffer).
 //!   `pfc`: per-ingress-port reservation, shared pool up to the XOFF threshold
 //!   alpha * (free shared buffer), then headroom; crossing XOFF sends a PAUSE
 //!   upstream, draining below XOFF - xon_delta (headroom empty) sends a RESUME.
-//! - ECN (RED on the egress data queue, sampled on enqueue) marks ECT packets,
-//!   with the thresholds resolved for each egress port.
+//! - ECN (RED on the egress data queue, sampled as a packet leaves, against
+//!   the bytes behind it, or with `ecn_at = "enqueue"` as it joins) marks ECT
+//!   packets, with the thresholds resolved for each egress port.
+//! - `control_queue = "shared"` puts ACKs, NACKs and CNPs in the data queue;
+//!   `trim_victim` may trim the last queued packet instead of the arriving one.
 //! - Buffer is released when a packet starts transmission.
 //!
 //! [`Switch`] holds a switch's buffer state, its randomness and its resolved
@@ -20,7 +23,7 @@ use super::port::NO_MARKING;
 use super::Network;
 use crate::monitor::Observers;
 use crate::packet::{Advice, Packet, PacketKind, F_CE, F_ECT, F_TRIMMED, F_XOFF};
-use super::config::{EcnConfig, EcnMode, SwitchConfig};
+use super::config::{ControlQueue, EcnConfig, EcnMode, SwitchConfig, TrimVictim};
 use super::mode::{Admission, Refusal};
 use crate::signal::ecp;
 use crate::rng::Stream;
@@ -117,8 +120,12 @@ impl Network {
     fn enqueue(&mut self, ctx: &mut Ctx, obs: &mut Observers, sw: SwitchId, out: PortId, pkt: PktId, in_port: PortId) {
         let now = ctx.now;
         let p = ctx.pkts.get(pkt);
-        // A trimmed header stays in the control class at every later hop too.
-        if p.kind.is_control() || p.flags & F_TRIMMED != 0 {
+        let ctrl = p.kind.is_control();
+        // A trimmed header stays in the control class at every later hop too;
+        // PAUSE frames always do; ACKs, NACKs and CNPs unless `control_queue = "shared"`.
+        if p.flags & F_TRIMMED != 0
+            || (ctrl && (p.kind == PacketKind::Pause || self.switches[sw].cfg.control_queue == ControlQueue::Priority))
+        {
             self.push_ctrl(ctx, obs, out, pkt);
             return;
         }
@@ -132,27 +139,84 @@ impl Network {
                     self.send_pause(ctx, obs, in_port, true);
                 }
             }
-            Admission::Refused => {
-                match mode.on_refuse() {
-                    Refusal::Trim => {
-                        obs.on_trim(now, out);
-                        self.trim(ctx, obs, sw, out, pkt);
-                    }
-                    Refusal::Drop => {
-                        obs.on_drop(now, out);
-                        ctx.drop_packet(pkt);
-                    }
-                }
+            // A control packet in the data queue is never trimmed.
+            Admission::Refused if ctrl => {
+                obs.on_drop(now, out);
+                ctx.drop_packet(pkt);
                 return;
             }
+            Admission::Refused => match mode.on_refuse() {
+                Refusal::Trim if self.trim_last_queued(ctx, obs, sw, out, in_port, wire) => {}
+                Refusal::Trim => {
+                    obs.on_trim(now, out);
+                    self.trim(ctx, obs, sw, out, pkt);
+                    return;
+                }
+                Refusal::Drop => {
+                    obs.on_drop(now, out);
+                    ctx.drop_packet(pkt);
+                    return;
+                }
+            },
         }
+        if !ctrl {
+            self.mark_on_enqueue(ctx, obs, sw, out, pkt, flow, wire);
+        }
+        let s = &mut self.switches[sw];
+        s.used += wire;
+        s.max_used = s.max_used.max(s.used);
+        let p = ctx.pkts.get_mut(pkt);
+        p.in_port = in_port;
+        p.enq_ps = now;
+        let port = &mut self.ports[out];
+        port.data.push_back(pkt);
+        port.data_bytes += wire;
+        obs.on_queue(now, out, port.data_bytes);
+        if !port.paused {
+            self.switch_kick(ctx, obs, out);
+        }
+    }
+
+    /// `trim_victim`: a data packet of `wire` bytes was refused at `out`. If
+    /// the policy picks the last queued packet, and it is a data packet whose
+    /// removal makes room, cuts that one instead and admits the arriving
+    /// packet (htsim's `CompositeQueue`). Returns whether it did.
+    fn trim_last_queued(&mut self, ctx: &mut Ctx, obs: &mut Observers, sw: SwitchId, out: PortId, in_port: PortId, wire: u64) -> bool {
+        let take_tail = match self.switches[sw].cfg.trim_victim {
+            TrimVictim::Arriving => false,
+            TrimVictim::LastQueued => true,
+            // htsim draws its coin only for a packet that does not fit.
+            TrimVictim::Either => self.victim_rng.get_mut(out.ix()).is_some_and(|r| r.unit() < 0.5),
+        };
+        let Some(&tail) = self.ports[out].data.back().filter(|_| take_tail) else { return false };
+        let t = ctx.pkts.get(tail);
+        if t.kind != PacketKind::Data || !super::mode::trim::admits_after(&self.switches[sw], &self.ports, out, t.wire as u64, wire) {
+            return false;
+        }
+        self.ports[out].data.pop_back();
+        self.release(ctx, obs, sw, out, tail);
+        let s = &mut self.switches[sw];
+        let admitted = s.cfg.mode.admit(s, &mut self.ports, in_port, out, wire);
+        debug_assert_eq!(admitted, Admission::Admitted { send_xoff: false });
+        obs.on_queue(ctx.now, out, self.ports[out].data_bytes);
+        obs.on_trim(ctx.now, out);
+        self.trim(ctx, obs, sw, out, tail);
+        true
+    }
+
+    /// In-band signals and, unless the port marks at dequeue, ECN for a data
+    /// packet joining the queue of `out`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn mark_on_enqueue(&mut self, ctx: &mut Ctx, obs: &mut Observers, sw: SwitchId, out: PortId, pkt: PktId, flow: crate::id::FlowId, wire: u64) {
+        let now = ctx.now;
         let q = self.ports[out].data_bytes;
         if self.sig.on {
             crate::signal::egress::on_enqueue(&self.signals, &mut ctx.pkts, pkt, q);
         }
         // ECN: RED on the data queue this packet joins; with ECP only at congestion roots.
         let marking = self.ports[out].marking;
-        if marking != NO_MARKING {
+        if marking != NO_MARKING && !self.ports[out].mark_at_dequeue {
             let ecn = &self.markings[marking as usize];
             let port = &mut self.ports[out];
             let eligible = match ecn.mode {
@@ -186,18 +250,21 @@ impl Network {
                 obs.on_mark(now, out);
             }
         }
-        let s = &mut self.switches[sw];
-        s.used += wire;
-        s.max_used = s.max_used.max(s.used);
-        let p = ctx.pkts.get_mut(pkt);
-        p.in_port = in_port;
-        p.enq_ps = now;
-        let port = &mut self.ports[out];
-        port.data.push_back(pkt);
-        port.data_bytes += wire;
-        obs.on_queue(now, out, port.data_bytes);
-        if !port.paused {
-            self.switch_kick(ctx, obs, out);
+    }
+
+    /// `ecn_at = "dequeue"`: RED on the bytes a departing data packet leaves
+    /// behind it in the queue of `port` (ns-3 and htsim mark as the packet
+    /// leaves, after taking it off the queue).
+    #[inline]
+    fn mark_on_dequeue(&mut self, ctx: &mut Ctx, obs: &mut Observers, sw: SwitchId, port: PortId, pkt: PktId) {
+        if ctx.pkts.get(pkt).flags & F_ECT == 0 {
+            return;
+        }
+        let ecn = self.markings[self.ports[port].marking as usize];
+        if self.switches[sw].red(&ecn, self.ports[port].data_bytes) {
+            ctx.pkts.get_mut(pkt).flags |= F_CE;
+            ctx.stats.ecn_marks += 1;
+            obs.on_mark(ctx.now, port);
         }
     }
 
@@ -234,7 +301,12 @@ impl Network {
         let sw = self.switch_of(node).expect("a switch port");
         self.release(ctx, obs, sw, port, pkt);
         obs.on_queue(now, port, self.ports[port].data_bytes);
-        if self.sig.on {
+        // Control packets share this queue only with `control_queue = "shared"`.
+        let data = ctx.pkts.get(pkt).kind == PacketKind::Data;
+        if data && self.ports[port].mark_at_dequeue {
+            self.mark_on_dequeue(ctx, obs, sw, port, pkt);
+        }
+        if self.sig.on && data {
             let p = &self.ports[port];
             let e = crate::signal::egress::Egress { port, rate_bps: p.rate_bps, queue_bytes: p.data_bytes, tx_total: p.tx_total };
             crate::signal::egress::on_depart(&self.signals, &mut self.sig, ctx, e, pkt);
@@ -330,12 +402,13 @@ impl Network {
         self.push_ctrl(ctx, obs, port, id);
     }
 
-    /// Releases a data packet's buffer as it starts transmission.
+    /// Releases a queued packet's buffer as it starts transmission, or as
+    /// it is taken off the tail to be trimmed.
     fn release(&mut self, ctx: &mut Ctx, obs: &mut Observers, sw: SwitchId, out: PortId, pkt: PktId) {
         let p = ctx.pkts.get(pkt);
         let (wire, flow, in_port) = (p.wire as u64, p.flow, p.in_port);
         let marking = self.ports[out].marking;
-        if marking != NO_MARKING && self.markings[marking as usize].mode == EcnMode::Ecp {
+        if marking != NO_MARKING && self.markings[marking as usize].mode == EcnMode::Ecp && p.kind == PacketKind::Data {
             self.ports[out].occupancy.remove(flow, wire);
         }
         let s = &mut self.switches[sw];
@@ -400,12 +473,11 @@ mod tests {
 
     #[test]
     fn pfc_sends_xoff_at_the_threshold_uses_headroom_then_xon_below_it() {
-        let mut cfg = SwitchConfig { reserved: Size(0), mode: crate::net::SwitchMode::Pfc, ..Default::default() };
-        cfg.pfc.alpha = 1.0;
-        cfg.pfc.xon_delta = Size(1000);
+        let cfg = SwitchConfig { reserved: Size(0), mode: crate::net::SwitchMode::Pfc, ..Default::default() };
         let mut s = switch(cfg, 10_000, 3000);
-        // Port 0 is the ingress, port 1 the egress.
+        // Port 0 is the ingress, port 1 the egress; the thresholds are the ingress port's.
         let mut ports = vec![Port::new(crate::id::NodeId(4), 100_000_000_000, 1_000_000), Port::new(crate::id::NodeId(4), 100_000_000_000, 1_000_000)];
+        (ports[0].pfc_alpha, ports[0].xon_delta) = (1.0, 1000);
         ports[1].data_bytes = 10_000;
         let pfc = SwitchMode::Pfc;
         // XOFF when the port's shared use reaches alpha x free: 5,000 used leaves 5,000 free.

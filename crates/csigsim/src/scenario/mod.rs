@@ -156,6 +156,8 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
             }
         }
     }
+    let names: Vec<&str> = topology.switches.iter().map(|s| s.name.as_str()).collect();
+    s.check_models(&names).map_err(|(k, m)| err(&k, m))?;
     if !(s.dt_alpha > 0.0 && s.dt_alpha.is_finite()) {
         return Err(err("switch.dt_alpha", format!("dt_alpha must be above zero, got {}", s.dt_alpha)));
     }

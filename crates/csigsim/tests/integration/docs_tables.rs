@@ -221,7 +221,8 @@ fn ecp_incast_victim() {
         }
     }
     let marks = par_map(&cases, |&(cc, rate, mode)| {
-        let mut sets = vec![format!("transport.cc=\"{cc}\""), format!("switch.ecn.mode=\"{mode}\"")];
+        // RED decides at enqueue too, as ECP does: the rows differ only in which packets may be marked.
+        let mut sets = vec![format!("transport.cc=\"{cc}\""), format!("switch.ecn.mode=\"{mode}\""), "switch.ecn_at=\"enqueue\"".into()];
         sets.extend(rate.map(|r| format!("flow.4.rate=\"{r}\"")));
         let ov: Vec<csigsim::Override> = sets.iter().map(|s| csigsim::Override::parse(s).unwrap()).collect();
         let out = csigsim::run(csigsim::scenario::load_file(&path, &ov, None).unwrap(), |_| true);
@@ -321,6 +322,8 @@ fn dcqcn_rev_incast() {
         ("DCQCN-Rev", &["transport.cc=\"dcqcn_rev\"", "transport.dcqcn.profile=\"paper\"", "switch.ecn.mode=\"ecp\""]),
     ];
     let outs = par_map(&rows, |(_, sets)| {
+        // Every row decides marking at enqueue, where ECP does.
+        let sets: Vec<&str> = sets.iter().copied().chain(["switch.ecn_at=\"enqueue\""]).collect();
         let ov: Vec<csigsim::Override> = sets.iter().map(|s| csigsim::Override::parse(s).unwrap()).collect();
         let mut w = csigsim::World::new(csigsim::scenario::load_file(&path, &ov, None).unwrap());
         w.run(u64::MAX);

@@ -20,6 +20,7 @@ mod repro;
 mod rpc;
 mod scenarios;
 mod signals;
+mod switch_models;
 mod tables;
 mod watchdog;
 mod workloads;

@@ -99,7 +99,9 @@ fn abw_of_a_port_carrying_60_of_100_gbps() {
 #[test]
 fn ecp_spares_the_victim_that_red_marks() {
     let run = |mode: &str| {
+        // Both decide at enqueue, so only the root and fair-share tests differ.
         let sets = [
+            "switch.ecn_at=\"enqueue\"".to_string(),
             format!("switch.ecn.mode=\"{mode}\""),
             "transport.cc=\"dctcp\"".to_string(),
             "flow.4.rate=\"25Gbps\"".to_string(),

@@ -1,7 +1,8 @@
 //! `pfc`: lossless. Per-ingress-port accounting: a reservation, the shared
-//! pool up to the XOFF threshold (`pfc.alpha` x the free shared buffer), then
-//! the port's headroom. Crossing XOFF sends a PAUSE upstream; draining below
-//! XOFF - `pfc.xon_delta` with the headroom empty sends a RESUME.
+//! pool up to the XOFF threshold (the port's alpha x the free shared buffer),
+//! then the port's headroom. Crossing XOFF sends a PAUSE upstream; draining
+//! below XOFF - the port's xon_delta with the headroom empty sends a RESUME.
+//! Alpha and xon_delta are per ingress port: `switch.pfc`, then `pfc_rule`.
 
 use super::{over, Admission, Refusal};
 use crate::id::PortId;
@@ -16,7 +17,7 @@ pub const HEADROOM: bool = true;
 pub fn admit(s: &mut Switch, ports: &mut [Port], in_port: PortId, _out: PortId, wire: u64) -> Admission {
     let ip = &mut ports[in_port];
     let reserved = s.cfg.reserved.0;
-    let alpha = s.cfg.pfc.alpha;
+    let alpha = ip.pfc_alpha;
     let q = ip.in_bytes;
     let extra = over(q + wire, reserved) - over(q, reserved);
     let free = s.shared_size - s.shared_used;
@@ -55,9 +56,9 @@ pub fn release(s: &mut Switch, ports: &mut [Port], in_port: PortId, out: PortId,
     ip.in_bytes -= rest;
     if ip.xoff_sent && ip.in_headroom == 0 {
         let free = s.shared_size - s.shared_used;
-        let xoff = (s.cfg.pfc.alpha * free as f64) as u64;
+        let xoff = (ip.pfc_alpha * free as f64) as u64;
         let shared = over(ip.in_bytes, reserved);
-        if shared == 0 || shared + s.cfg.pfc.xon_delta.0 <= xoff {
+        if shared == 0 || shared + ip.xon_delta <= xoff {
             ip.xoff_sent = false;
             return true;
         }

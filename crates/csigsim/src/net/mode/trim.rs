@@ -4,7 +4,7 @@
 
 use super::Refusal;
 
-pub use super::lossy::{admit, release};
+pub use super::lossy::{admit, admits_after, release};
 
 pub const ON_REFUSE: Refusal = Refusal::Trim;
 pub const HEADROOM: bool = false;

@@ -1,0 +1,280 @@
+//! Switch-side model choices where the reference simulators differ:
+//! `switch.ecn_at`, `switch.control_queue`, `switch.trim_victim` and
+//! `[[switch.pfc_rule]]` (docs/model.md, "Switch model choices").
+
+use crate::common::{dumbbell, load_with};
+use csigsim::units::tx_time_ps;
+use csigsim::World;
+use std::path::Path;
+
+/// Runs `w` in steps of `step` ps until `done` holds; returns the time it first did.
+fn first_time(w: &mut World, step: u64, limit: u64, done: impl Fn(&World) -> bool) -> u64 {
+    let mut t = 0;
+    while t < limit {
+        t += step;
+        w.run_until(t);
+        if done(w) {
+            return t;
+        }
+    }
+    panic!("not seen by {limit} ps");
+}
+
+/// Two senders at line rate into one receiver: the s0 -> s1 queue grows by
+/// 100 Gb/s. Step marking at 100 KB: the queue holds 8 us of data when it
+/// first crosses the threshold.
+fn first_ce(ecn_at: &str) -> u64 {
+    let extra = format!(
+        "[switch]\necn_at = \"{ecn_at}\"\necn = {{ kmin = \"100KB\", kmax = \"100KB\", pmax = 1.0 }}\n[[workload]]\nkind = \"incast\"\nreceiver = \"rx\"\nsize = \"1MB\"\n"
+    );
+    let mut w = World::new(load_with(&dumbbell(2, &extra), &[]));
+    // The first CE mark reaches the receiver; its ACK leaves at once and
+    // takes the same uncongested way back in both runs.
+    first_time(&mut w, 1_000, 100_000_000, |w| w.flows().iter().any(|f| f.ce_marks > 0))
+}
+
+#[test]
+fn dequeue_marking_signals_one_queueing_delay_earlier() {
+    let (enq, deq) = (first_ce("enqueue"), first_ce("dequeue"));
+    // Marking at enqueue flags the packet that joins behind 100 KB; it then
+    // waits those 100 KB out (8 us at 100 Gb/s). Marking at dequeue flags the
+    // packet leaving as 100 KB wait behind it, which happens about when the
+    // enqueue-marked packet joined.
+    let qdelay = tx_time_ps(100_000, 100_000_000_000);
+    let packet = tx_time_ps(4096 + 64, 100_000_000_000);
+    assert!(deq < enq, "dequeue {deq} ps, enqueue {enq} ps");
+    let earlier = enq - deq;
+    assert!(earlier.abs_diff(qdelay) <= 2 * packet, "earlier by {earlier} ps, queueing delay {qdelay} ps");
+}
+
+/// One sender (h0) bursts 40 packets towards h2, whose 10 Gb/s link backs
+/// them up at the switch; at 30 us h2 sends one packet to h3, whose ACK
+/// comes back through that backlog. `backlog = false` leaves h0 idle.
+fn ack_case(control_queue: &str, backlog: bool) -> World {
+    let size = if backlog { 40 * 4096 } else { 4096 };
+    let toml = format!(
+        r#"name = "ack behind data"
+[topology]
+kind = "custom"
+hosts = ["h0", "h2", "h3"]
+switches = ["s"]
+links = [
+  {{ a = "h0", b = "s", rate = "100Gbps", delay = "1us" }},
+  {{ a = "s", b = "h2", rate = "10Gbps", delay = "1us" }},
+  {{ a = "h3", b = "s", rate = "100Gbps", delay = "1us" }},
+]
+[switch]
+control_queue = "{control_queue}"
+[[flow]]
+src = "h0"
+dst = "h2"
+size = {size}
+[[flow]]
+src = "h2"
+dst = "h3"
+size = 4096
+start = "30us"
+"#
+    );
+    World::new(load_with(&toml, &[]))
+}
+
+/// From the start of flow `f` to its sender learning, by the last ACK, that it is done.
+fn ack_time(w: &mut World, f: usize) -> u64 {
+    w.run(u64::MAX);
+    let f = &w.flows()[f];
+    f.sender_done_ps.expect("the flow finishes") - f.start_ps
+}
+
+#[test]
+fn a_shared_control_queue_holds_an_ack_behind_the_data_backlog() {
+    let data_wire = 4096 + 64;
+    let ser = tx_time_ps(data_wire, 10_000_000_000);
+    // How many data packets are ahead of the ACK when it joins the shared
+    // queue: the queue then holds them and the ACK (64 bytes).
+    let mut w = ack_case("shared", true);
+    let s_h2 = w.port_between("s", "h2").unwrap();
+    let seen = first_time(&mut w, 1_000, 100_000_000, |w| w.ports()[s_h2].queue_bytes() % data_wire != 0);
+    let q = w.ports()[s_h2].queue_bytes();
+    let ahead = q / data_wire;
+    assert!(ahead >= 5, "a real backlog: {ahead} packets at {seen} ps");
+    let shared = ack_time(&mut w, 1);
+    let priority = ack_time(&mut ack_case("priority", true), 1);
+    let idle = ack_time(&mut ack_case("priority", false), 1);
+    // Shared: the ACK waits for every packet ahead of it to serialize.
+    assert_eq!(shared - priority, ahead * ser, "{ahead} packets of {ser} ps");
+    // Priority: it waits at most for the packet already on the wire.
+    assert!(priority - idle < ser, "priority {priority} ps, idle {idle} ps");
+}
+
+/// One sender at 400 Gb/s into a 100 Gb/s port of a trimming switch with a
+/// small buffer: the queue fills and most later packets do not fit.
+fn trim_toml(victim: &str, seed: u64) -> String {
+    format!(
+        r#"name = "trim victim"
+seed = {seed}
+[topology]
+kind = "custom"
+hosts = ["h0", "rx"]
+switches = ["s"]
+links = [
+  {{ a = "h0", b = "s", rate = "400Gbps", delay = "1us" }},
+  {{ a = "s", b = "rx", rate = "100Gbps", delay = "1us" }},
+]
+[switch]
+mode = "trim"
+buffer = "40KB"
+trim_victim = "{victim}"
+[[flow]]
+src = "h0"
+dst = "rx"
+size = {}
+"#,
+        32 * 4096
+    )
+}
+
+/// The first frame of each PSN on s -> rx: true when it went out whole,
+/// false when trimmed (from the capture's index).
+fn first_frames(victim: &str, seed: u64) -> Vec<bool> {
+    let dir = std::env::temp_dir().join(format!("csigsim-trim-{victim}-{seed}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sc = csigsim::scenario::load_str(&trim_toml(victim, seed), "t.toml", Path::new("."), &[], None).unwrap_or_else(|e| panic!("{e}"));
+    let filter = csigsim::output::capture::CaptureFilter { links: vec![("s".into(), "rx".into())], snaplen: 128, ..Default::default() };
+    let opts = csigsim::RunOptions { capture: Some((dir.join("c.pcap"), filter)) };
+    let out = csigsim::run_with(sc, &opts, |_| true).unwrap();
+    assert_eq!(out.summary.flows_completed, 1);
+    let index = std::fs::read_to_string(dir.join("c.pcap.csv")).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut first: Vec<Option<bool>> = vec![None; 32];
+    for row in index.lines().skip(1) {
+        let c: Vec<&str> = row.split(',').collect();
+        let (kind, psn) = (c[4], c[6].parse::<usize>().unwrap());
+        if kind == "data" || kind == "trimmed" {
+            first[psn].get_or_insert(kind == "data");
+        }
+    }
+    first.into_iter().map(|f| f.expect("every PSN crosses s -> rx")).collect()
+}
+
+#[test]
+fn trimming_the_arriving_packet_cuts_the_end_of_a_burst() {
+    let whole = first_frames("arriving", 1);
+    assert!(whole[..4].iter().all(|&w| w), "the first packets fit: {whole:?}");
+    assert!(whole.iter().filter(|&&w| !w).count() >= 10, "{whole:?}");
+    // The last packet arrives at a full queue and is the one cut.
+    assert!(!whole[31], "{whole:?}");
+}
+
+#[test]
+fn trimming_the_last_queued_packet_keeps_the_newest() {
+    let whole = first_frames("last_queued", 1);
+    let arriving = first_frames("arriving", 1);
+    // Each refusal cuts one packet either way, so as many are trimmed...
+    let cut = |v: &[bool]| v.iter().filter(|&&w| !w).count();
+    assert_eq!(cut(&whole), cut(&arriving));
+    // ...but the newest packet always takes the place of the one before it:
+    // the last packet goes out whole, and the one before it is cut.
+    assert!(whole[31] && !whole[30], "{whole:?}");
+}
+
+#[test]
+fn either_victim_is_a_fair_coin_per_refusal_drawn_from_the_seed() {
+    assert_eq!(first_frames("either", 7), first_frames("either", 7), "the same seed, the same choices");
+    // The last packet arrives at a full queue: it is kept whole exactly when
+    // the coin picks the last queued packet instead.
+    let kept = (0..40).filter(|&s| first_frames("either", s)[31]).count();
+    assert!((8..=32).contains(&kept), "{kept} of 40 seeds kept the last packet");
+}
+
+/// Hosts on 100 Gb/s to two leaves, leaves on 400 Gb/s to a spine.
+const TWO_SPEEDS: &str = r#"
+name = "two speeds"
+[topology]
+kind = "custom"
+hosts = ["h0", "h1", "h2", "h3"]
+switches = ["leaf0", "leaf1", "spine"]
+links = [
+  { a = "h0", b = "leaf0", rate = "100Gbps", delay = "1us" },
+  { a = "h1", b = "leaf0", rate = "100Gbps", delay = "1us" },
+  { a = "h2", b = "leaf1", rate = "100Gbps", delay = "1us" },
+  { a = "h3", b = "leaf1", rate = "100Gbps", delay = "1us" },
+  { a = "leaf0", b = "spine", rate = "400Gbps", delay = "1us" },
+  { a = "leaf1", b = "spine", rate = "400Gbps", delay = "1us" },
+]
+[switch]
+mode = "pfc"
+pfc = { alpha = 0.125, xon_delta = "3KB" }
+[[switch.pfc_rule]]
+rate = "400Gbps"
+pfc = { alpha = 0.5 }
+[[switch.pfc_rule]]
+switch = "spine"
+pfc = { xon_delta = "6KB" }
+[[flow]]
+src = "h0"
+dst = "h2"
+size = "10KB"
+"#;
+
+#[test]
+fn pfc_rules_give_ports_of_the_selected_speed_their_thresholds() {
+    let w = World::new(load_with(TWO_SPEEDS, &[]));
+    let th = |a: &str, b: &str| w.ports()[w.port_between(a, b).unwrap()].pfc_thresholds();
+    // Host-facing ports keep switch.pfc.
+    assert_eq!(th("leaf0", "h0"), (0.125, 3_000));
+    // 400 Gb/s ports take the speed rule's alpha (ns-3 doubles alpha per
+    // doubling of speed over the NIC's: 1/8 -> 1/2 at 4x).
+    assert_eq!(th("leaf1", "spine"), (0.5, 3_000));
+    // A later rule changes only the key it sets.
+    assert_eq!(th("spine", "leaf0"), (0.5, 6_000));
+}
+
+#[test]
+fn a_pfc_rule_threshold_changes_when_the_port_pauses() {
+    // Four senders into one receiver: s0's uplink backs up into its four
+    // host-facing ingress ports, which pause the hosts. With alpha 8 instead
+    // of 1/8 on those ports alone, each may hold far more of the shared
+    // buffer before it pauses, and pauses less often.
+    let run = |alpha: &str| {
+        let extra = format!(
+            "[switch]\nmode = \"pfc\"\nbuffer = \"2MB\"\n[[switch.pfc_rule]]\nswitch = \"s0\"\ndown = true\npfc = {{ alpha = {alpha} }}\n[[workload]]\nkind = \"incast\"\nreceiver = \"rx\"\nsize = \"1MB\"\n"
+        );
+        let mut w = World::new(load_with(&dumbbell(4, &extra), &[]));
+        w.run(u64::MAX);
+        assert_eq!(w.stats().flows_completed, 4);
+        w.stats().pauses_sent
+    };
+    let (low, high) = (run("0.125"), run("8.0"));
+    assert!(low > 0, "the incast pauses with the default alpha");
+    assert!(high < low, "alpha 8 pauses {high} times, 1/8 {low} times");
+}
+
+fn refused(text: &str) -> csigsim::InputError {
+    csigsim::scenario::load_str(text, "bad.toml", Path::new("."), &[], None).expect_err("must be refused")
+}
+
+#[test]
+fn switch_model_keys_are_validated_with_key_and_position() {
+    let check = |text: &str, key: &str, needle: &str| {
+        let e = refused(text);
+        assert_eq!(e.key.as_deref(), Some(key), "{e}");
+        assert!(e.line_col.is_some(), "{e}");
+        assert!(e.to_string().starts_with("bad.toml:"), "{e}");
+        assert!(e.to_string().contains(needle), "{e} lacks {needle:?}");
+    };
+    check(&TWO_SPEEDS.replace("switch = \"spine\"", "switch = \"spine9\""), "switch.pfc_rule[1].switch", "unknown switch \"spine9\"");
+    check(&TWO_SPEEDS.replace("alpha = 0.5", "alpha = -1.0"), "switch.pfc_rule[0].pfc.alpha", "above zero");
+    check(&TWO_SPEEDS.replace("mode = \"pfc\"", "mode = \"lossy\""), "switch.pfc_rule[0]", "not \"pfc\"");
+    check(&TWO_SPEEDS.replace("pfc = { alpha = 0.5 }", "pfc = { alpha = 0.5, headroom = \"1MB\" }"), "switch.pfc_rule[0].pfc.headroom", "unknown field");
+    let base = dumbbell(1, "[switch]\n");
+    check(&format!("{base}ecn_at = \"egress\"\n"), "switch.ecn_at", "unknown variant");
+    check(
+        &format!("{base}ecn_at = \"dequeue\"\necn = {{ kmin = \"10KB\", kmax = \"20KB\", mode = \"ecp\" }}\n"),
+        "switch.ecn_at",
+        "decides at enqueue",
+    );
+    check(&format!("{base}control_queue = \"fifo\"\n"), "switch.control_queue", "unknown variant");
+    check(&format!("{base}trim_victim = \"either\"\n"), "switch.trim_victim", "not \"trim\"");
+    check(&format!("{base}mode = \"trim\"\ntrim_victim = \"oldest\"\n"), "switch.trim_victim", "unknown variant");
+}
