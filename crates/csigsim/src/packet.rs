@@ -303,6 +303,9 @@ pub struct IntHop {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct IntStack {
     pub n: u8,
+    /// 0: exact records; else quantized records with this unit multiplier
+    /// (see `signal::int`).
+    pub multi: u8,
     pub hops: [IntHop; MAX_HOPS],
 }
 
