@@ -122,7 +122,7 @@ impl IntConfig {
 
 /// `v` truncated to whole `unit`s, kept to `bits` bits, in the original unit.
 fn field(v: u64, unit: u64, bits: u32) -> u64 {
-    (v / unit & ((1 << bits) - 1)) * unit
+    ((v / unit) & ((1 << bits) - 1)) * unit
 }
 
 /// The record as ns-3's `IntHop::Set` stores it, decoded. A rate outside the
