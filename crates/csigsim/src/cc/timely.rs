@@ -26,6 +26,10 @@
 //!   gradient decrease), "gradient <= hope_epsilon" for the increase test, and
 //!   rate >= hope_floor * rate before the update.
 //!
+//! `increase_rule = "ns3"` replaces `neg_count` by the count of consecutive
+//! increases of any kind (the HPCC authors' ns-3), uses `N delta` below T_low
+//! too, and leaves the rate alone on the first completion event.
+//!
 //! Both clamp the rate to [min_rate, line rate]. The T_low / T_high tests always
 //! use the measured RTT; the signal is the RTT (`signal = "rtt"`) or the
 //! stamp aggregate converted to time. The law defaults to `timely` for the RTT
