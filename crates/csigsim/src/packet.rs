@@ -42,6 +42,8 @@ pub const F_DONE: u8 = 8;
 pub const F_XOFF: u8 = 16;
 /// On data: a retransmission.
 pub const F_RTX: u8 = 32;
+/// On data: the sender asks for an immediate ACK (`transport.ack_request`).
+pub const F_AR: u8 = 64;
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Packet {
@@ -303,6 +305,9 @@ pub struct IntHop {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct IntStack {
     pub n: u8,
+    /// 0: exact records; else quantized records with this unit multiplier
+    /// (see `signal::int`).
+    pub multi: u8,
     pub hops: [IntHop; MAX_HOPS],
 }
 

@@ -40,6 +40,15 @@ pub enum DcqcnProfile {
     /// The HPCC ns-3 simulator's `mix/config.txt` DCQCN values (timer only).
     #[default]
     Hpcc,
+    /// What the HPCC repository's `run.py --cc dcqcn` writes (the HPCC
+    /// paper's DCQCN runs): 300 us increase timer, R_AI and R_HAI of 5 and
+    /// 50 Mb/s per 25 Gb/s of line rate, 1 Gb/s floor.
+    #[serde(rename = "hpcc_run")]
+    HpccRun,
+    /// `run.py --cc dcqcn_paper`: as `hpcc_run` with 50 us alpha and decrease
+    /// periods and a 55 us increase timer.
+    #[serde(rename = "hpcc_run_paper")]
+    HpccRunPaper,
 }
 
 /// `[transport.dcqcn]`: a profile, and any of its constants overridden.
@@ -109,7 +118,14 @@ pub struct DcqcnParams {
     pub clamp_target: bool,
     pub window: bool,
     pub window_bdp: Option<u64>,
+    /// `rate_ai_bps` and `rate_hai_bps` are per [`RATE_SCALE_BPS`] of line rate
+    /// (run.py's `5 * bw / 25`), scaled by each flow's line rate.
+    pub rate_ai_scaled: bool,
+    pub rate_hai_scaled: bool,
 }
+
+/// The line rate run.py's DCQCN steps are quoted for (its `bw / 25`).
+pub const RATE_SCALE_BPS: u64 = 25_000_000_000;
 
 const MBPS: u64 = 1_000_000;
 const US: u64 = crate::units::PS_PER_US;
@@ -133,6 +149,36 @@ impl DcqcnProfile {
                 clamp_target: false,
                 window: false,
                 window_bdp: None,
+                rate_ai_scaled: false,
+                rate_hai_scaled: false,
+            },
+            // HPCC repo, simulation/run.py, `--cc dcqcn`: t_alpha = 1, t_dec = 4,
+            // t_inc = 300 (us), g = 0.00390625, ai = 5 * bw / 25 and
+            // hai = 50 * bw / 25 (Mb/s), MIN_RATE 1000Mb/s, FAST_RECOVERY_TIMES 1,
+            // CLAMP_TARGET_RATE 0.
+            DcqcnProfile::HpccRun => DcqcnParams {
+                g: 1.0 / 256.0,
+                rate_ai_bps: 5 * MBPS,
+                rate_hai_bps: 50 * MBPS,
+                alpha_timer_ps: US,
+                decrease_timer_ps: 4 * US,
+                increase_timer_ps: 300 * US,
+                byte_counter: 0,
+                fast_recovery_steps: 1,
+                min_rate_bps: 1000 * MBPS,
+                rate_on_first_cnp: 1.0,
+                clamp_target: false,
+                window: false,
+                window_bdp: None,
+                rate_ai_scaled: true,
+                rate_hai_scaled: true,
+            },
+            // run.py `--cc dcqcn_paper`: t_alpha = 50, t_dec = 50, t_inc = 55 (us).
+            DcqcnProfile::HpccRunPaper => DcqcnParams {
+                alpha_timer_ps: 50 * US,
+                decrease_timer_ps: 50 * US,
+                increase_timer_ps: 55 * US,
+                ..DcqcnProfile::HpccRun.params()
             },
             // Zhu et al. 2015; see docs/cc/dcqcn.md for which values are unverified.
             DcqcnProfile::Paper => DcqcnParams {
@@ -149,6 +195,8 @@ impl DcqcnProfile {
                 clamp_target: true,
                 window: false,
                 window_bdp: None,
+                rate_ai_scaled: false,
+                rate_hai_scaled: false,
             },
         }
     }
@@ -161,11 +209,14 @@ impl DcqcnConfig {
         if let Some(v) = self.g {
             p.g = v;
         }
+        // An override is an absolute rate, whatever the profile.
         if let Some(v) = self.rate_ai {
             p.rate_ai_bps = v.0;
+            p.rate_ai_scaled = false;
         }
         if let Some(v) = self.rate_hai {
             p.rate_hai_bps = v.0;
+            p.rate_hai_scaled = false;
         }
         if let Some(v) = self.alpha_timer {
             p.alpha_timer_ps = v.0;
@@ -225,6 +276,15 @@ impl DcqcnConfig {
     }
 }
 
+/// A rate step, scaled by `line / RATE_SCALE_BPS` when `per_scale`.
+fn scaled(bps: u64, per_scale: bool, line: f64) -> f64 {
+    if per_scale {
+        bps as f64 * line / RATE_SCALE_BPS as f64
+    } else {
+        bps as f64
+    }
+}
+
 /// What triggered an increase event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Trigger {
@@ -280,8 +340,8 @@ impl Dcqcn {
         Dcqcn {
             p,
             line,
-            rate_ai: p.rate_ai_bps as f64,
-            rate_hai: p.rate_hai_bps as f64,
+            rate_ai: scaled(p.rate_ai_bps, p.rate_ai_scaled, line),
+            rate_hai: scaled(p.rate_hai_bps, p.rate_hai_scaled, line),
             min_rate: (p.min_rate_bps as f64).min(line),
             mss: f.mss as u64,
             bdp: p.window_bdp.unwrap_or_else(|| f.bdp()),
@@ -510,7 +570,7 @@ pub const CNP_INTERVAL: Time = Time::us(50);
 pub fn cnp_interval_ps(c: &CcConfig) -> u64 {
     match c.cnp_interval {
         Some(t) => t.0,
-        None if c.kind == CcKind::Dcqcn && c.dcqcn.profile == DcqcnProfile::Hpcc => 0,
+        None if c.kind == CcKind::Dcqcn && c.dcqcn.profile != DcqcnProfile::Paper => 0,
         None => CNP_INTERVAL.0,
     }
 }
@@ -606,6 +666,27 @@ mod tests {
     }
 
     #[test]
+    fn run_script_profiles_scale_their_steps_with_the_line_rate() {
+        let r = cfg("profile = \"hpcc_run\"").resolve();
+        assert_eq!((r.alpha_timer_ps, r.decrease_timer_ps, r.increase_timer_ps), (us(1.0), us(4.0), us(300.0)));
+        assert_eq!((r.rate_ai_bps, r.rate_hai_bps, r.min_rate_bps), (5_000_000, 50_000_000, 1_000_000_000));
+        assert_eq!((r.g, r.fast_recovery_steps, r.byte_counter, r.clamp_target), (1.0 / 256.0, 1, 0, false));
+        let rp = cfg("profile = \"hpcc_run_paper\"").resolve();
+        assert_eq!((rp.alpha_timer_ps, rp.decrease_timer_ps, rp.increase_timer_ps), (us(50.0), us(50.0), us(55.0)));
+        assert_eq!(DcqcnParams { alpha_timer_ps: r.alpha_timer_ps, decrease_timer_ps: r.decrease_timer_ps, increase_timer_ps: r.increase_timer_ps, ..rp }, r);
+        // At 100 Gb/s run.py writes ai = 5 * 100 / 25 = 20 and hai = 200 Mb/s.
+        let d = Dcqcn::new(&cfg("profile = \"hpcc_run\""), &params());
+        assert_eq!((d.rate_ai, d.rate_hai), (20e6, 200e6));
+        // An override is absolute.
+        let d = Dcqcn::new(&cfg("profile = \"hpcc_run\"\nrate_ai = \"5Mbps\""), &params());
+        assert_eq!((d.rate_ai, d.rate_hai), (5e6, 200e6));
+        // Like `hpcc`, a CNP for every marked packet by default.
+        let mut c = CcConfig { kind: CcKind::Dcqcn, ..Default::default() };
+        c.dcqcn.profile = DcqcnProfile::HpccRun;
+        assert_eq!(cnp_interval_ps(&c), 0);
+    }
+
+    #[test]
     fn every_constant_can_be_overridden() {
         let c = cfg(r#"
             profile = "paper"
@@ -640,6 +721,8 @@ mod tests {
                 clamp_target: false,
                 window: true,
                 window_bdp: Some(200_000),
+                rate_ai_scaled: false,
+                rate_hai_scaled: false,
             }
         );
         // An override leaves the profile's other constants alone.

@@ -24,12 +24,13 @@
 //! NACKs and timeouts do not change the window (the paper gives no loss
 //! reaction; the ns-3 artifact's go-back-N does not touch the rate either).
 //!
-//! The engine's INT records are exact: picosecond timestamps, a cumulative
-//! 64-bit byte counter that never wraps, queue bytes and the port rate in
-//! bit/s. No field-width quantization is emulated.
+//! INT records are exact by default (picosecond timestamps, a 64-bit byte
+//! counter that never wraps, queue bytes, the port rate in bit/s); with
+//! `signals.int.record = "quantized"` they carry ns-3's 8-byte fields, and the
+//! time and byte differences wrap as ns-3's do (`signal::int`).
 
 use super::{AckSample, Algorithm, CcConfig, CcMetrics, ConfigError, CongestionControl, FlowParams, NoReceiver, Setup};
-use crate::signal::int::{IntHop, IntStack};
+use crate::signal::int::{ts_delta, tx_delta, IntHop, IntStack};
 use crate::units::{bytes_in, Rate, Size, Time, PS_PER_S};
 use serde::Deserialize;
 
@@ -159,8 +160,7 @@ impl Hpcc {
         let mut tau_ps = 0u64;
         let mut any = false;
         for (now, old) in int.hops().iter().zip(prev.hops()) {
-            if let Some(u) = hop_util(now, old, t) {
-                let tau = now.ts_ps - old.ts_ps;
+            if let Some((u, tau)) = hop_util(int, now, old, t) {
                 if !any || u > u_max {
                     u_max = u;
                     tau_ps = tau;
@@ -196,17 +196,20 @@ impl Hpcc {
     }
 }
 
-/// Normalized inflight of one hop: `min(qlen, qlen_prev) / (B * T) + txRate / B`,
-/// or `None` when the records cannot be compared (time not advanced, no rate).
-fn hop_util(now: &IntHop, old: &IntHop, t_ps: f64) -> Option<f64> {
-    if now.ts_ps <= old.ts_ps || now.rate_bps == 0 {
+/// Normalized inflight of one hop, `min(qlen, qlen_prev) / (B * T) + txRate / B`,
+/// and the time between the records (ps), or `None` when the records cannot
+/// be compared (time not advanced, no rate). `stack` tells exact records from
+/// quantized ones, whose differences wrap.
+fn hop_util(stack: &IntStack, now: &IntHop, old: &IntHop, t_ps: f64) -> Option<(f64, u64)> {
+    let tau_ps = ts_delta(stack, now, old);
+    if tau_ps == 0 || now.rate_bps == 0 {
         return None;
     }
-    let tau = (now.ts_ps - old.ts_ps) as f64;
+    let tau = tau_ps as f64;
     let b = now.rate_bps as f64;
-    let tx_rate = now.tx_bytes.saturating_sub(old.tx_bytes) as f64 * 8.0 * PS_PER_S as f64 / tau;
+    let tx_rate = tx_delta(stack, now, old) as f64 * 8.0 * PS_PER_S as f64 / tau;
     let bdp_bytes = b * t_ps / 8.0 / PS_PER_S as f64;
-    Some(now.qlen_bytes.min(old.qlen_bytes) as f64 / bdp_bytes + tx_rate / b)
+    Some((now.qlen_bytes.min(old.qlen_bytes) as f64 / bdp_bytes + tx_rate / b, tau_ps))
 }
 
 impl CongestionControl for Hpcc {
@@ -455,6 +458,33 @@ mod tests {
         // Same timestamp as the stored record: no sample.
         h.on_ack(&ack(12, 20, Some(&stack(&[hop(8 * US, 0, 0, G100), hop(8 * US, 0, 0, G100)]))));
         assert_eq!((h.cwnd(), h.last_update_seq, h.u), (100_000, 10, 1.0));
+    }
+
+    #[test]
+    fn quantized_records_feed_the_same_law_with_coarse_values() {
+        use crate::signal::int::{IntConfig, IntRecord};
+        let q = IntConfig { record: IntRecord::Quantized, ..Default::default() };
+        let push = |h: IntHop| {
+            let mut s = IntStack::default();
+            q.push(&mut s, h);
+            s
+        };
+        let mut h = Hpcc::new(&HpccConfig::default(), &params());
+        // 8.0005 us and 100_100 bytes later, a 100_079-byte queue: quantized to
+        // 8 us, 782 x 128 = 100_096 bytes sent and 1250 x 80 = 100_000 queued.
+        let s0 = push(hop(0, 0, 100_079, G100));
+        h.on_ack(&ack(1, 100, Some(&s0)));
+        let s1 = push(hop(8 * US + 500, 100_100, 100_079, G100));
+        h.on_ack(&ack(101, 200, Some(&s1)));
+        // u = 100_000 / 100_000 + 100_096 x 8 / 8 us / 100 Gb/s = 1 + 1.00096.
+        assert!(close(h.u, 2.00096), "{}", h.u);
+        // Across the 24-bit time stamp's wrap (16.777216 ms) the difference is still 8 us.
+        let mut h = Hpcc::new(&HpccConfig::default(), &params());
+        let wrap = (1u64 << 24) * 1_000;
+        h.on_ack(&ack(1, 100, Some(&push(hop(wrap - 4 * US, 0, 0, G100)))));
+        h.on_ack(&ack(101, 200, Some(&push(hop(wrap + 4 * US, 50_048, 0, G100)))));
+        // 50_048 bytes = 391 units exactly: 50.048 Gb/s of 100.
+        assert!(close(h.u, 0.50048), "{}", h.u);
     }
 
     #[test]

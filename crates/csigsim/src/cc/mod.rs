@@ -65,7 +65,9 @@ impl FlowParams {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct AckSample<'a> {
     pub now_ps: u64,
-    /// Payload bytes newly acknowledged (cumulative or selective).
+    /// Bytes newly acknowledged (cumulative or selective), in the window's
+    /// units: payload bytes, or wire bytes (payload plus `transport.header`
+    /// per packet) under NSCC with `window_units = "wire"`.
     pub acked_bytes: u64,
     /// Data packets this ACK covers and how many of them carried CE.
     pub acked_pkts: u32,
@@ -76,6 +78,7 @@ pub struct AckSample<'a> {
     /// first unacknowledged, and one past the highest packet ever sent.
     pub snd_una: u32,
     pub snd_nxt: u32,
+    /// Bytes in flight, in the window's units (as `acked_bytes`).
     pub inflight_bytes: u64,
     /// The CSIG signal the receiver reflected, if the packet carried a tag.
     pub csig: Option<crate::signal::CsigSample>,

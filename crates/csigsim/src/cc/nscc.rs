@@ -42,7 +42,19 @@ pub enum DelaySignal {
     Csig,
 }
 
-/// `[transport.nscc]`. Sizes are payload bytes; "MTU" in the notes is `transport.mtu`.
+/// What the window and the bytes in flight count.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum WindowUnits {
+    /// Payload bytes.
+    #[default]
+    Payload,
+    /// Wire bytes, payload plus `transport.header` per packet (htsim's
+    /// `_in_flight` and `_cwnd` count `_mtu`-sized packets).
+    Wire,
+}
+
+/// `[transport.nscc]`. Sizes are payload bytes (wire bytes with `window_units = "wire"`); "MTU" in the notes is `transport.mtu`.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct NsccConfig {
@@ -110,6 +122,9 @@ pub struct NsccConfig {
     pub update_base_rtt: bool,
     /// Queueing-delay sample source.
     pub delay_signal: DelaySignal,
+    /// "payload" or "wire": what the window, the bytes in flight, `min_cwnd`,
+    /// the adjust threshold and the NACK and timeout cuts count.
+    pub window_units: WindowUnits,
 }
 
 impl Default for NsccConfig {
@@ -145,6 +160,7 @@ impl Default for NsccConfig {
             nack_delay: None,
             update_base_rtt: true,
             delay_signal: DelaySignal::Rtt,
+            window_units: WindowUnits::Payload,
         }
     }
 }
@@ -255,7 +271,6 @@ pub struct NsccStats {
 #[derive(Clone, Debug)]
 pub struct Nscc {
     // Resolved constants (bytes, ps).
-    mss: f64,
     line_rate_bps: u64,
     pub network_rtt_ps: f64,
     pub target_ps: f64,
@@ -302,6 +317,10 @@ pub struct Nscc {
     pub stats: NsccStats,
     /// Payload bytes = wire bytes - this (for on_send).
     header_bytes: u32,
+    /// Window units are wire bytes.
+    wire: bool,
+    /// One full packet in window units (MSS, or MSS plus headers).
+    unit: f64,
 }
 
 impl Nscc {
@@ -321,11 +340,14 @@ impl Nscc {
         let fi_scale = c.fi_scale.unwrap_or(c.fi_scale_factor * a);
         let eta = c.eta.map(|s| s.0 as f64).unwrap_or(c.eta_factor * mss * a);
         let base_rtt_ps = p.base_rtt_ps.max(1) as f64;
-        let min_cwnd = c.min_cwnd.map(|s| s.0 as f64).unwrap_or(mss);
+        let wire = c.window_units == WindowUnits::Wire;
+        // htsim: _min_cwnd and the adjust threshold are in _mtu (wire) units;
+        // alpha, fi and eta stay in _mss (payload) units.
+        let unit = if wire { p.packet_bytes.max(p.mss).max(1) as f64 } else { mss };
+        let min_cwnd = c.min_cwnd.map(|s| s.0 as f64).unwrap_or(unit);
         let max_wnd = (c.max_wnd_bdps * base_rtt_ps * rate_bytes_per_ps).max(min_cwnd);
         let cwnd = c.init_cwnd.map(|s| s.0 as f64).unwrap_or(max_wnd).clamp(min_cwnd, max_wnd);
         Nscc {
-            mss,
             line_rate_bps: p.line_rate_bps,
             network_rtt_ps,
             target_ps,
@@ -341,7 +363,7 @@ impl Nscc {
             qa_enabled: c.quick_adapt,
             qa_gate: c.qa_gate.min(63),
             qa_threshold_ps: c.qa_threshold.map(|t| t.0 as f64).unwrap_or(c.qa_threshold_factor * target_ps),
-            adjust_bytes: c.adjust_bytes_mtus * mss,
+            adjust_bytes: c.adjust_bytes_mtus * unit,
             adjust_period_ps: c.adjust_period.map(|t| t.0 as f64).unwrap_or(network_rtt_ps),
             max_wnd_bdps: c.max_wnd_bdps,
             min_cwnd,
@@ -366,6 +388,8 @@ impl Nscc {
             last_adjust_ps: 0,
             stats: NsccStats::default(),
             header_bytes: p.packet_bytes.saturating_sub(p.mss),
+            wire,
+            unit,
         }
     }
 
@@ -544,7 +568,7 @@ impl CongestionControl for Nscc {
     /// Treated as a trim NACK (`UET_TRIMMED`) of one full packet.
     fn on_nack(&mut self, now: u64, _snd_nxt: u32) {
         self.stats.nacks += 1;
-        let size = self.mss;
+        let size = self.unit;
         self.inflight = (self.inflight - size).max(0.0);
         self.update_delay(self.nack_delay_ps, true);
         self.bytes_ignored += size;
@@ -556,11 +580,11 @@ impl CongestionControl for Nscc {
 
     fn on_timeout(&mut self, _now: u64) {
         self.stats.timeouts += 1;
-        self.cwnd = (self.cwnd - self.mss).max(self.min_cwnd);
+        self.cwnd = (self.cwnd - self.unit).max(self.min_cwnd);
     }
 
     fn on_send(&mut self, _now: u64, _psn: u32, bytes: u32) {
-        self.inflight += bytes.saturating_sub(self.header_bytes) as f64;
+        self.inflight += if self.wire { bytes } else { bytes.saturating_sub(self.header_bytes) } as f64;
     }
 
     fn cwnd(&self) -> u64 {
@@ -879,6 +903,28 @@ mod tests {
         n.on_timeout(0);
         n.on_timeout(0);
         assert_eq!(n.cwnd(), 1000);
+    }
+
+    #[test]
+    fn wire_units_count_packets_with_their_headers() {
+        let c = NsccConfig { window_units: WindowUnits::Wire, ..Default::default() };
+        let p = FlowParams { line_rate_bps: 100_000_000_000, base_rtt_ps: 8_000_000, mss: 4096, packet_bytes: 4160, hops: 2 };
+        let mut n = Nscc::new(&c, &p);
+        let pay = Nscc::new(&NsccConfig::default(), &p);
+        // htsim: _min_cwnd = _mtu and the adjust threshold 8 x _mtu count wire bytes;
+        // alpha, fi and eta stay in _mss units.
+        assert_eq!((n.min_cwnd, n.adjust_bytes), (4160.0, 8.0 * 4160.0));
+        assert_eq!((pay.min_cwnd, pay.adjust_bytes), (4096.0, 8.0 * 4096.0));
+        assert_eq!((n.alpha, n.fi, n.eta), (pay.alpha, pay.fi, pay.eta));
+        n.on_send(0, 0, 4160);
+        assert_eq!(n.inflight, 4160.0);
+        // A timeout removes one wire packet.
+        let before = n.cwnd;
+        n.on_timeout(1);
+        assert_eq!(n.cwnd, before - 4160.0);
+        let t: NsccConfig = toml::from_str("window_units = \"wire\"").unwrap();
+        assert_eq!(t.window_units, WindowUnits::Wire);
+        assert!(toml::from_str::<NsccConfig>("window_units = \"mtu\"").is_err());
     }
 
     #[test]

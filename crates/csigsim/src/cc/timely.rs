@@ -26,6 +26,10 @@
 //!   gradient decrease), "gradient <= hope_epsilon" for the increase test, and
 //!   rate >= hope_floor * rate before the update.
 //!
+//! `increase_rule = "ns3"` replaces `neg_count` by the count of consecutive
+//! increases of any kind (the HPCC authors' ns-3), uses `N delta` below T_low
+//! too, and leaves the rate alone on the first completion event.
+//!
 //! Both clamp the rate to [min_rate, line rate]. The T_low / T_high tests always
 //! use the measured RTT; the signal is the RTT (`signal = "rtt"`) or the
 //! stamp aggregate converted to time. The law defaults to `timely` for the RTT
@@ -59,6 +63,24 @@ pub enum TimelyLaw {
     Timely,
     /// The BS'19 authors' code: time-scaled steps and a halving floor.
     Hope,
+}
+
+/// Which increases count toward hyperactive increase, and what the first
+/// completion event does.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum IncreaseRule {
+    /// Timely Algorithm 1: `hai_n x delta` once `hai_thresh` consecutive
+    /// completion events saw a negative RTT difference, only in the gradient
+    /// branch (below T_low the step is always `delta`); the first event
+    /// already applies the law (with a zero difference).
+    #[default]
+    Paper,
+    /// The HPCC authors' ns-3 (`RdmaHw::UpdateRateTimely`): a stage counter
+    /// counts consecutive increases of any kind (below T_low too) and any
+    /// decrease resets it; from `hai_thresh` on every increase, below T_low
+    /// included, is `hai_n x delta`; the first event only records the RTT.
+    Ns3,
 }
 
 /// The unit of the reflected stamps.
@@ -110,6 +132,11 @@ pub struct TimelyConfig {
     /// Multiplier of delta in hyperactive increase.
     #[serde(default = "default_hai")]
     pub hai_n: u32,
+    /// What counts toward hyperactive increase: "paper" (consecutive negative
+    /// differences, gradient branch only) or "ns3" (consecutive increases of
+    /// any kind; no rate change on the first event).
+    #[serde(default)]
+    pub increase_rule: IncreaseRule,
     /// Fixed gradient normalizer; default the smallest RTT seen (the flow's
     /// base RTT before the first sample).
     #[serde(default)]
@@ -185,6 +212,7 @@ impl Default for TimelyConfig {
             t_high: default_t_high(),
             hai_thresh: default_hai(),
             hai_n: default_hai(),
+            increase_rule: IncreaseRule::Paper,
             min_rtt: None,
             update_every: None,
             once_per_rtt: false,
@@ -285,6 +313,7 @@ pub struct Timely {
     t_high: f64,
     hai_thresh: u32,
     hai_n: f64,
+    increase_rule: IncreaseRule,
     fixed_min_rtt: Option<f64>,
     update_every: u64,
     once_per_rtt: bool,
@@ -308,6 +337,8 @@ pub struct Timely {
     pub gradient: f64,
     /// Consecutive completion events with a negative difference.
     pub neg_count: u32,
+    /// `increase_rule = "ns3"`: consecutive increases since the last decrease.
+    pub inc_stage: u32,
     /// Smallest RTT seen (ps); the base RTT until the first sample.
     pub min_rtt: f64,
     seen_rtt: bool,
@@ -344,6 +375,7 @@ impl Timely {
             t_high: c.t_high.0 as f64,
             hai_thresh: c.hai_thresh,
             hai_n: c.hai_n as f64,
+            increase_rule: c.increase_rule,
             fixed_min_rtt: c.min_rtt.map(|t| t.0 as f64),
             update_every: c.update_every_bytes(),
             once_per_rtt: c.once_per_rtt,
@@ -360,6 +392,7 @@ impl Timely {
             rtt_diff: 0.0,
             gradient: 0.0,
             neg_count: 0,
+            inc_stage: 0,
             min_rtt: p.base_rtt_ps.max(1) as f64,
             seen_rtt: false,
             last_rtt: p.base_rtt_ps as f64,
@@ -390,18 +423,29 @@ impl Timely {
 
     /// One completion event with the measured RTT `rtt` and gradient input `sig` (ps).
     fn update(&mut self, now: u64, rtt: f64, sig: f64) {
+        let ns3 = self.increase_rule == IncreaseRule::Ns3;
+        if ns3 && self.prev_signal.is_none() {
+            // ns-3's first update only records the signal: there is no difference yet.
+            self.prev_signal = Some(sig);
+            self.last_update = Some(now);
+            self.updates += 1;
+            return;
+        }
         let new_diff = sig - self.prev_signal.unwrap_or(sig);
         self.prev_signal = Some(sig);
         self.neg_count = if new_diff < 0.0 { self.neg_count.saturating_add(1) } else { 0 };
         self.rtt_diff = (1.0 - self.alpha) * self.rtt_diff + self.alpha * new_diff;
         let norm = self.normalizer();
         self.gradient = self.rtt_diff / norm;
-        let n = if self.neg_count >= self.hai_thresh { self.hai_n } else { 1.0 };
+        let count = if ns3 { self.inc_stage } else { self.neg_count };
+        let n = if count >= self.hai_thresh { self.hai_n } else { 1.0 };
+        // Below T_low the paper always adds delta; ns-3 uses the stage's step.
+        let n_low = if ns3 { n } else { 1.0 };
         let before = self.rate;
         match self.law {
             TimelyLaw::Timely => {
                 if rtt < self.t_low {
-                    self.rate += self.delta;
+                    self.rate += n_low * self.delta;
                 } else if rtt > self.t_high {
                     self.rate *= 1.0 - self.beta * (1.0 - self.t_high / rtt);
                 } else if self.gradient <= 0.0 {
@@ -416,7 +460,7 @@ impl Timely {
                     Some(t) => (now.saturating_sub(t) as f64 / norm).clamp(0.0, 1.0),
                 };
                 if rtt < self.t_low {
-                    self.rate += self.delta * d;
+                    self.rate += n_low * self.delta * d;
                 } else if rtt > self.t_high {
                     self.rate *= 1.0 - d * self.beta * (1.0 - self.t_high / rtt);
                 } else if self.gradient <= self.epsilon {
@@ -427,9 +471,20 @@ impl Timely {
                 self.rate = self.rate.max(self.floor * before);
             }
         }
+        // Every branch either adds (an increase) or multiplies by at most 1 (a decrease).
+        let increased = rtt < self.t_low || (rtt <= self.t_high && self.gradient <= self.increase_bound());
+        self.inc_stage = if increased { self.inc_stage.saturating_add(1) } else { 0 };
         self.rate = self.rate.min(self.line_rate).max(self.min_rate);
         self.last_update = Some(now);
         self.updates += 1;
+    }
+
+    /// The gradient at or below which the law increases.
+    fn increase_bound(&self) -> f64 {
+        match self.law {
+            TimelyLaw::Timely => 0.0,
+            TimelyLaw::Hope => self.epsilon,
+        }
     }
 
     /// HOPE's window: max(1.1, rate x rtt / (8 x packet)) packets of `mss` payload bytes.
@@ -667,6 +722,55 @@ mod tests {
         assert_eq!(t.neg_count, 0);
         assert!(t.gradient < 0.0);
         close(t.rate, 50.16 * G);
+    }
+
+    /// Rates after each event of one RTT script under `rule`: seven samples
+    /// below T_low (10 us), a rise to 60 us, a fall to 40 us (below T_low again).
+    fn increase_script(rule: IncreaseRule) -> Vec<f64> {
+        let c = TimelyConfig { increase_rule: rule, min_rtt: Some(Time::ms(1)), ..cfg() };
+        let mut t = Timely::new(&c, &params());
+        [10, 10, 10, 10, 10, 10, 10, 60, 40]
+            .iter()
+            .enumerate()
+            .map(|(i, &rtt)| {
+                t.on_ack(&ack((100 + i as u64) * US, rtt * US));
+                t.rate
+            })
+            .collect()
+    }
+
+    #[test]
+    fn paper_rule_adds_delta_below_t_low_from_the_first_event() {
+        let r = increase_script(IncreaseRule::Paper);
+        // Below T_low: + 10 Mbps every event, the first included, never hyperactive.
+        for (i, &rate) in r[..7].iter().enumerate() {
+            close(rate, (50.0 + 0.01 * (i + 1) as f64) * G);
+        }
+        // 60 us: diff 50 us, rtt_diff 43.75 us, g = 43.75 / 1000 = 0.04375:
+        // x (1 - 0.8 x 0.04375) = 0.965.
+        close(r[7], 50.07 * 0.965 * G);
+        // 40 us < T_low: + delta.
+        close(r[8], (50.07 * 0.965 + 0.01) * G);
+    }
+
+    #[test]
+    fn ns3_rule_counts_every_increase_and_skips_the_first_event() {
+        let r = increase_script(IncreaseRule::Ns3);
+        // First event: the RTT is recorded, the rate stays.
+        close(r[0], 50.0 * G);
+        // Stages 0..4: + 10 Mbps; stage 5 (the sixth increase): + 5 x 10 Mbps,
+        // below T_low too.
+        let want = [50.01, 50.02, 50.03, 50.04, 50.05, 50.10];
+        for (&rate, w) in r[1..7].iter().zip(want) {
+            close(rate, w * G);
+        }
+        // The same decrease as the paper's (x 0.965) resets the stage ...
+        close(r[7], 50.10 * 0.965 * G);
+        // ... so the next increase is + delta again.
+        close(r[8], (50.10 * 0.965 + 0.01) * G);
+        let c: TimelyConfig = toml::from_str("increase_rule = \"ns3\"").unwrap();
+        assert_eq!(c.increase_rule, IncreaseRule::Ns3);
+        assert!(toml::from_str::<TimelyConfig>("increase_rule = \"hpcc\"").is_err());
     }
 
     #[test]

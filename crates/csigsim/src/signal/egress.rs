@@ -72,8 +72,7 @@ pub fn on_depart(setup: &SignalSetup, rt: &mut SignalRuntime, ctx: &mut Ctx, e: 
     }
     if let Some(ic) = setup.int {
         let wire = pkts.get(pkt).wire as u64;
-        let hop = IntHop { ts_ps: now, tx_bytes: e.tx_total + wire, qlen_bytes: queue, rate_bps: rate };
-        pkts.int_mut(pkt).push(hop, ic.max_hops);
+        ic.push(pkts.int_mut(pkt), IntHop { ts_ps: now, tx_bytes: e.tx_total + wire, qlen_bytes: queue, rate_bps: rate });
     }
 }
 

@@ -39,6 +39,11 @@ macro_rules! transport_config {
             pub ack_every: u32,
             #[serde(default = "default_true")]
             pub ack_on_ce: bool,
+            /// The sender flags (AR) the packet that fills its window, its last
+            /// packet and every resend; the receiver acknowledges a flagged packet
+            /// at once and again when its out-of-order data drains (htsim's UEC).
+            #[serde(default)]
+            pub ack_request: bool,
             /// With ack_every > 1: the longest a receiver holds a coalesced ACK.
             #[serde(default = "default_ack_delay")]
             pub ack_delay: Time,
@@ -82,6 +87,7 @@ macro_rules! transport_config {
                     ack_size: default_ack_size(),
                     ack_every: default_ack_every(),
                     ack_on_ce: true,
+                    ack_request: false,
                     ack_delay: default_ack_delay(),
                     retransmit: Retransmit::GoBackN,
                     rto: default_rto(),

@@ -15,7 +15,7 @@
 //! itself if the deadline moved later.
 
 use crate::cc::{AckSample, Cc, CnpDecision, CongestionControl, ReceiverCc};
-use crate::packet::{Advice, IntStack, Packet, PacketKind, Signals, F_CE, F_DONE, F_ECT, F_RTX, F_TRIMMED, NO_TAG};
+use crate::packet::{Advice, IntStack, Packet, PacketKind, Signals, F_AR, F_CE, F_DONE, F_ECT, F_RTX, F_TRIMMED, NO_TAG};
 use super::config::{Retransmit, TransportConfig};
 use crate::signal::csig::{CsigSetup, Reflect};
 use crate::signal::stamp::StampSetup;
@@ -78,6 +78,10 @@ pub struct Flow {
     /// the window limits.
     outstanding: Vec<u64>,
     outstanding_bytes: u64,
+    /// Bytes a packet adds to the window beyond its payload: 0, or
+    /// `transport.header` when the window counts wire bytes (NSCC
+    /// `window_units = "wire"`).
+    window_overhead: u32,
     pub next_send_ps: u64,
     pub(crate) in_ring: bool,
     pub rto_at: u64,
@@ -89,6 +93,11 @@ pub struct Flow {
     received: Vec<u64>,
     pub pending_acks: u32,
     pub pending_ce: u32,
+    /// Selective: packets held beyond the first missing one.
+    ooo_held: u32,
+    /// `ack_request`: a flagged packet asked for an ACK that is owed again
+    /// once the out-of-order data drains.
+    ack_requested: bool,
     pub last_nack_psn: u32,
     pub last_nack_ps: u64,
     pub finish_ps: Option<u64>,
@@ -247,6 +256,11 @@ impl Flow {
             rtx_queue: VecDeque::new(),
             outstanding: vec![0; words],
             outstanding_bytes: 0,
+            window_overhead: if t.cc == crate::cc::CcKind::Nscc && t.nscc.window_units == crate::cc::nscc::WindowUnits::Wire {
+                t.header
+            } else {
+                0
+            },
             next_send_ps: 0,
             in_ring: false,
             rto_at: u64::MAX,
@@ -257,6 +271,8 @@ impl Flow {
             received: vec![0; words],
             pending_acks: 0,
             pending_ce: 0,
+            ooo_held: 0,
+            ack_requested: false,
             last_nack_psn: u32::MAX,
             last_nack_ps: 0,
             finish_ps: None,
@@ -289,16 +305,24 @@ impl Flow {
         (self.size - start).min(self.mss as u64) as u32
     }
 
-    /// Payload bytes in packets [a, b).
+    /// Bytes packet `psn` counts in the window (payload, plus headers when
+    /// the window counts wire bytes).
+    #[inline]
+    fn window_bytes(&self, psn: u32) -> u64 {
+        self.payload(psn) as u64 + self.window_overhead as u64
+    }
+
+    /// Window bytes of packets [a, b).
     #[inline]
     fn bytes_between(&self, a: u32, b: u32) -> u64 {
         if b <= a {
             return 0;
         }
-        (b as u64 * self.mss as u64).min(self.size) - a as u64 * self.mss as u64
+        let payload = (b as u64 * self.mss as u64).min(self.size) - a as u64 * self.mss as u64;
+        payload + (b - a) as u64 * self.window_overhead as u64
     }
 
-    /// Payload bytes in flight, what the window limits. Go-back-N: every
+    /// Bytes in flight (payload, or wire with `window_overhead`), what the window limits. Go-back-N: every
     /// packet from the first unacknowledged to the next to send. Selective:
     /// packets sent and neither acknowledged (cumulatively or selectively),
     /// nor NACKed, nor timed out; a NACKed packet leaves the count at once, so
@@ -315,7 +339,7 @@ impl Flow {
     fn leave_flight(&mut self, psn: u32) {
         if bit(&self.outstanding, psn) {
             clear_bit(&mut self.outstanding, psn);
-            self.outstanding_bytes -= self.payload(psn) as u64;
+            self.outstanding_bytes -= self.window_bytes(psn);
         }
     }
 
@@ -381,7 +405,7 @@ impl Flow {
     pub fn check_send(&mut self, now: u64) -> SendCheck {
         let Some((psn, rtx)) = self.next_psn() else { return SendCheck::Blocked };
         let inflight = self.inflight_bytes();
-        if inflight > 0 && inflight + self.payload(psn) as u64 > self.cc.cwnd() {
+        if inflight > 0 && inflight + self.window_bytes(psn) > self.cc.cwnd() {
             return SendCheck::Blocked;
         }
         if self.next_send_ps > now {
@@ -412,8 +436,13 @@ impl Flow {
         }
         if self.selective() && !bit(&self.outstanding, psn) {
             set_bit(&mut self.outstanding, psn);
-            self.outstanding_bytes += payload as u64;
+            self.outstanding_bytes += self.window_bytes(psn);
         }
+        // htsim's UEC sender: ask for an ACK on the packet that fills the
+        // window (one more of its size would reach it), the last new packet
+        // and every resend.
+        let ack_request = t.ack_request
+            && (resend || psn + 1 == self.npkts || self.inflight_bytes() + self.window_bytes(psn) >= self.cc.cwnd());
         self.bytes_sent += wire as u64;
         self.cc.on_send(now, psn, wire);
         let rate = self.cc.rate().min(self.rate_cap);
@@ -429,7 +458,7 @@ impl Flow {
         });
         let packet = Packet {
             kind: PacketKind::Data,
-            flags: if t.ecn { F_ECT } else { 0 } | if resend { F_RTX } else { 0 },
+            flags: if t.ecn { F_ECT } else { 0 } | if resend { F_RTX } else { 0 } | if ack_request { F_AR } else { 0 },
             flow: self.id,
             src: self.src,
             dst: self.dst,
@@ -515,11 +544,19 @@ impl Flow {
         self.ce_marks += ce as u64;
         let mut gap = false;
         let mut nack_gap = false;
+        // The packet is the one the receiver expected (it may drain held data).
+        let in_order = p.psn == self.rcv_nxt;
         if self.selective() {
             if p.psn >= self.rcv_nxt && !bit(&self.received, p.psn) {
                 set_bit(&mut self.received, p.psn);
-                while self.rcv_nxt < self.npkts && bit(&self.received, self.rcv_nxt) {
+                if p.psn > self.rcv_nxt {
+                    self.ooo_held += 1;
+                } else {
                     self.rcv_nxt += 1;
+                    while self.rcv_nxt < self.npkts && bit(&self.received, self.rcv_nxt) {
+                        self.rcv_nxt += 1;
+                        self.ooo_held -= 1;
+                    }
                 }
             }
             gap = p.psn > self.rcv_nxt;
@@ -550,7 +587,18 @@ impl Flow {
                 *pend = *sig;
             }
         }
-        if done || gap || self.pending_acks >= t.ack_every || (ce == 1 && t.ack_on_ce) {
+        // ack_request (htsim UecSink::processData): a flagged packet is
+        // acknowledged at once, and once more when the held data drains.
+        let mut requested = false;
+        if t.ack_request && p.flags & F_AR != 0 {
+            requested = true;
+            self.ack_requested = true;
+        }
+        if in_order && self.ack_requested && self.ooo_held == 0 {
+            requested = true;
+            self.ack_requested = false;
+        }
+        if done || gap || requested || self.pending_acks >= t.ack_every || (ce == 1 && t.ack_on_ce) {
             let (acked, ces, n) = (self.pending_acks, self.pending_ce, self.rcv_nxt);
             self.pending_acks = 0;
             self.pending_ce = 0;
@@ -621,13 +669,13 @@ impl Flow {
             // The selectively acked packet, when beyond the cumulative point.
             if p.sack < self.npkts && p.sack >= p.psn && !bit(&self.acked, p.sack) && p.acked > 0 {
                 set_bit(&mut self.acked, p.sack);
-                newly += self.payload(p.sack) as u64;
+                newly += self.window_bytes(p.sack);
                 self.leave_flight(p.sack);
             }
             while self.snd_una < p.psn.min(self.npkts) {
                 if !bit(&self.acked, self.snd_una) {
                     set_bit(&mut self.acked, self.snd_una);
-                    newly += self.payload(self.snd_una) as u64;
+                    newly += self.window_bytes(self.snd_una);
                     self.leave_flight(self.snd_una);
                 }
                 self.snd_una += 1;
@@ -968,6 +1016,107 @@ mod tests {
         f.on_ack(300, &sack, &Signals::default(), None, &sh);
         assert_eq!(f.inflight_bytes(), MSS as u64, "only the resend of packet 1 is in flight");
         assert_eq!(f.check_send(300), SendCheck::Send(3, false));
+    }
+
+    /// A receiver's answers to `p` (kind, psn, packets covered).
+    fn answer(rx: &mut Flow, now: u64, p: &Packet, sh: &FlowShared) -> Vec<(PacketKind, u32, u16, bool)> {
+        let mut acts = Vec::new();
+        rx.on_data(now, p, &Signals::default(), false, sh, &mut acts);
+        sent(&acts)
+    }
+
+    #[test]
+    fn ack_request_flags_the_packet_that_fills_the_window_and_is_acked_at_once() {
+        let mut sh = shared(Retransmit::Selective, 8);
+        sh.t.ack_request = true;
+        // Window of 4 packets: a packet is flagged when the bytes in flight
+        // after it plus one more packet reach the window (htsim's rule), so
+        // the third and the fourth.
+        let mut f = windowed(10 * MSS as u64, 4, &sh);
+        let pkts: Vec<Packet> = (0..4).map(|i| data(&mut f, i, &sh)).collect();
+        let flagged: Vec<bool> = pkts.iter().map(|p| p.flags & F_AR != 0).collect();
+        assert_eq!(flagged, [false, false, true, true]);
+        assert_eq!(f.check_send(5), SendCheck::Blocked);
+        // The receiver coalesces (ack_every 8) until the flagged packet, then ACKs at once.
+        let mut rx = windowed(10 * MSS as u64, 4, &sh);
+        assert!(answer(&mut rx, 10, &pkts[0], &sh).is_empty());
+        assert!(answer(&mut rx, 11, &pkts[1], &sh).is_empty());
+        assert_eq!(answer(&mut rx, 12, &pkts[2], &sh), [(PacketKind::Ack, 3, 3, false)]);
+        assert_eq!(answer(&mut rx, 13, &pkts[3], &sh), [(PacketKind::Ack, 4, 1, false)]);
+        // The last packet of a flow and every resend are flagged too.
+        let mut g = windowed(2 * MSS as u64, 8, &sh);
+        assert_eq!(data(&mut g, 0, &sh).flags & F_AR, 0);
+        assert_ne!(data(&mut g, 1, &sh).flags & F_AR, 0, "last packet");
+        let nack = Packet { kind: PacketKind::Nack, psn: 0, ..Default::default() };
+        g.on_nack(2, &nack, &sh);
+        assert_ne!(data(&mut g, 3, &sh).flags & F_AR, 0, "resend");
+        // Without ack_request: no flag, and the flagged bit is ignored by the receiver.
+        let plain = shared(Retransmit::Selective, 8);
+        let mut h = windowed(10 * MSS as u64, 4, &plain);
+        assert!((0..4).all(|i| data(&mut h, i, &plain).flags & F_AR == 0));
+        let mut rx = windowed(10 * MSS as u64, 4, &plain);
+        for p in &pkts[..3] {
+            assert!(answer(&mut rx, 20, p, &plain).is_empty());
+        }
+    }
+
+    #[test]
+    fn an_ack_request_is_answered_again_when_held_data_drains() {
+        let mut sh = shared(Retransmit::Selective, 8);
+        sh.t.ack_request = true;
+        sh.t.nack_threshold = 8;
+        let mut f = windowed(10 * MSS as u64, 10, &sh);
+        let pkts: Vec<Packet> = (0..4).map(|i| data(&mut f, i, &sh)).collect();
+        let ar = |p: &Packet| Packet { flags: p.flags | F_AR, ..*p };
+        let mut rx = windowed(10 * MSS as u64, 10, &sh);
+        assert!(answer(&mut rx, 10, &pkts[0], &sh).is_empty());
+        // Packet 2 arrives flagged, ahead of packet 1: ACKed at once (it is out of order anyway).
+        assert_eq!(answer(&mut rx, 11, &ar(&pkts[2]), &sh), [(PacketKind::Ack, 1, 2, false)]);
+        // Packet 1 fills the hole: the held data drains, the request is owed again.
+        assert_eq!(answer(&mut rx, 12, &pkts[1], &sh), [(PacketKind::Ack, 3, 1, false)]);
+        // Then coalescing resumes.
+        assert!(answer(&mut rx, 13, &pkts[3], &sh).is_empty());
+        // Without the flag, filling the hole is coalesced.
+        let mut plain = sh.clone();
+        plain.t.ack_request = false;
+        let mut rx = windowed(10 * MSS as u64, 10, &plain);
+        answer(&mut rx, 10, &pkts[0], &plain);
+        answer(&mut rx, 11, &pkts[2], &plain);
+        assert!(answer(&mut rx, 12, &pkts[1], &plain).is_empty());
+    }
+
+    #[test]
+    fn nscc_wire_window_counts_headers_in_flight_and_acked() {
+        let sh = shared(Retransmit::Selective, 1);
+        let wired = |sh: &FlowShared, wire: bool| {
+            let mut s = sh.clone();
+            if wire {
+                s.t.nscc.window_units = crate::cc::nscc::WindowUnits::Wire;
+            }
+            s
+        };
+        // A 3100-byte window: 3 payload packets of 1000 fit, but only 2 wire packets of 1064.
+        for (wire, fit, unit) in [(false, 3, MSS as u64), (true, 2, MSS as u64 + 64)] {
+            let s = wired(&sh, wire);
+            let mut t = s.t;
+            t.cc = crate::cc::CcKind::Nscc;
+            let mut c = t.cc_config();
+            c.nscc.init_cwnd = Some(crate::units::Size(3_100));
+            c.nscc.quick_adapt = false;
+            c.nscc.update_base_rtt = false;
+            let p = FlowParams { line_rate_bps: 100_000_000_000, base_rtt_ps: 10_000_000, mss: MSS, packet_bytes: MSS + 64, hops: 2 };
+            let spec = FlowInit { src: HostId(0), dst: HostId(1), size: 10 * MSS as u64, start_ps: 0, rate_cap: u64::MAX, name: "f" };
+            let mut f = Flow::new(FlowId(0), &spec, &t, Cc::new(&c, &p), 7, p.base_rtt_ps, 1);
+            for i in 0..fit {
+                data(&mut f, i, &s);
+            }
+            assert_eq!(f.inflight_bytes(), fit * unit, "wire {wire}");
+            assert_eq!(f.check_send(10), SendCheck::Blocked, "wire {wire}");
+            // A selective ACK of packet 1 frees one packet in the window's units.
+            let ack = Packet { kind: PacketKind::Ack, psn: 0, sack: 1, acked: 1, sent_ps: 0, ..Default::default() };
+            let AckOutcome::Applied { seen, .. } = f.on_ack(100, &ack, &Signals::default(), None, &s) else { panic!() };
+            assert_eq!((seen.sample.acked_bytes, seen.sample.inflight_bytes), (unit, (fit - 1) * unit), "wire {wire}");
+        }
     }
 
     #[test]

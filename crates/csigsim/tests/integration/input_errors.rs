@@ -108,6 +108,37 @@ fn bad_values_name_their_key() {
 }
 
 #[test]
+fn reference_simulator_choices_are_checked() {
+    check(&format!("{GOOD}[transport.dctcp]
+max_cwnd = 0
+"), "transport.dctcp.max_cwnd", 15, "above zero");
+    check(&format!("{GOOD}[transport.dctcp]
+mode = \"paced\"
+"), "transport.dctcp.mode", 15, "unknown variant");
+    check(&format!("{GOOD}[transport.dctcp]
+rate_ai = \"0bps\"
+"), "transport.dctcp.rate_ai", 15, "above zero");
+    check(&format!("{GOOD}[transport.timely]
+increase_rule = \"hpcc\"
+"), "transport.timely.increase_rule", 15, "unknown variant");
+    check(&format!("{GOOD}[transport.nscc]
+window_units = \"mtu\"
+"), "transport.nscc.window_units", 15, "unknown variant");
+    check(&format!("{GOOD}[transport.dcqcn]
+profile = \"run\"
+"), "transport.dcqcn.profile", 15, "hpcc_run");
+    check(&format!("{GOOD}[transport]
+ack_request = 1
+"), "transport.ack_request", 15, "boolean");
+    check(&format!("{GOOD}[signals.int]
+record = \"ns3\"
+"), "signals.int.record", 15, "unknown variant");
+    check(&format!("{GOOD}[signals.int]
+multi = 0
+"), "signals.int.multi", 15, "1 to 255");
+}
+
+#[test]
 fn override_errors_say_so() {
     let ov = [csigsim::Override::parse("transport.rto=\"fast\"").unwrap()];
     let e = csigsim::scenario::load_str(GOOD, "bad.toml", Path::new("."), &ov, None).unwrap_err();

@@ -4,6 +4,7 @@ mod cc_dumbbell;
 mod collectives;
 mod common;
 mod dcqcn_rev;
+mod dctcp_modes;
 mod determinism;
 mod docs_tables;
 mod ecn_rules;
