@@ -18,6 +18,7 @@ mod routing;
 mod rpc;
 mod scenarios;
 mod signals;
+mod streaming;
 mod tables;
 mod watchdog;
 mod workloads;
