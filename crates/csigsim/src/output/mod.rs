@@ -412,14 +412,20 @@ fn push_cc_row(t: &mut CcTable, window_ps: u64, flow: u32, r: &crate::monitor::c
     t.ce_fraction.push(if r.acked_pkts > 0 { r.ce_pkts as f64 / r.acked_pkts as f64 } else { 0.0 });
 }
 
+type Out = io::BufWriter<std::fs::File>;
+/// A link's sending and receiving node names.
+type NodePair = (String, String);
+
 /// Writes links.csv, signals.csv and cc.csv as the monitors close their
 /// windows (a [`crate::monitor::RowSink`]), through buffered writers, with
 /// the same bytes as the files formatted from the tables.
 pub struct StreamWriter {
     window_ps: u64,
-    links: Option<(io::BufWriter<std::fs::File>, Vec<(String, String)>, (u64, String))>,
-    signals: Option<(io::BufWriter<std::fs::File>, SignalLabels, Vec<String>, SignalTable)>,
-    cc: Option<(io::BufWriter<std::fs::File>, CcTable)>,
+    /// The file, (from, to) node names per port, the last time formatted.
+    links: Option<(Out, Vec<NodePair>, (u64, String))>,
+    /// The file, the series' labels, `from->to` per port, a one-row table.
+    signals: Option<(Out, SignalLabels, Vec<String>, SignalTable)>,
+    cc: Option<(Out, CcTable)>,
     files: Vec<&'static str>,
     error: Option<io::Error>,
 }
@@ -429,7 +435,7 @@ impl StreamWriter {
     pub fn create(dir: &Path, w: &World) -> io::Result<StreamWriter> {
         let sc = w.scenario();
         let mut files = Vec::new();
-        let mut open = |name: &'static str, header: &str| -> io::Result<io::BufWriter<std::fs::File>> {
+        let mut open = |name: &'static str, header: &str| -> io::Result<Out> {
             let path = dir.join(name);
             let mut f = io::BufWriter::new(std::fs::File::create(&path).map_err(|e| io::Error::new(e.kind(), format!("cannot create {}: {e}", path.display())))?);
             f.write_all(header.as_bytes())?;
