@@ -263,9 +263,14 @@ fn cmd_run(
         PathBuf::from("runs").join(stem)
     });
     check_out(&out)?;
+    // Everything goes to a staging directory first (the monitor files as the
+    // run goes), and into `out` only when the whole run directory is written.
+    let dir = csigsim::output::RunDir::create(&out).map_err(|e| {
+        Failure::Input(InputError::new("--out", None, None, format!("cannot create the run directory {}: {e}", out.display())))
+    })?;
     let bar = progress_bar(quiet);
     let started = Instant::now();
-    let opts = csigsim::RunOptions { capture };
+    let opts = csigsim::RunOptions { capture, stream_dir: Some(dir.staging().to_path_buf()) };
     let res = csigsim::run_with(sc, &opts, |p| {
         if let Some(b) = &bar {
             let sim_us = p.sim_time_ps / 1_000_000;
@@ -277,8 +282,14 @@ fn cmd_run(
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let res = res.map_err(|m| Failure::Input(InputError::new("--pcap", None, None, m)))?;
-    res.write_dir(&out).map_err(|e| Failure::Internal(format!("cannot write {}: {e}", out.display())))?;
+    // The messages name the file: one in the staging directory is ours to
+    // write (an internal error); otherwise it is the capture the user named.
+    let staging = dir.staging().display().to_string();
+    let res = res.map_err(|m| match m.contains(&staging) {
+        true => Failure::Internal(m),
+        false => Failure::Input(InputError::new("--pcap", None, None, m)),
+    })?;
+    dir.commit(&res).map_err(|e| Failure::Internal(format!("cannot write {}: {e}", out.display())))?;
     if !quiet {
         print_summary(&res, &out);
     }

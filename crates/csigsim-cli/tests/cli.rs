@@ -379,3 +379,47 @@ fn repro_refuses_an_unknown_experiment() {
     assert!(err.contains("S99") && err.contains("S1"), "{err}");
     assert!(!out.exists(), "nothing written");
 }
+
+/// Names in a directory, sorted.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}
+
+/// The run directory is replaced whole: a second run into it leaves exactly
+/// its own files (and the user's), no staging directory; a run that fails
+/// leaves the directory as it was, and creates none.
+#[test]
+fn run_directory_is_written_whole_or_not_at_all() {
+    let root = tmp("whole");
+    let out = root.join("run");
+    let run = |scenario: &str, sets: &[&str], out: &Path, extra: &[&str]| {
+        let mut c = bin();
+        c.arg("run").arg(repo().join("scenarios").join(scenario)).arg("--quiet").arg("--out").arg(out).args(extra);
+        for s in sets {
+            c.args(["--set", s]);
+        }
+        c.output().unwrap()
+    };
+    let r = run("chain_csig_delay.toml", &["monitor.cc=true"], &out, &[]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_eq!(listing(&out), ["cc.csv", "flows.csv", "links.csv", "scenario.toml", "signals.csv", "summary.json"]);
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    let r = run("two_hosts.toml", &["monitor.links=false"], &out, &[]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_eq!(listing(&out), ["flows.csv", "notes.txt", "scenario.toml", "summary.json"]);
+    let before: Vec<Vec<u8>> = listing(&out).iter().map(|n| std::fs::read(out.join(n)).unwrap()).collect();
+    // A capture that cannot be created fails the run (bad input, exit 2):
+    // the directory keeps the earlier run, and a new one is not created.
+    let bad_pcap = root.join("no-such-dir").join("c.pcap");
+    let r = run("chain_csig_delay.toml", &[], &out, &["--pcap", bad_pcap.to_str().unwrap()]);
+    assert_eq!(r.status.code(), Some(2), "{}", String::from_utf8_lossy(&r.stderr));
+    let after: Vec<Vec<u8>> = listing(&out).iter().map(|n| std::fs::read(out.join(n)).unwrap()).collect();
+    assert_eq!(before, after);
+    let fresh = root.join("new").join("run");
+    let r = run("chain_csig_delay.toml", &[], &fresh, &["--pcap", bad_pcap.to_str().unwrap()]);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(!root.join("new").exists(), "a failed run must not create its directory");
+    std::fs::remove_dir_all(&root).unwrap();
+}

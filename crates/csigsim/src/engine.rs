@@ -134,7 +134,8 @@ impl World {
         }
         let shared = FlowShared { t: sc.transport, csig: sc.signals.csig.clone(), stamp: sc.signals.stamp, tag_bytes, int_bytes };
         let nports = net.ports().len();
-        let obs = Observers::new(sc.monitor.window.0.max(1), nports, flows.len(), sc.monitor.links, sc.signals.any(), sc.monitor.cc);
+        let m = &sc.monitor;
+        let obs = Observers::new(m.window.0.max(1), nports, flows.len(), m.links, sc.signals.any(), m.cc, m.idle_rows);
         let mut transport = Transport::new(sc.topology.hosts.len(), flows, shared);
         transport.deps = deps;
         if let (Some(plan), Some(cfg)) = (&sc.connections, sc.transport.connection) {
@@ -223,6 +224,12 @@ impl World {
 
     pub(crate) fn observers_mut(&mut self) -> &mut Observers {
         &mut self.c.obs
+    }
+
+    /// Hands the monitors' closed rows to `sink` as the run goes instead of
+    /// keeping them ([`Observers::stream_to`]); attach before running.
+    pub fn stream_monitors_to(&mut self, sink: Box<dyn crate::monitor::RowSink>) {
+        self.c.obs.stream_to(sink);
     }
 
     /// Unloaded round trip from `src` to `dst`: a full data packet out along

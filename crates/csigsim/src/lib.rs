@@ -77,6 +77,11 @@ pub const CHUNK_EVENTS: u64 = 1 << 20;
 pub struct RunOptions {
     /// Write a pcap of the packets the filter selects to this file.
     pub capture: Option<(std::path::PathBuf, monitor::capture::CaptureFilter)>,
+    /// Write links.csv, signals.csv and cc.csv into this directory while the
+    /// run goes on, instead of keeping their rows in memory: the memory a
+    /// run needs then does not grow with its simulated time. The output has
+    /// no tables for them; [`RunOutput::streamed`] names the files.
+    pub stream_dir: Option<std::path::PathBuf>,
 }
 
 /// Runs a scenario to completion (or its stop time). `progress` is called
@@ -88,8 +93,8 @@ pub fn run(sc: Scenario, progress: impl FnMut(&Progress) -> bool) -> RunOutput {
     run_with(sc, &RunOptions::default(), progress).expect("a run without capture cannot fail")
 }
 
-/// [`run`] with options. Fails only when the capture cannot be opened or
-/// written (a message naming the problem).
+/// [`run`] with options. Fails only when the capture or the streamed files
+/// cannot be opened or written (a message naming the problem).
 pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progress) -> bool) -> Result<RunOutput, String> {
     let started = std::time::Instant::now();
     let mut w = World::new(sc);
@@ -104,6 +109,15 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
         let c = monitor::capture::Capture::open(path, filter, links, w.flows().len(), w.scenario().signals.csig.as_ref())?;
         w.observers_mut().attach_capture(c);
     }
+    let streamer = match &opts.stream_dir {
+        Some(dir) => {
+            let s = output::StreamWriter::create(dir, &w).map_err(|e| e.to_string())?;
+            let files = s.files();
+            w.observers_mut().stream_to(Box::new(s));
+            Some(output::Streamed { dir: dir.clone(), files })
+        }
+        None => None,
+    };
     let mut watchdog = watchdog::Watchdog::new(&w, w.scenario().monitor.stall.0);
     let reason = loop {
         let state = match w.run_to(CHUNK_EVENTS, watchdog.deadline()) {
@@ -139,6 +153,11 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
     if let Some(c) = w.observers_mut().take_capture() {
         c.finish()?;
     }
+    if let (Some(mut sink), Some(st)) = (w.observers_mut().take_sink(), &streamer) {
+        sink.close().map_err(|e| format!("cannot write {}: {e}", st.dir.display()))?;
+    }
     let wall = started.elapsed().as_secs_f64();
-    Ok(output::collect_watched(&w, wall, reason, watchdog.mark()))
+    let mut out = output::collect_watched(&w, wall, reason, watchdog.mark());
+    out.streamed = streamer;
+    Ok(out)
 }

@@ -47,30 +47,39 @@ impl Mark {
 pub struct Watchdog {
     stall_ps: u64,
     mark: Mark,
+    /// Where the current stretch without progress began.
+    since: u64,
 }
 
 impl Watchdog {
     /// A watchdog that calls a run stalled after `stall_ps` without progress
     /// (never when `stall_ps` is zero).
     pub fn new(w: &World, stall_ps: u64) -> Watchdog {
-        Watchdog { stall_ps, mark: Mark::take(w) }
+        let mark = Mark::take(w);
+        Watchdog { stall_ps, since: mark.at_ps, mark }
     }
 
     /// Called between chunks of events: whether the run has stalled.
     pub fn check(&mut self, w: &World) -> bool {
         let delivered = w.stats().data_packets_delivered;
-        if delivered != self.mark.data_packets_delivered || !w.flows().iter().any(|f| f.started && f.finish_ps.is_none()) {
+        // A stretch without delivery starts no earlier than the first start
+        // of a flow still waiting for one: a flow that starts after a long
+        // idle time is not stalled by the idle time before it.
+        let first_start = w.flows().iter().filter(|f| f.started && f.finish_ps.is_none()).map(|f| f.start_ps).min();
+        let Some(first_start) = first_start.filter(|_| delivered == self.mark.data_packets_delivered) else {
             self.mark = Mark::take(w);
+            self.since = self.mark.at_ps;
             return false;
-        }
-        self.stall_ps > 0 && w.now() - self.mark.at_ps >= self.stall_ps
+        };
+        self.since = self.mark.at_ps.max(first_start);
+        self.stall_ps > 0 && w.now() - self.since >= self.stall_ps
     }
 
     /// The simulated time by which the next check is due (the run loop
     /// pauses there too, so a stall is seen within two `monitor.stall` of
     /// the last delivery however sparse the events), or `None` when off.
     pub fn deadline(&self) -> Option<u64> {
-        (self.stall_ps > 0).then(|| self.mark.at_ps.saturating_add(self.stall_ps))
+        (self.stall_ps > 0).then(|| self.since.saturating_add(self.stall_ps))
     }
 
     /// The counters at the last progress.

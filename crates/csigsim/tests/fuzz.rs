@@ -264,6 +264,79 @@ proptest! {
     }
 }
 
+// ---------------------------------------------------------------- end to end
+
+/// Cases of the end-to-end target (`CSIGSIM_FUZZ_E2E_CASES`, default 16):
+/// each runs a whole scenario, so far fewer than the other targets.
+fn e2e_config() -> Config {
+    let cases = std::env::var("CSIGSIM_FUZZ_E2E_CASES").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(16);
+    Config { cases, ..config() }
+}
+
+/// Wall-clock limit of one end-to-end run (`CSIGSIM_FUZZ_E2E_LIMIT_S`, default 10 s).
+fn e2e_limit() -> std::time::Duration {
+    let s = std::env::var("CSIGSIM_FUZZ_E2E_LIMIT_S").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(10.0_f64);
+    std::time::Duration::from_secs_f64(s)
+}
+
+/// Runs a mutated scenario that validates as the CLI does: to its own stop or
+/// to completion (interrupted after the wall-clock limit), its monitor files
+/// streamed into the staging directory of a run directory that is then
+/// committed. The invariants must hold and links.csv must have its rows.
+fn end_to_end(text: &str) {
+    static CASE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let Ok(sc) = csigsim::scenario::load_str(text, "fuzz.toml", &scenarios_dir(), &[], None) else { return };
+    if sc.flows.len() > 20_000 {
+        return;
+    }
+    // A fine window is written sparse, so that a case costs disk in
+    // proportion to its events, not to its simulated time.
+    let sc = if sc.monitor.window.0 < 1_000_000 && sc.monitor.idle_rows {
+        let sparse = [Override { key: "monitor.idle_rows".into(), value: "false".into() }];
+        match csigsim::scenario::load_str(text, "fuzz.toml", &scenarios_dir(), &sparse, None) {
+            Ok(sc) => sc,
+            Err(_) => return,
+        }
+    } else {
+        sc
+    };
+    let (window, idle_rows, links) = (sc.monitor.window.0, sc.monitor.idle_rows, sc.monitor.links);
+    let ports = 2 * sc.topology.links.len() as u64;
+    let n = CASE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let out = std::env::temp_dir().join(format!("csigsim-fuzz-e2e-{}-{n}", std::process::id()));
+    let dir = csigsim::output::RunDir::create(&out).unwrap();
+    let opts = csigsim::RunOptions { stream_dir: Some(dir.staging().to_path_buf()), ..Default::default() };
+    let started = std::time::Instant::now();
+    let limit = e2e_limit();
+    let staged = dir.staging().join("links.csv");
+    // Interrupted at the time limit, or when links.csv passes 256 MB.
+    let res = csigsim::run_with(sc, &opts, |_| started.elapsed() < limit && std::fs::metadata(&staged).map_or(0, |m| m.len()) < 256 << 20).unwrap();
+    assert!(res.summary.invariants_ok, "invariants violated ({:?}) on:\n{text}", res.summary.invariant_violations);
+    dir.commit(&res).unwrap();
+    assert!(out.join("summary.json").is_file() && out.join("flows.csv").is_file(), "{text}");
+    if links && idle_rows {
+        let rows = std::io::BufRead::lines(std::io::BufReader::new(std::fs::File::open(out.join("links.csv")).unwrap())).count() as u64 - 1;
+        let end_ps = (res.summary.sim_time_ns * 1000.0).round() as u64;
+        assert_eq!(rows, (end_ps / window + 1) * ports, "links.csv rows on:\n{text}");
+    }
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+proptest! {
+    #![proptest_config(e2e_config())]
+
+    #[test]
+    fn scenario_end_to_end(which in any::<prop::sample::Index>(), ms in prop::collection::vec(mutation(), 1..6)) {
+        let s = shipped();
+        let (_, text) = &s[which.index(s.len())];
+        let mut t = text.clone();
+        for m in &ms {
+            t = apply(&t, m);
+        }
+        end_to_end(&t);
+    }
+}
+
 // ---------------------------------------------------------------- traces
 
 const TRACE_SCENARIO: &str = r#"name = "trace fuzz"

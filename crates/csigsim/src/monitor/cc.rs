@@ -8,7 +8,7 @@ use crate::cc::CcMetrics;
 /// One row of cc.csv.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CcRow {
-    pub window: u32,
+    pub window: u64,
     pub acks: u64,
     pub last: CcMetrics,
     pub cwnd_min: u64,
@@ -26,10 +26,12 @@ pub struct FlowCcMon {
 
 impl FlowCcMon {
     #[inline]
-    pub fn record(&mut self, now: u64, window_ps: u64, m: CcMetrics, rtt_ps: u64, acked: u32, ce: u32) {
-        let w = (now / window_ps) as u32;
+    #[allow(clippy::too_many_arguments)]
+    pub fn record(&mut self, now: u64, window_ps: u64, m: CcMetrics, rtt_ps: u64, acked: u32, ce: u32, held: &mut usize) {
+        let w = now / window_ps;
         if self.cur.is_some_and(|r| r.window != w) {
             self.rows.push(self.cur.take().expect("checked"));
+            *held += 1;
         }
         let r = self.cur.get_or_insert(CcRow {
             window: w,
@@ -50,9 +52,17 @@ impl FlowCcMon {
         r.ce_pkts += ce as u64;
     }
 
-    pub fn finish(&mut self) {
+    /// Closes the current window if it is before window `upto`.
+    pub fn close_before(&mut self, upto: u64, held: &mut usize) {
+        if self.cur.is_some_and(|r| r.window < upto) {
+            self.finish(held);
+        }
+    }
+
+    pub fn finish(&mut self, held: &mut usize) {
         if let Some(r) = self.cur.take() {
             self.rows.push(r);
+            *held += 1;
         }
     }
 }
@@ -65,10 +75,12 @@ mod tests {
     fn rows_close_per_window_with_last_state_and_ranges() {
         let mut m = FlowCcMon::default();
         let s = |c| CcMetrics { cwnd_bytes: c, rate_bps: 7, alpha: 0.5 };
-        m.record(10, 100, s(50), 1000, 1, 0);
-        m.record(20, 100, s(30), 3000, 2, 1);
-        m.record(150, 100, s(40), 2000, 1, 1);
-        m.finish();
+        let mut held = 0;
+        m.record(10, 100, s(50), 1000, 1, 0, &mut held);
+        m.record(20, 100, s(30), 3000, 2, 1, &mut held);
+        m.record(150, 100, s(40), 2000, 1, 1, &mut held);
+        m.finish(&mut held);
+        assert_eq!(held, 2);
         assert_eq!(m.rows.len(), 2);
         let r = m.rows[0];
         assert_eq!((r.window, r.acks, r.last.cwnd_bytes, r.cwnd_min, r.cwnd_max), (0, 2, 30, 30, 50));

@@ -68,7 +68,7 @@ impl Acc {
 /// One row of signals.csv.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SignalRow {
-    pub window: u32,
+    pub window: u64,
     pub series: Series,
     pub samples: u64,
     pub mean: f64,
@@ -80,7 +80,7 @@ pub struct SignalRow {
 
 #[derive(Clone, Debug, Default)]
 pub struct FlowSignalMon {
-    window: u32,
+    window: u64,
     acc: [Acc; SERIES],
     pub rows: Vec<SignalRow>,
 }
@@ -89,7 +89,8 @@ const ALL: [Series; SERIES] =
     [Series::Csig, Series::StampMax, Series::StampSum, Series::StampSumSqu, Series::StampInd, Series::IntHops, Series::IntMaxQlen];
 
 impl FlowSignalMon {
-    fn flush(&mut self) {
+    /// Closes the current window; `held` counts the rows added.
+    fn flush(&mut self, held: &mut usize) {
         for s in ALL {
             let a = &mut self.acc[s as usize];
             if a.n > 0 {
@@ -102,23 +103,31 @@ impl FlowSignalMon {
                     max: a.max,
                     writer: a.top_writer(),
                 });
+                *held += 1;
             }
             *a = Acc::default();
         }
     }
 
     #[inline]
-    pub fn record(&mut self, now: u64, window_ps: u64, s: Series, value: f64, writer: Option<(u32, u16)>) {
-        let w = (now / window_ps) as u32;
+    pub fn record(&mut self, now: u64, window_ps: u64, s: Series, value: f64, writer: Option<(u32, u16)>, held: &mut usize) {
+        let w = now / window_ps;
         if w != self.window {
-            self.flush();
+            self.flush(held);
             self.window = w;
         }
         self.acc[s as usize].add(value, writer);
     }
 
-    pub fn finish(&mut self) {
-        self.flush();
+    /// Closes the current window if it is before window `upto`.
+    pub fn close_before(&mut self, upto: u64, held: &mut usize) {
+        if self.window < upto {
+            self.flush(held);
+        }
+    }
+
+    pub fn finish(&mut self, held: &mut usize) {
+        self.flush(held);
     }
 }
 
@@ -129,12 +138,14 @@ mod tests {
     #[test]
     fn windows_aggregate_and_name_the_most_frequent_writer() {
         let mut m = FlowSignalMon::default();
-        m.record(5, 100, Series::Csig, 3.0, Some((7, 70)));
-        m.record(50, 100, Series::Csig, 5.0, Some((9, 90)));
-        m.record(60, 100, Series::Csig, 1.0, Some((9, 90)));
-        m.record(150, 100, Series::StampMax, 2.0, None);
-        m.finish();
+        let mut held = 0;
+        m.record(5, 100, Series::Csig, 3.0, Some((7, 70)), &mut held);
+        m.record(50, 100, Series::Csig, 5.0, Some((9, 90)), &mut held);
+        m.record(60, 100, Series::Csig, 1.0, Some((9, 90)), &mut held);
+        m.record(150, 100, Series::StampMax, 2.0, None, &mut held);
+        m.finish(&mut held);
         assert_eq!(m.rows.len(), 2);
+        assert_eq!(held, 2);
         let r = m.rows[0];
         assert_eq!((r.window, r.samples, r.min, r.max, r.writer), (0, 3, 1.0, 5.0, Some((9, 90))));
         assert_eq!(r.mean, 3.0);

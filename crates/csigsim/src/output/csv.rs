@@ -2,7 +2,7 @@
 //! reads the simulation.
 
 use super::fmt_ns;
-use super::tables::{CcTable, CollectiveTable, RpcTable, FlowTable, LinkTable, SignalTable};
+use super::tables::{CcTable, CollectiveTable, RpcTable, FlowTable, LinkRow, LinkTable, SignalTable};
 use std::io::{self, Write};
 
 pub const FLOWS_HEADER: &str = "flow_id,name,src,dst,size_bytes,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown,bytes_sent,retransmits,timeouts,nacks,trims,ecn_marked,delivered_bytes,cnps,sender_finish_ns,sender_fct_ns\n";
@@ -76,69 +76,84 @@ pub fn write_links(t: &LinkTable, out: &mut impl Write) -> io::Result<()> {
     out.write_all(LINKS_HEADER.as_bytes())?;
     let mut time = (u64::MAX, String::new());
     for r in t.rows() {
-        if time.0 != r.time_ps {
-            time = (r.time_ps, fmt_ns(r.time_ps));
-        }
-        writeln!(
-            out,
-            "{},{},{},{},{},{},{},{},{},{},{}",
-            time.1,
-            r.from,
-            r.to,
-            r.link_id,
-            r.tx_bytes,
-            fmt_utilization(r.utilization),
-            r.max_queue_bytes,
-            r.drops,
-            r.ecn_marks,
-            r.trims,
-            fmt_ns(r.pause_ps)
-        )?;
+        write_link_row(&r, &mut time, out)?;
     }
     Ok(())
+}
+
+/// One line of links.csv; `time` caches the formatted time of the last row.
+pub fn write_link_row(r: &LinkRow, time: &mut (u64, String), out: &mut impl Write) -> io::Result<()> {
+    if time.0 != r.time_ps {
+        *time = (r.time_ps, fmt_ns(r.time_ps));
+    }
+    writeln!(
+        out,
+        "{},{},{},{},{},{},{},{},{},{},{}",
+        time.1,
+        r.from,
+        r.to,
+        r.link_id,
+        r.tx_bytes,
+        fmt_utilization(r.utilization),
+        r.max_queue_bytes,
+        r.drops,
+        r.ecn_marks,
+        r.trims,
+        fmt_ns(r.pause_ps)
+    )
 }
 
 pub fn write_signals(t: &SignalTable, out: &mut impl Write) -> io::Result<()> {
     out.write_all(SIGNALS_HEADER.as_bytes())?;
     for i in 0..t.len() {
-        writeln!(
-            out,
-            "{},{},{},{},{},{},{},{},{},{}",
-            fmt_ns(t.time_ps[i]),
-            t.flow_id[i],
-            t.signal[i],
-            t.unit[i],
-            t.samples[i],
-            t.mean[i],
-            t.min[i],
-            t.max[i],
-            opt(t.locator[i]),
-            t.bottleneck_name(i)
-        )?;
+        write_signal_row(t, i, t.bottleneck_name(i), out)?;
     }
     Ok(())
+}
+
+/// Row `i` of the signals table as a line, its bottleneck named `bottleneck`.
+pub fn write_signal_row(t: &SignalTable, i: usize, bottleneck: &str, out: &mut impl Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "{},{},{},{},{},{},{},{},{},{}",
+        fmt_ns(t.time_ps[i]),
+        t.flow_id[i],
+        t.signal[i],
+        t.unit[i],
+        t.samples[i],
+        t.mean[i],
+        t.min[i],
+        t.max[i],
+        opt(t.locator[i]),
+        bottleneck
+    )
 }
 
 pub fn write_cc(t: &CcTable, out: &mut impl Write) -> io::Result<()> {
     out.write_all(CC_HEADER.as_bytes())?;
     for i in 0..t.len() {
-        writeln!(
-            out,
-            "{},{},{},{},{},{},{},{},{},{},{}",
-            fmt_ns(t.time_ps[i]),
-            t.flow_id[i],
-            t.cc,
-            t.acks[i],
-            opt(t.cwnd_bytes[i]),
-            opt(t.cwnd_min_bytes[i]),
-            opt(t.cwnd_max_bytes[i]),
-            t.rate_bps[i],
-            t.alpha[i],
-            t.rtt_mean_ns[i],
-            t.ce_fraction[i]
-        )?;
+        write_cc_row(t, i, out)?;
     }
     Ok(())
+}
+
+/// Row `i` of the cc table as a line.
+pub fn write_cc_row(t: &CcTable, i: usize, out: &mut impl Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "{},{},{},{},{},{},{},{},{},{},{}",
+        fmt_ns(t.time_ps[i]),
+        t.flow_id[i],
+        t.cc,
+        t.acks[i],
+        opt(t.cwnd_bytes[i]),
+        opt(t.cwnd_min_bytes[i]),
+        opt(t.cwnd_max_bytes[i]),
+        t.rate_bps[i],
+        t.alpha[i],
+        t.rtt_mean_ns[i],
+        t.ce_fraction[i]
+    )
 }
 
 const COLLECTIVES_HEADER: &str =

@@ -15,7 +15,7 @@ pub use tables::{CcTable, CollectiveTable, FlowTable, RpcTable, LinkColumns, Lin
 use crate::engine::World;
 use serde::Serialize;
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub use crate::units::fmt_ns;
 
@@ -72,13 +72,28 @@ pub struct Summary {
 
 /// Everything a run produced, in memory: the summary and the typed tables.
 /// The CSV files are formatted from the tables when asked for
-/// ([`RunOutput::write_dir`], [`RunOutput::flows_csv`] and the like).
+/// ([`RunOutput::write_dir`], [`RunOutput::flows_csv`] and the like). A run
+/// that streamed its monitor files ([`crate::RunOptions::stream_dir`]) has
+/// no tables for them: `streamed` says where the files are.
 #[derive(Clone, Debug)]
 pub struct RunOutput {
     pub summary: Summary,
     pub tables: Tables,
     pub scenario_toml: String,
+    pub streamed: Option<Streamed>,
 }
+
+/// Monitor files written while the run went on: `files` in `dir`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Streamed {
+    pub dir: PathBuf,
+    pub files: Vec<&'static str>,
+}
+
+/// Every file of a run directory (a reused directory loses those the run
+/// does not write).
+pub const OUTPUT_FILES: [&str; 8] =
+    ["summary.json", "flows.csv", "links.csv", "signals.csv", "cc.csv", "collectives.csv", "rpcs.csv", "scenario.toml"];
 
 fn percentile(sorted: &[u64], q: f64) -> Option<f64> {
     if sorted.is_empty() {
@@ -142,8 +157,6 @@ pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
 /// last progress is `mark`: a run that stalled or ran out of events with
 /// flows unfinished gets a [`diagnosis::Diagnosis`].
 pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::watchdog::Mark) -> RunOutput {
-    use crate::monitor::signals::Series;
-    use crate::signal::stamp::Collector;
     let sc = w.scenario();
     let window_ps = w.observers().window_ps();
     let now = w.now();
@@ -206,9 +219,11 @@ pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::w
 
     // links.csv: the monitor's non-idle windows, per port.
     let ports = w.ports();
-    let links = w.observers().link_rows().map(|port_rows| LinkTable {
+    let streamed = w.observers().streamed();
+    let links = w.observers().link_rows().filter(|_| !streamed).map(|port_rows| LinkTable {
         window_ps,
         windows: now / window_ps + 1,
+        idle_rows: w.observers().idle_rows(),
         nodes: (0..(w.network().num_hosts() as usize + w.switches().len()) as u32).map(|n| w.node_name(crate::id::NodeId(n)).to_string()).collect(),
         from: ports.iter().map(|p| p.node().0).collect(),
         to: ports.iter().map(|p| ports[p.peer()].node().0).collect(),
@@ -216,85 +231,43 @@ pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::w
     });
 
     // signals.csv: ordered by window, flow, series.
-    let signals = sc.signals.any().then(|| {
-        let mut rows: Vec<(u32, u32, &crate::monitor::signals::SignalRow)> = Vec::new();
+    let signals = (sc.signals.any() && !streamed).then(|| {
+        let mut rows: Vec<(u64, u32, &crate::monitor::signals::SignalRow)> = Vec::new();
         for f in w.flows() {
             for r in w.observers().signal_rows(f.id) {
                 rows.push((r.window, f.id.0, r));
             }
         }
         rows.sort_by_key(|&(win, flow, r)| (win, flow, r.series as u8));
-        let csig = sc.signals.csig.as_ref().map(|c| c.sig);
-        let stamp_unit = match sc.signals.stamp.map(|s| s.collect) {
-            Some(Collector::Sojourn) => "ns",
-            _ => "B",
-        };
-        let stamp_scale = if stamp_unit == "ns" { 1e-3 } else { 1.0 };
+        let labels = signal_labels(sc);
         let mut t = SignalTable::default();
         let mut port_index: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
-        for (win, flow, r) in rows {
-            let (name, unit, scale) = match r.series {
-                Series::Csig => match csig {
-                    Some(s) => (s.name(), s.unit(), if s.unit() == "ns" { 1e-3 } else { 1.0 }),
-                    // Not reachable: CSIG rows exist only when CSIG is on.
-                    None => ("csig", "", 1.0),
-                },
-                Series::StampMax => ("stamp_max", stamp_unit, stamp_scale),
-                Series::StampSum => ("stamp_sum", stamp_unit, stamp_scale),
-                Series::StampSumSqu => ("stamp_sum_squ", stamp_unit, stamp_scale),
-                Series::StampInd => ("stamp_ind", "fraction", 1.0),
-                Series::IntHops => ("int_hops", "hops", 1.0),
-                Series::IntMaxQlen => ("int_max_qlen", "B", 1.0),
-            };
-            let (lm, bottleneck) = match r.writer {
-                Some((port, lm)) => {
-                    let next = t.bottlenecks.len() as u32;
-                    let b = *port_index.entry(port).or_insert_with(|| {
-                        let p = &ports[crate::id::PortId(port)];
-                        t.bottlenecks.push(format!("{}->{}", w.node_name(p.node()), w.node_name(ports[p.peer()].node())));
-                        next
-                    });
-                    (Some(lm), Some(b))
-                }
-                None => (None, None),
-            };
-            t.time_ps.push(win as u64 * window_ps);
-            t.flow_id.push(flow);
-            t.signal.push(name);
-            t.unit.push(unit);
-            t.samples.push(r.samples);
-            t.mean.push(r.mean * scale);
-            t.min.push(r.min * scale);
-            t.max.push(r.max * scale);
-            t.locator.push(lm);
-            t.bottleneck.push(bottleneck);
+        for (_, flow, r) in rows {
+            let bottleneck = r.writer.map(|(port, _)| {
+                let next = t.bottlenecks.len() as u32;
+                *port_index.entry(port).or_insert_with(|| {
+                    t.bottlenecks.push(port_name(w, crate::id::PortId(port)));
+                    next
+                })
+            });
+            push_signal_row(&mut t, &labels, window_ps, flow, r, bottleneck);
         }
         t
     });
 
     // cc.csv: ordered by window, flow.
     let cc_name = sc.transport.cc.name().to_string();
-    let cc = sc.monitor.cc.then(|| {
-        let mut rows: Vec<(u32, u32, &crate::monitor::cc::CcRow)> = Vec::new();
+    let cc = (sc.monitor.cc && !streamed).then(|| {
+        let mut rows: Vec<(u64, u32, &crate::monitor::cc::CcRow)> = Vec::new();
         for f in w.flows() {
             for r in w.observers().cc_rows(f.id) {
                 rows.push((r.window, f.id.0, r));
             }
         }
         rows.sort_by_key(|&(win, flow, _)| (win, flow));
-        let cwnd = |v: u64| (v != u64::MAX).then_some(v);
         let mut t = CcTable { cc: cc_name.clone(), ..Default::default() };
-        for (win, flow, r) in rows {
-            t.time_ps.push(win as u64 * window_ps);
-            t.flow_id.push(flow);
-            t.acks.push(r.acks);
-            t.cwnd_bytes.push(cwnd(r.last.cwnd_bytes));
-            t.cwnd_min_bytes.push(cwnd(r.cwnd_min));
-            t.cwnd_max_bytes.push(cwnd(r.cwnd_max));
-            t.rate_bps.push(r.last.rate_bps);
-            t.alpha.push(r.last.alpha);
-            t.rtt_mean_ns.push(r.rtt_sum_ps / r.acks as f64 / 1000.0);
-            t.ce_fraction.push(if r.acked_pkts > 0 { r.ce_pkts as f64 / r.acked_pkts as f64 } else { 0.0 });
+        for (_, flow, r) in rows {
+            push_cc_row(&mut t, window_ps, flow, r);
         }
         t
     });
@@ -368,7 +341,185 @@ pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::w
         }
         t
     });
-    RunOutput { summary, tables: Tables { flows: ft, links, signals, cc, collectives, rpcs }, scenario_toml: sc.resolved_toml.clone() }
+    RunOutput {
+        summary,
+        tables: Tables { flows: ft, links, signals, cc, collectives, rpcs },
+        scenario_toml: sc.resolved_toml.clone(),
+        streamed: None,
+    }
+}
+
+/// Name, unit and scale (to the unit) of each signal series, as signals.csv
+/// writes them for this scenario.
+type SignalLabels = [(&'static str, &'static str, f64); crate::monitor::signals::SERIES];
+
+fn signal_labels(sc: &crate::Scenario) -> SignalLabels {
+    use crate::signal::stamp::Collector;
+    let csig = match sc.signals.csig.as_ref().map(|c| c.sig) {
+        Some(s) => (s.name(), s.unit(), if s.unit() == "ns" { 1e-3 } else { 1.0 }),
+        // Not reachable: CSIG rows exist only when CSIG is on.
+        None => ("csig", "", 1.0),
+    };
+    let stamp_unit = match sc.signals.stamp.map(|s| s.collect) {
+        Some(Collector::Sojourn) => "ns",
+        _ => "B",
+    };
+    let stamp_scale = if stamp_unit == "ns" { 1e-3 } else { 1.0 };
+    // In `Series` order.
+    [
+        csig,
+        ("stamp_max", stamp_unit, stamp_scale),
+        ("stamp_sum", stamp_unit, stamp_scale),
+        ("stamp_sum_squ", stamp_unit, stamp_scale),
+        ("stamp_ind", "fraction", 1.0),
+        ("int_hops", "hops", 1.0),
+        ("int_max_qlen", "B", 1.0),
+    ]
+}
+
+/// A port as `from->to` node names.
+fn port_name(w: &World, port: crate::id::PortId) -> String {
+    let ports = w.ports();
+    let p = &ports[port];
+    format!("{}->{}", w.node_name(p.node()), w.node_name(ports[p.peer()].node()))
+}
+
+fn push_signal_row(t: &mut SignalTable, labels: &SignalLabels, window_ps: u64, flow: u32, r: &crate::monitor::signals::SignalRow, bottleneck: Option<u32>) {
+    let (name, unit, scale) = labels[r.series as usize];
+    t.time_ps.push(r.window.saturating_mul(window_ps));
+    t.flow_id.push(flow);
+    t.signal.push(name);
+    t.unit.push(unit);
+    t.samples.push(r.samples);
+    t.mean.push(r.mean * scale);
+    t.min.push(r.min * scale);
+    t.max.push(r.max * scale);
+    t.locator.push(r.writer.map(|(_, lm)| lm));
+    t.bottleneck.push(bottleneck);
+}
+
+fn push_cc_row(t: &mut CcTable, window_ps: u64, flow: u32, r: &crate::monitor::cc::CcRow) {
+    let cwnd = |v: u64| (v != u64::MAX).then_some(v);
+    t.time_ps.push(r.window.saturating_mul(window_ps));
+    t.flow_id.push(flow);
+    t.acks.push(r.acks);
+    t.cwnd_bytes.push(cwnd(r.last.cwnd_bytes));
+    t.cwnd_min_bytes.push(cwnd(r.cwnd_min));
+    t.cwnd_max_bytes.push(cwnd(r.cwnd_max));
+    t.rate_bps.push(r.last.rate_bps);
+    t.alpha.push(r.last.alpha);
+    t.rtt_mean_ns.push(r.rtt_sum_ps / r.acks as f64 / 1000.0);
+    t.ce_fraction.push(if r.acked_pkts > 0 { r.ce_pkts as f64 / r.acked_pkts as f64 } else { 0.0 });
+}
+
+type Out = io::BufWriter<std::fs::File>;
+/// A link's sending and receiving node names.
+type NodePair = (String, String);
+
+/// Writes links.csv, signals.csv and cc.csv as the monitors close their
+/// windows (a [`crate::monitor::RowSink`]), through buffered writers, with
+/// the same bytes as the files formatted from the tables.
+pub struct StreamWriter {
+    window_ps: u64,
+    /// The file, (from, to) node names per port, the last time formatted.
+    links: Option<(Out, Vec<NodePair>, (u64, String))>,
+    /// The file, the series' labels, `from->to` per port, a one-row table.
+    signals: Option<(Out, SignalLabels, Vec<String>, SignalTable)>,
+    cc: Option<(Out, CcTable)>,
+    files: Vec<&'static str>,
+    error: Option<io::Error>,
+}
+
+impl StreamWriter {
+    /// Creates in `dir` the monitor files `w`'s scenario asks for, with their headers.
+    pub fn create(dir: &Path, w: &World) -> io::Result<StreamWriter> {
+        let sc = w.scenario();
+        let mut files = Vec::new();
+        let mut open = |name: &'static str, header: &str| -> io::Result<Out> {
+            let path = dir.join(name);
+            let mut f = io::BufWriter::new(std::fs::File::create(&path).map_err(|e| io::Error::new(e.kind(), format!("cannot create {}: {e}", path.display())))?);
+            f.write_all(header.as_bytes())?;
+            files.push(name);
+            Ok(f)
+        };
+        let ports = w.ports();
+        let links = match sc.monitor.links {
+            true => {
+                let names = ports.iter().map(|p| (w.node_name(p.node()).to_string(), w.node_name(ports[p.peer()].node()).to_string())).collect();
+                Some((open("links.csv", csv::LINKS_HEADER)?, names, (u64::MAX, String::new())))
+            }
+            false => None,
+        };
+        let signals = match sc.signals.any() {
+            true => {
+                let names = (0..ports.len() as u32).map(|p| port_name(w, crate::id::PortId(p))).collect();
+                Some((open("signals.csv", csv::SIGNALS_HEADER)?, signal_labels(sc), names, SignalTable::default()))
+            }
+            false => None,
+        };
+        let cc = match sc.monitor.cc {
+            true => Some((open("cc.csv", csv::CC_HEADER)?, CcTable { cc: sc.transport.cc.name().to_string(), ..Default::default() })),
+            false => None,
+        };
+        Ok(StreamWriter { window_ps: w.observers().window_ps(), links, signals, cc, files, error: None })
+    }
+
+    /// The files it writes.
+    pub fn files(&self) -> Vec<&'static str> {
+        self.files.clone()
+    }
+
+    fn keep(&mut self, r: io::Result<()>) {
+        if let Err(e) = r {
+            self.error.get_or_insert(e);
+        }
+    }
+}
+
+impl crate::monitor::RowSink for StreamWriter {
+    fn link_row(&mut self, window: u64, link: u32, r: &LinkCounters) {
+        let Some((out, names, time)) = &mut self.links else { return };
+        if self.error.is_some() {
+            return;
+        }
+        let (from, to) = &names[link as usize];
+        let row = LinkRow::new(self.window_ps, window, link, from, to, r);
+        let res = csv::write_link_row(&row, time, out);
+        self.keep(res);
+    }
+
+    fn signal_row(&mut self, flow: u32, r: &crate::monitor::signals::SignalRow) {
+        let Some((out, labels, names, t)) = &mut self.signals else { return };
+        if self.error.is_some() {
+            return;
+        }
+        *t = SignalTable::default();
+        push_signal_row(t, labels, self.window_ps, flow, r, None);
+        let bottleneck = r.writer.map_or("", |(port, _)| names[port as usize].as_str());
+        let res = csv::write_signal_row(t, 0, bottleneck, out);
+        self.keep(res);
+    }
+
+    fn cc_row(&mut self, flow: u32, r: &crate::monitor::cc::CcRow) {
+        let Some((out, t)) = &mut self.cc else { return };
+        if self.error.is_some() {
+            return;
+        }
+        *t = CcTable { cc: std::mem::take(&mut t.cc), ..Default::default() };
+        push_cc_row(t, self.window_ps, flow, r);
+        let res = csv::write_cc_row(t, 0, out);
+        self.keep(res);
+    }
+
+    fn close(&mut self) -> io::Result<()> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        for out in [self.links.as_mut().map(|l| &mut l.0), self.signals.as_mut().map(|s| &mut s.0), self.cc.as_mut().map(|c| &mut c.0)].into_iter().flatten() {
+            out.flush()?;
+        }
+        Ok(())
+    }
 }
 
 impl RunOutput {
@@ -379,10 +530,25 @@ impl RunOutput {
         sj.push('\n');
         std::fs::write(dir.join("summary.json"), sj)?;
         write_file(&dir.join("flows.csv"), Some(&self.tables.flows), csv::write_flows)?;
-        // A reused run directory must not keep another run's optional files.
-        write_file(&dir.join("links.csv"), self.tables.links.as_ref(), csv::write_links)?;
-        write_file(&dir.join("signals.csv"), self.tables.signals.as_ref(), csv::write_signals)?;
-        write_file(&dir.join("cc.csv"), self.tables.cc.as_ref(), csv::write_cc)?;
+        // A reused run directory must not keep another run's optional files;
+        // streamed files are copied unless they are already there.
+        let streamed = |name: &str| -> io::Result<bool> {
+            let Some(st) = self.streamed.as_ref().filter(|st| st.files.contains(&name)) else { return Ok(false) };
+            let (from, to) = (st.dir.join(name), dir.join(name));
+            if !same_file(&from, &to) {
+                std::fs::copy(&from, &to)?;
+            }
+            Ok(true)
+        };
+        if !streamed("links.csv")? {
+            write_file(&dir.join("links.csv"), self.tables.links.as_ref(), csv::write_links)?;
+        }
+        if !streamed("signals.csv")? {
+            write_file(&dir.join("signals.csv"), self.tables.signals.as_ref(), csv::write_signals)?;
+        }
+        if !streamed("cc.csv")? {
+            write_file(&dir.join("cc.csv"), self.tables.cc.as_ref(), csv::write_cc)?;
+        }
         write_file(&dir.join("collectives.csv"), self.tables.collectives.as_ref(), csv::write_collectives)?;
         write_file(&dir.join("rpcs.csv"), self.tables.rpcs.as_ref(), csv::write_rpcs)?;
         std::fs::write(dir.join("scenario.toml"), &self.scenario_toml)?;
@@ -398,14 +564,22 @@ impl RunOutput {
         csv::to_string(&self.tables.flows, csv::write_flows)
     }
 
+    /// The text of a streamed file, read back; `None` if it was not streamed.
+    fn streamed_text(&self, name: &str) -> Option<String> {
+        let st = self.streamed.as_ref().filter(|st| st.files.contains(&name))?;
+        Some(std::fs::read_to_string(st.dir.join(name)).unwrap_or_default())
+    }
+
     /// The text of `links.csv`; empty when `monitor.links` is off.
     pub fn links_csv(&self) -> String {
-        self.tables.links.as_ref().map_or_else(String::new, |t| csv::to_string(t, csv::write_links))
+        self.streamed_text("links.csv")
+            .unwrap_or_else(|| self.tables.links.as_ref().map_or_else(String::new, |t| csv::to_string(t, csv::write_links)))
     }
 
     /// The text of `signals.csv`; empty when the scenario enables no signal.
     pub fn signals_csv(&self) -> String {
-        self.tables.signals.as_ref().map_or_else(String::new, |t| csv::to_string(t, csv::write_signals))
+        self.streamed_text("signals.csv")
+            .unwrap_or_else(|| self.tables.signals.as_ref().map_or_else(String::new, |t| csv::to_string(t, csv::write_signals)))
     }
 
     /// The text of `rpcs.csv`; empty when the scenario has no `rpc` workload.
@@ -420,7 +594,7 @@ impl RunOutput {
 
     /// The text of `cc.csv`; empty unless `monitor.cc` is on.
     pub fn cc_csv(&self) -> String {
-        self.tables.cc.as_ref().map_or_else(String::new, |t| csv::to_string(t, csv::write_cc))
+        self.streamed_text("cc.csv").unwrap_or_else(|| self.tables.cc.as_ref().map_or_else(String::new, |t| csv::to_string(t, csv::write_cc)))
     }
 }
 
@@ -476,5 +650,86 @@ fn write_file<T>(path: &Path, table: Option<&T>, write: fn(&T, &mut io::BufWrite
         }
         None if path.exists() => std::fs::remove_file(path),
         None => Ok(()),
+    }
+}
+
+/// Whether two paths name the same existing file.
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// A run directory written whole or not at all: everything goes first into
+/// a hidden staging directory inside it (`.partial-<process id>`, where a
+/// streaming run writes its monitor files as it goes), and
+/// [`RunDir::commit`] moves the files into place, `summary.json` last, and
+/// removes the files of an earlier run that this one does not write.
+/// Dropped without a commit (an error, a panic), it removes the staging
+/// directory, and the run directory too if it created it.
+pub struct RunDir {
+    out: PathBuf,
+    staging: PathBuf,
+    created: Option<PathBuf>,
+    committed: bool,
+}
+
+impl RunDir {
+    /// Creates the run directory `out` if needed, and its staging directory.
+    pub fn create(out: &Path) -> io::Result<RunDir> {
+        // The outermost directory this creates, to remove on failure.
+        let created = out.ancestors().take_while(|p| !p.as_os_str().is_empty() && !p.exists()).last().map(Path::to_path_buf);
+        std::fs::create_dir_all(out)?;
+        let staging = out.join(format!(".partial-{}", std::process::id()));
+        // Dropped on an error below, it cleans up what it created.
+        let d = RunDir { out: out.to_path_buf(), staging, created, committed: false };
+        if d.staging.exists() {
+            std::fs::remove_dir_all(&d.staging)?;
+        }
+        std::fs::create_dir(&d.staging)?;
+        Ok(d)
+    }
+
+    /// Where the run's files go until the commit.
+    pub fn staging(&self) -> &Path {
+        &self.staging
+    }
+
+    /// Writes `res` into the staging directory and moves every file into the
+    /// run directory.
+    pub fn commit(mut self, res: &RunOutput) -> io::Result<()> {
+        res.write_dir(&self.staging)?;
+        let mut names: Vec<std::ffi::OsString> = std::fs::read_dir(&self.staging)?.map(|e| e.map(|e| e.file_name())).collect::<io::Result<_>>()?;
+        // summary.json last: a directory with a new summary has every new file.
+        names.sort_by_key(|n| n == "summary.json");
+        for n in &names {
+            std::fs::rename(self.staging.join(n), self.out.join(n))?;
+        }
+        for stale in OUTPUT_FILES.iter().filter(|f| !names.iter().any(|n| n == **f)) {
+            let p = self.out.join(stale);
+            if p.exists() {
+                std::fs::remove_file(p)?;
+            }
+        }
+        std::fs::remove_dir(&self.staging)?;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for RunDir {
+    fn drop(&mut self) {
+        if self.committed {
+            return;
+        }
+        let _ = std::fs::remove_dir_all(&self.staging);
+        if let Some(c) = &self.created {
+            // Only directories this left empty.
+            let _ = std::fs::remove_dir(&self.out);
+            for p in self.out.ancestors().skip(1).take_while(|p| p.starts_with(c)) {
+                let _ = std::fs::remove_dir(p);
+            }
+        }
     }
 }

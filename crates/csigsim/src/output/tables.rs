@@ -128,21 +128,25 @@ impl FlowTable {
     }
 }
 
-/// One directed link's counters in one monitor window, as the link monitor
-/// kept them (idle windows are not stored).
+/// One directed link's counters in one monitor window (or a run of equal
+/// windows), as the link monitor kept them (idle windows are not stored).
 pub use crate::monitor::LinkWindow as LinkCounters;
 
 /// `links.csv`: one row per directed link per monitor window, window by
-/// window, links in `link_id` order within a window.
+/// window, links in `link_id` order within a window; without `idle_rows`,
+/// only the rows of windows in which something happened on the link.
 ///
-/// The table is dense but stored sparse: only the windows in which something
-/// happened on a link are kept, and [`LinkTable::rows`] and
-/// [`LinkTable::columns`] fill in the idle ones with zeros as they go.
+/// The table is stored sparse: only the windows in which something happened
+/// on a link are kept (a run of equal windows as one entry), and
+/// [`LinkTable::rows`] and [`LinkTable::columns`] expand the runs and fill in
+/// the idle windows with zeros as they go.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LinkTable {
     pub window_ps: u64,
     /// Windows `0..windows`.
     pub windows: u64,
+    /// Whether idle windows have rows (`monitor.idle_rows`).
+    pub idle_rows: bool,
     /// Node names; `from` and `to` are indices into it.
     pub nodes: Vec<String>,
     /// Per `link_id`: the sending node.
@@ -170,6 +174,25 @@ pub struct LinkRow<'a> {
     pub pause_ps: u64,
 }
 
+impl<'a> LinkRow<'a> {
+    /// The row of `link` in window `window` with the counters `r`.
+    pub fn new(window_ps: u64, window: u64, link_id: u32, from: &'a str, to: &'a str, r: &LinkCounters) -> LinkRow<'a> {
+        LinkRow {
+            time_ps: window.saturating_mul(window_ps),
+            from,
+            to,
+            link_id,
+            tx_bytes: r.tx_bytes,
+            utilization: r.busy_ps as f64 / window_ps as f64,
+            max_queue_bytes: r.max_queue_bytes,
+            drops: r.drops,
+            ecn_marks: r.ecn_marks,
+            trims: r.trims,
+            pause_ps: r.pause_ps,
+        }
+    }
+}
+
 /// `links.csv` as columns; `from` and `to` index [`LinkTable::nodes`].
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LinkColumns {
@@ -192,46 +215,66 @@ impl LinkTable {
         self.from.len()
     }
 
-    /// Rows: `windows x links`.
+    /// Rows: `windows x links`, or the non-idle windows without `idle_rows`.
     pub fn len(&self) -> usize {
-        self.windows as usize * self.links()
+        if self.idle_rows {
+            (self.windows as usize).saturating_mul(self.links())
+        } else {
+            self.active.iter().flatten().map(|r| r.windows.max(1) as usize).sum()
+        }
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    fn row(&self, window: u64, link: usize, r: &LinkCounters) -> LinkRow<'_> {
+        let (from, to) = (&self.nodes[self.from[link] as usize], &self.nodes[self.to[link] as usize]);
+        LinkRow::new(self.window_ps, window, link as u32, from, to, r)
+    }
+
     /// Every row, in file order, built as it is read.
-    pub fn rows(&self) -> impl Iterator<Item = LinkRow<'_>> + '_ {
-        let mut cursor = vec![0usize; self.links()];
-        (0..self.windows).flat_map(move |win| {
-            let row_of = |link: usize, c: &mut usize| {
-                let active = &self.active[link];
-                if *c < active.len() && active[*c].window as u64 == win {
-                    *c += 1;
-                    active[*c - 1]
-                } else {
-                    LinkCounters::default()
-                }
-            };
-            let counters: Vec<LinkCounters> = cursor.iter_mut().enumerate().map(|(l, c)| row_of(l, c)).collect();
-            counters.into_iter().enumerate().map(move |(link, r)| LinkRow {
-                time_ps: win * self.window_ps,
-                from: &self.nodes[self.from[link] as usize],
-                to: &self.nodes[self.to[link] as usize],
-                link_id: link as u32,
-                tx_bytes: r.tx_bytes,
-                utilization: r.busy_ps as f64 / self.window_ps as f64,
-                max_queue_bytes: r.max_queue_bytes,
-                drops: r.drops,
-                ecn_marks: r.ecn_marks,
-                trims: r.trims,
-                pause_ps: r.pause_ps,
-            })
+    pub fn rows(&self) -> Box<dyn Iterator<Item = LinkRow<'_>> + '_> {
+        if !self.idle_rows {
+            return Box::new(self.active_rows());
+        }
+        // Per link: the stored entry that covers the window, if any.
+        let mut at = vec![0usize; self.links()];
+        Box::new((0..self.windows).flat_map(move |win| {
+            let counters: Vec<LinkCounters> = at
+                .iter_mut()
+                .enumerate()
+                .map(|(l, c)| {
+                    let active = &self.active[l];
+                    while *c < active.len() && active[*c].last() < win {
+                        *c += 1;
+                    }
+                    active.get(*c).filter(|r| r.window <= win).copied().unwrap_or_default()
+                })
+                .collect();
+            counters.into_iter().enumerate().map(move |(link, r)| self.row(win, link, &r))
+        }))
+    }
+
+    /// The stored (non-idle) windows in file order, runs expanded.
+    fn active_rows(&self) -> impl Iterator<Item = LinkRow<'_>> + '_ {
+        use std::cmp::Reverse;
+        // (window, link, entry) of each link's next row.
+        let mut next: std::collections::BinaryHeap<Reverse<(u64, usize, usize)>> =
+            self.active.iter().enumerate().filter(|(_, a)| !a.is_empty()).map(|(l, a)| Reverse((a[0].window, l, 0))).collect();
+        std::iter::from_fn(move || {
+            let Reverse((win, l, i)) = next.pop()?;
+            let a = &self.active[l];
+            if win < a[i].last() {
+                next.push(Reverse((win + 1, l, i)));
+            } else if i + 1 < a.len() {
+                next.push(Reverse((a[i + 1].window, l, i + 1)));
+            }
+            Some(self.row(win, l, &a[i]))
         })
     }
 
-    /// The dense table as columns.
+    /// The table as columns.
     pub fn columns(&self) -> LinkColumns {
         let n = self.len();
         let mut c = LinkColumns {

@@ -227,6 +227,7 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
             Some(crate::workload::connection::expand(c.qps, &mut flows, &mut extras))
         }
     };
+    check_link_rows(&sf.monitor, sf.stop, topology.links.len(), &flows, err)?;
     Ok(Scenario {
         name: sf.name,
         seed,
@@ -497,6 +498,33 @@ fn check_ctrl_buffer(s: &SwitchConfig, wire: &WireSizes, err: &ErrFn) -> Result<
         return Err(err(
             "switch.ctrl_buffer",
             format!("ctrl_buffer ({cap} bytes) cannot hold one trimmed packet (trim_size {} bytes): every trimmed packet would be dropped", s.trim_size),
+        ));
+    }
+    Ok(())
+}
+
+/// The most rows a dense links.csv may be sure to get (about 45 GB).
+pub const MAX_LINK_ROWS: u64 = 1_000_000_000;
+
+/// A dense links.csv has a row per directed link per window up to the end of
+/// the run, which is no earlier than the last flow start (or `stop`): refuse
+/// a scenario whose file would certainly exceed [`MAX_LINK_ROWS`].
+fn check_link_rows(m: &crate::monitor::MonitorConfig, stop: Option<Time>, links: usize, flows: &[FlowSpec], err: &ErrFn) -> Result<(), InputError> {
+    if !(m.links && m.idle_rows) {
+        return Ok(());
+    }
+    let Some((i, last)) = flows.iter().enumerate().max_by_key(|(_, f)| f.start.0) else { return Ok(()) };
+    let end = last.start.0.min(stop.map_or(u64::MAX, |s| s.0));
+    let rows = (end / m.window.0.max(1)).saturating_add(1).saturating_mul(2 * links as u64);
+    if rows > MAX_LINK_ROWS {
+        return Err(err(
+            "monitor.window",
+            format!(
+                "links.csv would have at least {rows} rows: a row per directed link ({}) per window of {} up to {} (flow {i} starts then); set monitor.idle_rows = false to leave out idle windows, a coarser window, or monitor.links = false",
+                2 * links,
+                m.window,
+                Time(end)
+            ),
         ));
     }
     Ok(())

@@ -22,6 +22,7 @@ mod rpc;
 mod scenarios;
 mod signals;
 mod switch_models;
+mod streaming;
 mod tables;
 mod watchdog;
 mod workloads;

@@ -24,7 +24,7 @@ fn the_background_follows_its_on_off_pattern() {
     // each at line rate: the link is busy within [k x 5 ms, k x 5 ms + 1.04 ms].
     let mut active = 0;
     for r in rows[port.ix()].iter().filter(|r| r.tx_bytes > 0) {
-        let t = r.window as u64 * window;
+        let t = r.window * window;
         let in_period = t % 5_000_000_000;
         assert!(in_period < 1_040_000_000, "traffic at {t} ps, in the off period");
         active += 1;

@@ -141,7 +141,7 @@ fn first_frames(victim: &str, seed: u64) -> Vec<bool> {
     std::fs::create_dir_all(&dir).unwrap();
     let sc = csigsim::scenario::load_str(&trim_toml(victim, seed), "t.toml", Path::new("."), &[], None).unwrap_or_else(|e| panic!("{e}"));
     let filter = csigsim::output::capture::CaptureFilter { links: vec![("s".into(), "rx".into())], snaplen: 128, ..Default::default() };
-    let opts = csigsim::RunOptions { capture: Some((dir.join("c.pcap"), filter)) };
+    let opts = csigsim::RunOptions { capture: Some((dir.join("c.pcap"), filter)), ..Default::default() };
     let out = csigsim::run_with(sc, &opts, |_| true).unwrap();
     assert_eq!(out.summary.flows_completed, 1);
     let index = std::fs::read_to_string(dir.join("c.pcap.csv")).unwrap();
