@@ -91,9 +91,9 @@ pub fn parse(path: &Path, text: &str) -> Result<Sweep, InputError> {
     })?;
     let err = |key: &str, span: Option<std::ops::Range<usize>>, msg: String| InputError::new(&file, Some(key.to_string()), line_col(text, span), msg);
     let root = doc.as_table();
-    for (k, item) in root.iter() {
+    for (k, _) in root.iter() {
         if !KEYS.contains(&k) {
-            return Err(err(k, item.span(), format!("unknown key; the keys of a sweep file are {}", KEYS.join(", "))));
+            return Err(err(k, root.key(k).and_then(|k| k.span()), format!("unknown key; the keys of a sweep file are {}", KEYS.join(", "))));
         }
     }
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -156,9 +156,9 @@ pub fn parse(path: &Path, text: &str) -> Result<Sweep, InputError> {
         let arr = i.as_array_of_tables().ok_or_else(|| err("axis", i.span(), "expected [[axis]] tables".into()))?;
         for (n, t) in arr.iter().enumerate() {
             let at = |k: &str| format!("axis[{n}].{k}");
-            for (k, item) in t.iter() {
+            for (k, _) in t.iter() {
                 if !AXIS_KEYS.contains(&k) {
-                    return Err(err(&at(k), item.span(), format!("unknown key; the keys of an axis are {}", AXIS_KEYS.join(", "))));
+                    return Err(err(&at(k), t.key(k).and_then(|k| k.span()), format!("unknown key; the keys of an axis are {}", AXIS_KEYS.join(", "))));
                 }
             }
             let key = match t.get("key") {
