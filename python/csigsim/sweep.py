@@ -742,7 +742,8 @@ def sweep(
     "cpu"}``) or "submitit-local" (submitit's local executor). ``setup`` is
     called in the worker with the point's task before the point runs.
     ``progress`` prints points done of the total with an ETA on stderr.
-    With ``run=False`` nothing runs: the result shows the sweep's state.
+    With ``run=False`` nothing runs (sweep.json is written): the result
+    shows the sweep's state, like ``csigsim sweep --status``.
     Raises :class:`SweepError` (or ``ScenarioError`` for a point whose
     scenario does not load) before running anything.
     """
@@ -772,19 +773,17 @@ def sweep(
     if scenario is not None:
         # A scenario given here is relative to the working directory.
         d["scenario"] = os.path.abspath(scenario)
-    if "out" in d and out is None and file is None:
-        pass
     sp = _parse(d, base, file, stem)
     if workers is not None:
         sp.workers = workers
     points = _points(sp)
-    outdir = sp.out
+    _prepare(sp, points)
     if run:
         _drive(sp, points, backend, progress, ray_address, ray_init, slurm, setup)
-    return Sweep(outdir)
+    return Sweep(sp.out)
 
 
-def _drive(sp: _Spec, points: List[Dict], backend: str, progress: bool, ray_address, ray_init, slurm, setup) -> None:
+def _prepare(sp: _Spec, points: List[Dict]) -> None:
     out = sp.out
     if out.is_file():
         raise SweepError(f"{out} is an existing file", "out", sp.file)
@@ -798,6 +797,10 @@ def _drive(sp: _Spec, points: List[Dict], backend: str, progress: bool, ray_addr
         "points": [{k: p[k] for k in ("id", "seed", "axes", "overrides")} for p in points],
     }
     _write_atomic(out / "sweep.json", json.dumps(index, indent=2) + "\n")
+
+
+def _drive(sp: _Spec, points: List[Dict], backend: str, progress: bool, ray_address, ray_init, slurm, setup) -> None:
+    out = sp.out
     states = _states(out, points)
     owner = {"host": socket.gethostname(), "pid": os.getpid()}
     scenario = str(sp.scenario.resolve())
