@@ -671,6 +671,7 @@ def _submitit(
     params.update(opts)
     ex.update_parameters(**params)
     batch = list(tasks)
+    gone_since: Dict[str, float] = {}
     while batch:
         # One job array per round; the points that failed go into the next.
         jobs = ex.map_array(_run_point, batch)
@@ -678,20 +679,76 @@ def _submitit(
         while pending:
             for job in [j for j in pending if j.done()]:
                 t = pending.pop(job)
-                try:
-                    res = job.result()
-                except submitit.core.utils.UncompletedJobError as e:
-                    state = _job_state(job)
-                    first = str(e).strip().splitlines()[0] if str(e).strip() else ""
-                    res = {"status": "failed", "reason": f"job {job.job_id} {state}: {first}", "retry": True}
-                except Exception as e:  # noqa: BLE001 - FailedJobError and the like
-                    state = _job_state(job)
-                    last = [ln for ln in str(e).strip().splitlines() if ln.strip()]
-                    res = {"status": "failed", "reason": f"job {job.job_id} {state}: {last[-1] if last else type(e).__name__}", "retry": True}
+                res = _local_job_death(job) if local else None
+                if res is None:
+                    try:
+                        res = job.result()
+                    except submitit.core.utils.UncompletedJobError:
+                        # The job ended without a result: killed, timed out, node lost, out of memory.
+                        res = {"status": "failed", "reason": f"job {job.job_id} ended {_job_state(job)} without a result", "retry": True}
+                    except Exception as e:  # noqa: BLE001 - FailedJobError and the like
+                        last = [ln for ln in str(e).strip().splitlines() if ln.strip()]
+                        reason = f"job {job.job_id} {_job_state(job)}: {last[-1] if last else type(e).__name__}"
+                        res = {"status": "failed", "reason": reason, "retry": True}
                 report(t, res)
+            if pending and not local:
+                for job in _left_the_queue(list(pending), gone_since):
+                    t = pending.pop(job)
+                    reason = f"job {job.job_id} left the queue without a result (its state is unknown: sacct gave none)"
+                    report(t, {"status": "failed", "reason": reason, "retry": True})
             if pending:
                 time.sleep(0.2)
         batch = more()
+
+
+_SQUEUE_EVERY = 5.0
+_last_squeue = [0.0]
+
+
+def _left_the_queue(jobs: List[Any], gone_since: Dict[str, float]) -> List[Any]:
+    """Jobs that squeue no longer lists and that have left no result for 30 s.
+
+    submitit learns a job's end from sacct; where accounting is off, a job
+    that died without a result would never be done. squeue still says
+    whether it is queued or running.
+    """
+    import subprocess
+
+    now = time.monotonic()
+    if now - _last_squeue[0] < _SQUEUE_EVERY:
+        return []
+    _last_squeue[0] = now
+    arrays = sorted({str(j.job_id).split("_")[0] for j in jobs})
+    try:
+        r = subprocess.run(["squeue", "-h", "-r", "-o", "%i", "-j", ",".join(arrays)], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if r.returncode != 0:
+        return []
+    listed = set(r.stdout.split())
+    out = []
+    for j in jobs:
+        jid = str(j.job_id)
+        if jid in listed or j.paths.result_pickle.exists():
+            gone_since.pop(jid, None)
+            continue
+        first = gone_since.setdefault(jid, now)
+        if now - first > 30.0:
+            out.append(j)
+    return out
+
+
+def _local_job_death(job: Any) -> Optional[Dict[str, Any]]:
+    """A local job that ended without a result: its process died.
+
+    submitit's local controller does not pass on how its task ended, and
+    ``job.result()`` would first wait 15 s for the result file (which on a
+    cluster may be late on a network file system).
+    """
+    if job.paths.result_pickle.exists():
+        return None
+    reason = f"job {job.job_id} ended without a result: its process died (killed, or out of memory)"
+    return {"status": "failed", "reason": reason, "retry": True}
 
 
 def _job_state(job: Any) -> str:

@@ -176,23 +176,114 @@ def test_ray_backend(tmp_path, ray_cluster):
 def test_submitit_local_backend(tmp_path):
     pytest.importorskip("submitit")
     sw = csigsim.sweep(spec(tmp_path / "sw"), backend="submitit-local", retries=1, setup=kill_first_attempt_of(2048, 1))
-    check_killed_and_rerun(sw, "job ")
+    check_killed_and_rerun(sw, "without a result: its process died")
 
 
-def _slurm_reason():
-    if shutil.which("sbatch") is None or shutil.which("sinfo") is None:
-        return "no Slurm here (sbatch and sinfo not found); see docs/sweeps.md for running the Slurm backend"
-    r = subprocess.run(["sinfo", "-h", "-o", "%t"], capture_output=True, text=True)
-    if r.returncode != 0 or "idle" not in r.stdout and "mix" not in r.stdout:
-        return f"Slurm is installed but no node is up: {r.stderr.strip() or r.stdout.strip()}"
-    return None
+SLURM_CONF = """ClusterName=csigsim-test
+SlurmctldHost={host}
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+StateSaveLocation={d}/state
+SlurmdSpoolDir={d}/spool
+SlurmctldPidFile={d}/slurmctld.pid
+SlurmdPidFile={d}/slurmd.pid
+SlurmctldLogFile={d}/slurmctld.log
+SlurmdLogFile={d}/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU_Memory
+ReturnToService=2
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+MpiDefault=none
+SlurmctldPort=16817
+SlurmdPort=16818
+NodeName={host} CPUs={cpus} RealMemory=2000 State=UNKNOWN
+PartitionName=test Nodes={host} Default=YES MaxTime=INFINITE State=UP
+"""
 
 
-def test_slurm_backend(tmp_path):
+def _sinfo_idle(env):
+    try:
+        r = subprocess.run(["sinfo", "-h", "-o", "%t"], capture_output=True, text=True, env=env, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return r.returncode == 0 and any(s in r.stdout for s in ("idle", "mix"))
+
+
+def _kill_pidfile(path):
+    try:
+        os.kill(int(Path(path).read_text().split()[0]), signal.SIGTERM)
+    except (OSError, ValueError, IndexError):
+        pass
+
+
+@pytest.fixture(scope="module")
+def slurm_cluster(tmp_path_factory):
+    """A running Slurm: the machine's, or a single-node one set up here from
+    Debian's packages (as root); otherwise the test is skipped with the reason."""
     pytest.importorskip("submitit")
-    reason = _slurm_reason()
-    if reason:
-        pytest.skip(reason)
+    if shutil.which("sinfo") and _sinfo_idle(os.environ):
+        yield
+        return
+    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+        pytest.skip("no Slurm cluster here, and setting one up needs root and apt-get (Debian's slurmctld, slurmd, munge)")
+    if shutil.which("slurmctld") is None or shutil.which("slurmd") is None or shutil.which("munged") is None:
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        try:
+            subprocess.run(["apt-get", "update", "-qq"], capture_output=True, env=env, timeout=600)
+            r = subprocess.run(
+                ["apt-get", "install", "-y", "-qq", "slurmctld", "slurmd", "slurm-client", "munge"],
+                capture_output=True, text=True, env=env, timeout=900,
+            )
+        except subprocess.TimeoutExpired:
+            pytest.skip("installing Slurm from Debian's packages took too long")
+        if r.returncode != 0:
+            pytest.skip(f"Slurm does not install from Debian's packages here: {(r.stderr or r.stdout).strip()[-300:]}")
+    d = tmp_path_factory.mktemp("slurm")
+    for sub in ("state", "spool"):
+        (d / sub).mkdir()
+    host = subprocess.run(["hostname", "-s"], capture_output=True, text=True).stdout.strip() or "localhost"
+    conf = d / "slurm.conf"
+    conf.write_text(SLURM_CONF.format(host=host, d=d, cpus=os.cpu_count() or 1))
+    env = dict(os.environ, SLURM_CONF=str(conf))
+    started_munge = False
+    if not Path("/run/munge/munge.socket.2").exists():
+        Path("/run/munge").mkdir(parents=True, exist_ok=True)
+        r = subprocess.run(["munged", "--force"], capture_output=True, text=True)
+        if r.returncode != 0:
+            pytest.skip(f"munged does not start: {r.stderr.strip()[-300:]}")
+        started_munge = True
+    try:
+        for daemon in ("slurmctld", "slurmd"):
+            r = subprocess.run([daemon], capture_output=True, text=True, env=env)
+            if r.returncode != 0:
+                pytest.skip(f"{daemon} does not start: {r.stderr.strip()[-300:]}")
+        deadline = 60
+        while not _sinfo_idle(env) and deadline > 0:
+            subprocess.run(["sleep", "0.5"])
+            deadline -= 0.5
+        if deadline <= 0:
+            logs = " | ".join((d / f).read_text()[-200:] for f in ("slurmctld.log", "slurmd.log") if (d / f).exists())
+            pytest.skip(f"the single-node Slurm set up here has no idle node: {logs}")
+        old = os.environ.get("SLURM_CONF")
+        os.environ["SLURM_CONF"] = str(conf)
+        yield
+        if old is None:
+            os.environ.pop("SLURM_CONF", None)
+        else:
+            os.environ["SLURM_CONF"] = old
+    finally:
+        _kill_pidfile(d / "slurmd.pid")
+        _kill_pidfile(d / "slurmctld.pid")
+        if started_munge:
+            _kill_pidfile("/run/munge/munged.pid")
+
+
+def test_slurm_backend(tmp_path, slurm_cluster):
+    # Slurm jobs read and write the sweep directory: a path every node sees (here, one node).
     sw = csigsim.sweep(
         spec(tmp_path / "sw"), backend="slurm", retries=1, slurm={"mem_gb": 1}, timeout="5m", setup=kill_first_attempt_of(2048, 1)
     )
