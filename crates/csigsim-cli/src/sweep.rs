@@ -638,19 +638,25 @@ impl Runner<'_> {
             Err(e) => return Outcome::Failed { reason: format!("cannot start {:?}: {e}", cmd.get_program()), retry: false },
         };
         let mut timed_out = false;
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(s)) => break Ok(s),
-                Ok(None) => {}
-                Err(e) => break Err(e),
-            }
-            if let Some(limit) = self.sweep.timeout {
-                if started.elapsed() > limit && !timed_out {
-                    timed_out = true;
-                    let _ = child.kill();
+        let status = match self.sweep.timeout {
+            None => child.wait(),
+            Some(limit) => {
+                // Short points are common: look again soon, then less often.
+                let mut nap = Duration::from_micros(500);
+                loop {
+                    match child.try_wait() {
+                        Ok(Some(s)) => break Ok(s),
+                        Ok(None) => {}
+                        Err(e) => break Err(e),
+                    }
+                    if started.elapsed() > limit && !timed_out {
+                        timed_out = true;
+                        let _ = child.kill();
+                    }
+                    std::thread::sleep(nap);
+                    nap = (nap * 2).min(Duration::from_millis(50));
                 }
             }
-            std::thread::sleep(Duration::from_millis(20));
         };
         let wall_s = started.elapsed().as_secs_f64();
         let stderr = std::fs::read_to_string(tmp.join("stderr.log")).unwrap_or_default();
@@ -950,7 +956,7 @@ fn write_table(out: &Path, points: &[Point]) -> std::io::Result<PathBuf> {
         let Ok(text) = std::fs::read_to_string(out.join("points").join(&p.id).join("summary.json")) else { continue };
         let Ok(serde_json::Value::Object(m)) = serde_json::from_str::<serde_json::Value>(&text) else { continue };
         for (k, v) in &m {
-            if !(v.is_object() || v.is_array()) && !cols.contains(k) {
+            if !(v.is_object() || v.is_array() || cols.contains(k)) {
                 cols.push(k.clone());
             }
         }
