@@ -817,13 +817,8 @@ pub fn cmd(path: &Path, opts: Options) -> Result<(), Error> {
         b
     });
     if !opts.quiet {
-        eprintln!(
-            "sweep {}: {} points, {already} already done, {to_run} to run on {} workers -> {}",
-            sweep.name,
-            points.len(),
-            sweep.workers.min(to_run.max(1)),
-            sweep.out.display()
-        );
+        let plan = if to_run == 0 { "nothing to run".to_string() } else { format!("{to_run} to run on {} workers", sweep.workers.min(to_run)) };
+        eprintln!("sweep {}: {} points, {already} already done, {plan} -> {}", sweep.name, points.len(), sweep.out.display());
     }
     let queue = Mutex::new(Queue { todo, unsettled: to_run });
     let wake = Condvar::new();
