@@ -276,6 +276,13 @@ def slurm_cluster(tmp_path_factory):
         else:
             os.environ["SLURM_CONF"] = old
     finally:
+        # Let the last job steps end before their daemons do.
+        subprocess.run(["scancel", "--full", "--quiet", "--partition=test"], capture_output=True, env=env)
+        for _ in range(40):
+            q = subprocess.run(["squeue", "-h"], capture_output=True, text=True, env=env)
+            if q.returncode != 0 or not q.stdout.strip():
+                break
+            subprocess.run(["sleep", "0.5"])
         _kill_pidfile(d / "slurmd.pid")
         _kill_pidfile(d / "slurmctld.pid")
         if started_munge:
