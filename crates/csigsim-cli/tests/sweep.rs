@@ -161,8 +161,9 @@ fn a_point_killed_mid_sweep_is_recorded_and_rerun() {
     let st = sweep(&f, &["--status"]);
     let running = text(&st).lines().find_map(|l| l.trim().strip_prefix("running").map(|n| n.trim().parse::<u32>().unwrap())).unwrap();
     assert!((1..=2).contains(&running), "{}", text(&st));
-    let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
-    assert!(Command::new("kill").args(["-9", &pid]).status().unwrap().success());
+    let pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    // SAFETY: sends a signal to the point's process, which this test set up to wait for it.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
     let r = child.wait_with_output().unwrap();
     assert_eq!(r.status.code(), Some(1), "a sweep with a failed point exits 1: {}", text(&r));
     assert!(text(&r).contains("killed by signal 9 (SIGKILL)"), "{}", text(&r));
