@@ -27,7 +27,7 @@ from ._core import ScenarioError
 
 __version__: str = _core.version()
 
-__all__ = ["run", "validate", "Results", "ScenarioError", "to_toml", "__version__"]
+__all__ = ["run", "validate", "Results", "ScenarioError", "to_toml", "sweep", "load_sweep", "Sweep", "SweepError", "__version__"]
 
 ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 OverridesLike = Union[Mapping[str, Any], Sequence[str], None]
@@ -447,3 +447,7 @@ def to_toml(scenario: Mapping[str, Any]) -> str:
     lines: List[str] = []
     _table(scenario, [], lines)
     return "\n".join(lines).lstrip("\n") + "\n"
+
+
+# Parameter sweeps (docs/sweeps.md); last, as they use the writer above.
+from .sweep import Sweep, SweepError, load_sweep, sweep  # noqa: E402

@@ -326,6 +326,15 @@ fn validate_file(py: Python<'_>, path: PathBuf, overrides: Vec<String>) -> PyRes
     scenario::load_file(Path::new(&path), &ov, None).map(drop).map_err(|e| scenario_error(py, e))
 }
 
+/// Loads and checks a scenario file with overrides and a seed; returns the
+/// scenario text as it would run (what a sweep hashes into a point's id).
+#[pyfunction]
+#[pyo3(signature = (path, seed=None, overrides=Vec::new()))]
+fn resolve_file(py: Python<'_>, path: PathBuf, seed: Option<u64>, overrides: Vec<String>) -> PyResult<String> {
+    let ov = parse_overrides(py, &overrides)?;
+    scenario::load_file(Path::new(&path), &ov, seed).map(|sc| sc.resolved_toml).map_err(|e| scenario_error(py, e))
+}
+
 /// The engine version (the one written into every summary).
 #[pyfunction]
 fn version() -> &'static str {
@@ -346,6 +355,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_file, m)?)?;
     m.add_function(wrap_pyfunction!(validate_toml, m)?)?;
     m.add_function(wrap_pyfunction!(validate_file, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_file, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
 }

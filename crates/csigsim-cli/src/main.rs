@@ -5,6 +5,7 @@
 
 mod compare;
 mod repro;
+mod sweep;
 
 use clap::{Parser, Subcommand};
 use csigsim::{InputError, Override, RunOutput};
@@ -92,6 +93,26 @@ enum Cmd {
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
         jobs: Option<u32>,
     },
+    /// Run a parameter sweep: a base scenario with axes of --set values and
+    /// seeds, one child `csigsim run` per point (docs/sweeps.md).
+    Sweep {
+        sweep: PathBuf,
+        /// Show the points done, running, failed and pending, and run nothing.
+        #[arg(long)]
+        status: bool,
+        /// Sweep directory, replacing the file's `out`.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Points run at once (default: the file's `workers`, 0 = every core).
+        #[arg(long)]
+        workers: Option<usize>,
+        /// Retries of a failed point, replacing the file's `retries`.
+        #[arg(long)]
+        retries: Option<u32>,
+        /// Print nothing but errors.
+        #[arg(long)]
+        quiet: bool,
+    },
     /// Run the fixed benchmark set and print its figures.
     Bench {
         /// Print JSON lines instead of a table.
@@ -137,6 +158,13 @@ fn main() -> ExitCode {
             cmd_list();
             Ok(())
         }
+        Cmd::Sweep { sweep, status, out, workers, retries, quiet } => {
+            sweep::cmd(&sweep, sweep::Options { out, workers, retries, status, quiet }).map_err(|e| match e {
+                sweep::Error::Input(e) => Failure::Input(e),
+                sweep::Error::Internal(m) => Failure::Internal(m),
+                sweep::Error::Reported => Failure::Stalled,
+            })
+        }
         Cmd::Bench { json, cases, child, repeat } => cmd_bench(json, &cases, child, repeat),
         Cmd::Repro { ids, out, quick, json, jobs } => {
             let jobs = jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |j| j as usize);
@@ -174,7 +202,8 @@ fn main() -> ExitCode {
 enum Failure {
     Input(InputError),
     Internal(String),
-    /// The run stopped on the progress watchdog.
+    /// The run stopped on the progress watchdog, or sweep points failed:
+    /// what went wrong is already on stderr.
     Stalled,
 }
 
