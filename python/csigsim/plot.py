@@ -73,11 +73,14 @@ class RunTables:
     """The tables of a run directory, with the attributes of :class:`csigsim.Results`
     that hold data: ``summary`` (dict), ``flows``, ``links``, ``signals``, ``cc``,
     ``collectives``, ``rpcs`` (DataFrames; empty for a file the run did not
-    write) and ``out`` (the directory)."""
+    write), ``scenario_toml`` (the scenario text; "" without scenario.toml)
+    and ``out`` (the directory)."""
 
-    def __init__(self, out: Path, summary: Dict[str, Any], tables: Mapping[str, pd.DataFrame]) -> None:
+    def __init__(self, out: Path, summary: Dict[str, Any], tables: Mapping[str, pd.DataFrame],
+                 scenario_toml: str = "") -> None:
         self.out = out
         self.summary = summary
+        self.scenario_toml = scenario_toml
         self.flows: pd.DataFrame = tables["flows"]
         self.links: pd.DataFrame = tables["links"]
         self.signals: pd.DataFrame = tables["signals"]
@@ -114,7 +117,8 @@ def read_run(run_dir: Union[str, "os.PathLike[str]"]) -> RunTables:
     if (d / "summary.json").is_file():
         summary = json.loads((d / "summary.json").read_text(encoding="utf-8"))
     tables = {name: _read_table(d / f"{name}.csv", cols) for name, cols in _TEXT_COLUMNS.items()}
-    return RunTables(d, summary, tables)
+    scenario = d / "scenario.toml"
+    return RunTables(d, summary, tables, scenario.read_text(encoding="utf-8") if scenario.is_file() else "")
 
 
 # --- Shared helpers -----------------------------------------------------------
