@@ -260,3 +260,61 @@ def test_views_refuse_runs_without_their_tables(tmp_path):
         tm.bottleneck_map(res)
     with pytest.raises(ValueError, match="groups"):
         tm.host_groups(res, "cluster")
+
+
+# --- Plots of the views ------------------------------------------------------------
+
+
+def test_abw_heatmap_draws_the_matrices(pod):
+    fig = cp.abw_heatmap(pod, "pod")
+    ax_mean, ax_min = fig.axes[0], fig.axes[1]  # then their colorbars
+    for ax, stat in ((ax_mean, "mean"), (ax_min, "min")):
+        (im,) = ax.get_images()
+        m = tm.abw_matrix(pod, "pod", stat=stat)
+        data = im.get_array()
+        # abw_c is drawn in percent of the port rate; pairs without samples are masked.
+        assert np.array_equal(data.mask, m.isna().to_numpy())
+        np.testing.assert_allclose(data.filled(np.nan)[~data.mask], m.to_numpy()[~data.mask] * 100)
+        assert [t.get_text() for t in ax.get_yticklabels()] == ["pod0", "pod1", "pod2", "pod3"]
+
+
+def test_abw_timeline_puts_100us_and_1s_side_by_side(burst):
+    fig = cp.abw_timeline(burst)
+    (ax,) = [a for a in fig.axes]
+    fine, coarse = ax.get_lines()
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["100us windows", "1s windows"]
+    whole = tm.abw_windows(burst, "1s", lambda h: "all")["mean"].iloc[0]
+    assert coarse.get_ydata()[0] == pytest.approx(whole * 100)
+    per = tm.abw_windows(burst, "100us", lambda h: "all")["mean"].to_numpy() * 100
+    np.testing.assert_allclose(fine.get_ydata()[:-1], per)
+    assert fine.get_ydata().min() < 20 < coarse.get_ydata().min()
+
+
+def test_bottleneck_map_plot_draws_the_counts(parking_lot):
+    fig = cp.bottleneck_map(parking_lot)
+    ax_bar, ax_map = fig.axes[0], fig.axes[1]
+    m = tm.bottleneck_map(parking_lot)
+    bars = [p for p in ax_bar.patches if p.get_height() > 0 and p.get_width() > 0]
+    assert sorted(b.get_width() for b in bars) == sorted(m.samples)
+    assert [t.get_text() for t in ax_bar.get_yticklabels()] == list(m.port[::-1])
+    (im,) = ax_map.get_images()
+    per = tm.bottleneck_map(parking_lot, window="100us")
+    assert im.get_array().shape == (2, per.time_ns.nunique())
+    assert ax_map.get_title() == "Per 100us window"
+
+
+def test_cct_bars_are_the_iteration_times(tmp_path):
+    res = csigsim.run(SCENARIOS / "ring_allreduce.toml", overrides={"workload.0.size": "4MB", "workload.0.iterations": 3})
+    fig = cp.cct(res)
+    (ax,) = fig.axes
+    totals = res.collectives[res.collectives.step.isna()]
+    heights = [p.get_height() for p in ax.patches if p.get_height() > 0]
+    np.testing.assert_allclose(heights, totals.time_ns.to_numpy() / 1e3)
+    assert ax.get_xlabel() == "iteration"
+
+
+def test_save_all_writes_the_telemetry_plots(tmp_path, clos):
+    written = {p.name for p in cp.save_all(clos.out, tmp_path / "png")}
+    assert {"bottleneck_map.png", "queue.png"} <= written
+    # max(Delay) tags carry no ABW, and the run has no collectives.
+    assert not written & {"abw_heatmap.png", "abw_timeline.png", "cct.png"}
