@@ -5,6 +5,7 @@
 
 mod compare;
 mod repro;
+mod report;
 
 use clap::{Parser, Subcommand};
 use csigsim::{InputError, Override, RunOutput};
@@ -92,6 +93,23 @@ enum Cmd {
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
         jobs: Option<u32>,
     },
+    /// Write one self-contained HTML report of run directories: scenario,
+    /// summary, plots, telemetry views, and the comparison of each run with
+    /// the first (needs the csigsim Python package).
+    Report {
+        #[arg(required = true)]
+        runs: Vec<PathBuf>,
+        /// The HTML file (default: report.html in the first run directory).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Write a PNG of every plot that applies to a run directory (needs the
+    /// csigsim Python package).
+    Plot {
+        run: PathBuf,
+        /// Directory of the PNG files (default: RUN/plots).
+        out: Option<PathBuf>,
+    },
     /// Run the fixed benchmark set and print its figures.
     Bench {
         /// Print JSON lines instead of a table.
@@ -142,6 +160,8 @@ fn main() -> ExitCode {
             let jobs = jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |j| j as usize);
             repro::cmd_repro(&ids, &out, quick, json, jobs)
         }
+        Cmd::Report { runs, out } => report::cmd_report(&runs, out),
+        Cmd::Plot { run, out } => report::cmd_plot(&run, out),
         Cmd::Compare { a, b, json } => {
             let rows = compare::compare(&a, &b)?;
             if json {
