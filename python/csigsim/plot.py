@@ -111,16 +111,61 @@ def _read_table(path: Path, text_columns: Sequence[str]) -> pd.DataFrame:
     )
 
 
-def read_run(run_dir: Union[str, "os.PathLike[str]"]) -> RunTables:
+#: Number columns the CSV writes with fixed decimals (read back as float64).
+_FIXED_DECIMALS = ("slowdown", "utilization", "algbw_gbps", "busbw_gbps")
+
+
+def _read_parquet(path: Path, text_columns: Sequence[str]) -> pd.DataFrame:
+    """A Parquet twin (``csigsim run --parquet``) as the CSV file reads: times
+    in integer picoseconds (``X_ps``) become ``X_ns`` (int64 when every value
+    is whole, else float64), nulls NaN, text columns strings."""
+    if not path.exists():
+        return pd.DataFrame()
+    try:
+        import pyarrow.parquet as pq
+    except ImportError as e:  # pragma: no cover - depends on the installation
+        raise ImportError("reading Parquet needs pyarrow: pip install 'csigsim[parquet]'") from e
+    table = pq.read_table(path)
+    df = table.to_pandas()
+    out = {}
+    for c in df.columns:
+        v = df[c]
+        if c in text_columns:
+            out[c] = v.astype(str)
+        elif c.endswith("_ps"):
+            ps = v.to_numpy(dtype=float)
+            ns = ps / 1000.0
+            whole = np.isfinite(ns).all() and (np.asarray(v.dropna(), dtype=np.int64) % 1000 == 0).all()
+            out[c[:-3] + "_ns"] = (np.asarray(v, dtype=np.int64) // 1000) if whole else ns
+        elif v.dtype.kind == "f" and c not in _FIXED_DECIMALS and len(v) and np.isfinite(v).all() and (v == np.trunc(v)).all():
+            # The CSV writes these in shortest form: whole values read back as int64.
+            out[c] = v.astype(np.int64)
+        else:
+            out[c] = v
+    frame = pd.DataFrame(out, index=range(len(df)))
+    if len(frame) == 0:
+        frame = frame.astype(object)
+    return frame
+
+
+def read_run(run_dir: Union[str, "os.PathLike[str]"], *, format: str = "csv") -> RunTables:
     """Reads a run directory (flows.csv, links.csv, ..., summary.json) into
-    DataFrames with the columns and dtypes that :class:`csigsim.Results` has."""
+    DataFrames with the columns and dtypes that :class:`csigsim.Results` has.
+    ``format="parquet"`` reads the Parquet twins instead (``csigsim run
+    --parquet``; needs pyarrow); ``slowdown`` and ``utilization`` are then
+    unrounded."""
     d = Path(run_dir)
-    if not (d / "flows.csv").is_file():
-        raise FileNotFoundError(f"{d} is not a run directory: it has no flows.csv")
+    if format not in ("csv", "parquet"):
+        raise ValueError(f"format must be 'csv' or 'parquet', not {format!r}")
+    if not (d / f"flows.{format}").is_file():
+        raise FileNotFoundError(f"{d} is not a run directory: it has no flows.{format}")
     summary: Dict[str, Any] = {}
     if (d / "summary.json").is_file():
         summary = json.loads((d / "summary.json").read_text(encoding="utf-8"))
-    tables = {name: _read_table(d / f"{name}.csv", cols) for name, cols in _TEXT_COLUMNS.items()}
+    if format == "csv":
+        tables = {name: _read_table(d / f"{name}.csv", cols) for name, cols in _TEXT_COLUMNS.items()}
+    else:
+        tables = {name: _read_parquet(d / f"{name}.parquet", cols) for name, cols in _TEXT_COLUMNS.items()}
     scenario = d / "scenario.toml"
     return RunTables(d, summary, tables, scenario.read_text(encoding="utf-8") if scenario.is_file() else "")
 

@@ -57,6 +57,9 @@ enum Cmd {
         /// Bytes of each frame stored in the capture (default 256).
         #[arg(long)]
         snaplen: Option<u32>,
+        /// Also write a .parquet twin of each CSV file.
+        #[arg(long)]
+        parquet: bool,
     },
     /// Parse and check a scenario without running it.
     Validate {
@@ -130,7 +133,7 @@ enum Cmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = std::panic::catch_unwind(|| match cli.cmd {
-        Cmd::Run { scenario, out, seed, set, quiet, pcap, pcap_flow, pcap_link, pcap_start, pcap_end, snaplen } => {
+        Cmd::Run { scenario, out, seed, set, quiet, pcap, pcap_flow, pcap_link, pcap_start, pcap_end, snaplen, parquet } => {
             let capture = match pcap {
                 Some(path) => Some((path, capture_filter(pcap_flow, &pcap_link, pcap_start, pcap_end, snaplen.unwrap_or(256))?)),
                 None => {
@@ -148,7 +151,7 @@ fn main() -> ExitCode {
                     None
                 }
             };
-            cmd_run(&scenario, out, seed, &set, quiet, capture)
+            cmd_run(&scenario, out, seed, &set, quiet, capture, parquet)
         }
         Cmd::Validate { scenario, set } => cmd_validate(&scenario, &set),
         Cmd::List => {
@@ -276,6 +279,7 @@ fn cmd_run(
     set: &[String],
     quiet: bool,
     capture: Option<(PathBuf, csigsim::output::capture::CaptureFilter)>,
+    parquet: bool,
 ) -> Result<(), Failure> {
     let sc = load(path, set, seed)?;
     let out = out.unwrap_or_else(|| {
@@ -288,9 +292,13 @@ fn cmd_run(
     let opts = csigsim::RunOptions { capture };
     let res = csigsim::run_with(sc, &opts, |p| {
         if let Some(b) = &bar {
-            let sim_us = p.sim_time_ps / 1_000_000;
-            b.set_position(p.flows_completed);
-            b.set_message(format!("sim {sim_us} us, wall {:.1} s, {} M events", started.elapsed().as_secs_f64(), p.events / 1_000_000));
+            let m = progress_measure(&p);
+            if b.length() != Some(m.len) {
+                b.set_length(m.len);
+                b.set_style(ProgressStyle::with_template(m.template).expect("template"));
+            }
+            b.set_position(m.pos);
+            b.set_message(format!("wall {:.1} s, {} M events", started.elapsed().as_secs_f64(), p.events / 1_000_000));
         }
         true
     });
@@ -299,6 +307,9 @@ fn cmd_run(
     }
     let res = res.map_err(|m| Failure::Input(InputError::new("--pcap", None, None, m)))?;
     res.write_dir(&out).map_err(|e| Failure::Internal(format!("cannot write {}: {e}", out.display())))?;
+    // Without --parquet, no twin of an earlier run may stay beside the new CSVs.
+    let twins = if parquet { res.write_parquet(&out) } else { csigsim::output::parquet::remove_parquet(&out) };
+    twins.map_err(|e| Failure::Internal(format!("cannot write {}: {e}", out.display())))?;
     if !quiet {
         print_summary(&res, &out);
     }
@@ -378,6 +389,30 @@ fn check_out(out: &Path) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// What the progress bar counts: simulated time against the scenario's stop
+/// time (us, the rate in simulated us per wall second), or else flows done of
+/// all; indicatif derives the rate and the ETA from the position.
+struct ProgressMeasure {
+    len: u64,
+    pos: u64,
+    template: &'static str,
+}
+
+fn progress_measure(p: &csigsim::Progress) -> ProgressMeasure {
+    match p.stop_ps {
+        Some(stop) => ProgressMeasure {
+            len: stop / 1_000_000,
+            pos: (p.sim_time_ps / 1_000_000).min(stop / 1_000_000),
+            template: "{bar:30} sim {pos}/{len} us ({per_sec}, ETA {eta}) | {msg}",
+        },
+        None => ProgressMeasure {
+            len: p.flows_total as u64,
+            pos: p.flows_completed.min(p.flows_total as u64),
+            template: "{bar:30} flows {pos}/{len} ({per_sec}, ETA {eta}) | {msg}",
+        },
+    }
 }
 
 fn progress_bar(quiet: bool) -> Option<ProgressBar> {
@@ -574,4 +609,26 @@ fn cmd_bench(json: bool, only: &[String], child: Option<String>, repeat: u32) ->
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::progress_measure;
+
+    fn progress(sim_time_ps: u64, stop_ps: Option<u64>, flows_completed: u64, flows_total: usize) -> csigsim::Progress {
+        csigsim::Progress { sim_time_ps, stop_ps, events: 0, flows_completed, flows_total }
+    }
+
+    #[test]
+    fn progress_counts_simulated_time_against_stop_else_flows() {
+        let m = progress_measure(&progress(2_500_000_000, Some(5_000_000_000), 1, 3));
+        assert_eq!((m.pos, m.len), (2500, 5000));
+        assert!(m.template.contains("us"));
+        // The last check may come after the stop time: the bar ends full, not beyond.
+        let m = progress_measure(&progress(5_000_200_000, Some(5_000_000_000), 1, 3));
+        assert_eq!((m.pos, m.len), (5000, 5000));
+        let m = progress_measure(&progress(2_500_000_000, None, 7, 10));
+        assert_eq!((m.pos, m.len), (7, 10));
+        assert!(m.template.contains("flows"));
+    }
 }

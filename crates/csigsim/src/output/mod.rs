@@ -8,6 +8,8 @@
 pub use crate::monitor::capture;
 pub mod csv;
 pub mod diagnosis;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 pub mod tables;
 
 pub use tables::{CcTable, CollectiveTable, FlowTable, RpcTable, LinkColumns, LinkCounters, LinkRow, LinkTable, SignalTable, Tables};
