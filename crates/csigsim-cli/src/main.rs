@@ -292,7 +292,7 @@ fn cmd_run(
     let opts = csigsim::RunOptions { capture };
     let res = csigsim::run_with(sc, &opts, |p| {
         if let Some(b) = &bar {
-            let m = progress_measure(&p);
+            let m = progress_measure(p);
             if b.length() != Some(m.len) {
                 b.set_length(m.len);
                 b.set_style(ProgressStyle::with_template(m.template).expect("template"));

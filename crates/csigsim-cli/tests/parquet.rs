@@ -3,7 +3,7 @@
 
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::Field;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 fn csigsim(args: &[&str]) -> std::process::Output {
@@ -63,7 +63,7 @@ fn same_values(dir: &Path, name: &str) -> usize {
     crows.len()
 }
 
-fn run(dir: &PathBuf, scenario: &str, set: &[&str]) {
+fn run(dir: &Path, scenario: &str, set: &[&str]) {
     let mut args = vec!["run", scenario, "--out", dir.to_str().unwrap(), "--quiet", "--parquet"];
     for s in set {
         args.extend(["--set", s]);
