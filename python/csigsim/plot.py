@@ -783,10 +783,9 @@ def cct(results: Any, *, unit: Optional[str] = None, threshold: float = 10_000.0
     crossed: set = set()
     links = getattr(run, "links", None)
     if isinstance(links, pd.DataFrame) and len(links):
-        for steps in tm.episodes(run, "queue", threshold)["steps"]:
-            for s in steps:
-                name_id, it = s.rsplit(" it", 1)[0], s.rsplit(" it", 1)[1].split(" ")[0]
-                crossed.add((name_id.split(" #")[0], int(it)))
+        for e in tm.episodes(run, "queue", threshold).itertuples():
+            for name, _, it, _ in tm.step_keys(run, e.flows, e.start_ns, e.end_ns):
+                crossed.add((name, it))
     t = _num(totals["time_ns"])
     div, uname = _time_unit(np.nanmax(np.concatenate([t, [0.0]])), unit)
     names = list(dict.fromkeys(totals["name"].astype(str)))

@@ -36,6 +36,7 @@ __all__ = [
     "bottleneck_map",
     "bottleneck_modes",
     "episodes",
+    "step_keys",
     "ABW_SIGNALS",
 ]
 
@@ -143,19 +144,22 @@ def _adjacency(results: Any) -> Tuple[List[str], Dict[str, List[str]]]:
         nbrs.setdefault(a, [])
         if b not in nbrs[a]:
             nbrs[a].append(b)
-    hosts: List[str] = []
+    # Hosts in host-index order: a custom topology names them; generated
+    # topologies call them h0 .. h{N-1} (docs/topologies.md); then any other
+    # flow endpoint.
+    topo = _scenario(results).get("topology", {})
+    named = topo.get("hosts") if isinstance(topo, Mapping) else None
+    if isinstance(named, list):
+        hosts = [str(h) for h in named]
+    else:
+        hosts = sorted((n for n in nbrs if re.fullmatch(r"h[0-9]+", n)), key=lambda n: int(n[1:]))
     flows = getattr(results, "flows", None)
     if isinstance(flows, pd.DataFrame) and len(flows):
+        seen = set(hosts)
         for h in list(flows["src"].astype(str)) + list(flows["dst"].astype(str)):
-            if h not in hosts:
+            if h not in seen:
                 hosts.append(h)
-    # A host is a node with one link to a switch; switches are the nodes that
-    # carry more than one (a custom topology names its hosts explicitly).
-    topo = _scenario(results).get("topology", {})
-    named = [str(h) for h in topo.get("hosts", [])] if isinstance(topo, Mapping) and isinstance(topo.get("hosts"), list) else []
-    for h in named:
-        if h not in hosts:
-            hosts.append(h)
+                seen.add(h)
     return hosts, nbrs
 
 
@@ -365,7 +369,14 @@ def _runs_of(idx: np.ndarray) -> List[Tuple[int, int]]:
 
 
 def _steps_of(results: Any, flows: Sequence[int], start: float, end: float) -> List[str]:
-    """The collective steps whose flows include any of ``flows`` and whose span overlaps [start, end)."""
+    """The collective steps whose flows include any of ``flows`` and whose span
+    overlaps [start, end), as ``name #collective_id itITERATION stepSTEP``."""
+    return [f"{n} #{c} it{i} step{s}" for n, c, i, s in step_keys(results, flows, start, end)]
+
+
+def step_keys(results: Any, flows: Sequence[int], start: float, end: float) -> List[Tuple[str, int, int, int]]:
+    """The collective steps whose flows include any of ``flows`` and whose span
+    overlaps [start, end), as ``(name, collective_id, iteration, step)``."""
     coll = getattr(results, "collectives", None)
     if not isinstance(coll, pd.DataFrame) or len(coll) == 0 or not flows:
         return []
@@ -379,7 +390,7 @@ def _steps_of(results: Any, flows: Sequence[int], start: float, end: float) -> L
         s = float(r.start_ns) if pd.notna(r.start_ns) else np.inf
         f = float(r.finish_ns) if pd.notna(r.finish_ns) else np.inf
         if s < end and f >= start:
-            out.append(f"{r.name} #{int(r.collective_id)} it{int(r.iteration)} step{int(r.step)}")
+            out.append((str(r.name), int(r.collective_id), int(r.iteration), int(r.step)))
     return out
 
 

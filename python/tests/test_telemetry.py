@@ -250,6 +250,12 @@ def test_episodes_name_the_collective_steps_that_crossed_them(tmp_path):
     # The same from the run directory.
     again = tm.episodes(tmp_path, "queue", threshold=50_000)
     assert list(again.steps) == list(ep.steps)
+    # The CCT plot hatches the iterations whose steps crossed an episode.
+    crossed = {it for e in ep.itertuples() for (_, _, it, _) in tm.step_keys(res, e.flows, e.start_ns, e.end_ns)}
+    assert crossed
+    (ax,) = cp.cct(res, threshold=50_000).axes
+    bars = [p for p in ax.patches if p.get_height() > 0]
+    assert [bool(p.get_hatch()) for p in bars] == [i in crossed for i in range(len(bars))]
 
 
 def test_views_refuse_runs_without_their_tables(tmp_path):
