@@ -155,3 +155,37 @@ def test_report_renders_in_a_headless_browser(report, two_runs, tmp_path):
     px = mpimg.imread(shot)
     assert px.shape[:2] == (2400, 1280)
     assert np.std(px[..., :3]) > 0.05
+
+
+def _cli():
+    import os
+
+    env = os.environ.get("CSIGSIM_BIN")
+    if env:
+        return env
+    root = Path(__file__).resolve().parents[2]
+    for p in (root / "target" / "release" / "csigsim", root / "target" / "debug" / "csigsim"):
+        if p.is_file():
+            return str(p)
+    return None
+
+
+@pytest.mark.skipif(_cli() is None, reason="no csigsim binary built (cargo build -p csigsim-cli)")
+def test_cli_report_shows_the_figures_of_compare(two_runs, tmp_path):
+    import json
+
+    a, b = (str(r.out) for r in two_runs)
+    page = tmp_path / "cli.html"
+    env = dict(__import__("os").environ, CSIGSIM_PYTHON=sys.executable)
+    proc = subprocess.run([_cli(), "report", a, b, "--out", str(page)], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    text = page.read_text(encoding="utf-8")
+    cmp = json.loads(subprocess.run([_cli(), "compare", a, b, "--json"], capture_output=True, text=True, check=True).stdout)
+    assert f"<h3>A: {a} &mdash; B: {b}</h3>" in text
+    # Each figure's row holds compare's values (formatted as the report formats numbers).
+    for metric in ("pauses_sent", "fct_p99_us", "sim_time_ns"):
+        row = re.search(rf'<tr><td class="l">{metric}</td><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td></tr>', text)
+        assert row, metric
+        for cell, key in zip(row.groups(), ("a", "b", "ratio")):
+            v = cmp[metric][key]
+            assert cell == ("-" if v is None else rp._num(v)), (metric, key, cell, v)
