@@ -17,15 +17,17 @@ build:
 python:
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check "./python[test]"
 
-# tshark (Debian) checks pcap captures against the Wireshark dissector; its
-# tests skip themselves when it cannot be installed (not root, no apt).
+# tshark (Debian) checks pcap captures against the Wireshark dissector, and
+# chromium renders the HTML report; their tests skip themselves when they
+# cannot be installed (not root, no apt).
 tools:
 	@command -v tshark >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark >/dev/null; } || echo "tshark not installed: the capture tests will be skipped"
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || echo "chromium not installed: the report's browser tests will be skipped"
 
 rust-test: tools
 	$(CARGO) test --workspace --exclude csigsim-python
 
-python-test: python
+python-test: python tools
 	$(PYTHON) -m pytest python/tests -q
 
 test: rust-test python-test

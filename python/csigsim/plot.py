@@ -38,6 +38,10 @@ __all__ = [
     "pauses",
     "cc_state",
     "collective_times",
+    "cct",
+    "abw_heatmap",
+    "abw_timeline",
+    "bottleneck_map",
     "read_run",
     "save_all",
     "RunTables",
@@ -73,11 +77,14 @@ class RunTables:
     """The tables of a run directory, with the attributes of :class:`csigsim.Results`
     that hold data: ``summary`` (dict), ``flows``, ``links``, ``signals``, ``cc``,
     ``collectives``, ``rpcs`` (DataFrames; empty for a file the run did not
-    write) and ``out`` (the directory)."""
+    write), ``scenario_toml`` (the scenario text; "" without scenario.toml)
+    and ``out`` (the directory)."""
 
-    def __init__(self, out: Path, summary: Dict[str, Any], tables: Mapping[str, pd.DataFrame]) -> None:
+    def __init__(self, out: Path, summary: Dict[str, Any], tables: Mapping[str, pd.DataFrame],
+                 scenario_toml: str = "") -> None:
         self.out = out
         self.summary = summary
+        self.scenario_toml = scenario_toml
         self.flows: pd.DataFrame = tables["flows"]
         self.links: pd.DataFrame = tables["links"]
         self.signals: pd.DataFrame = tables["signals"]
@@ -104,17 +111,63 @@ def _read_table(path: Path, text_columns: Sequence[str]) -> pd.DataFrame:
     )
 
 
-def read_run(run_dir: Union[str, "os.PathLike[str]"]) -> RunTables:
+#: Number columns the CSV writes with fixed decimals (read back as float64).
+_FIXED_DECIMALS = ("slowdown", "utilization", "algbw_gbps", "busbw_gbps")
+
+
+def _read_parquet(path: Path, text_columns: Sequence[str]) -> pd.DataFrame:
+    """A Parquet twin (``csigsim run --parquet``) as the CSV file reads: times
+    in integer picoseconds (``X_ps``) become ``X_ns`` (int64 when every value
+    is whole, else float64), nulls NaN, text columns strings."""
+    if not path.exists():
+        return pd.DataFrame()
+    try:
+        import pyarrow.parquet as pq
+    except ImportError as e:  # pragma: no cover - depends on the installation
+        raise ImportError("reading Parquet needs pyarrow: pip install 'csigsim[parquet]'") from e
+    table = pq.read_table(path)
+    df = table.to_pandas()
+    out = {}
+    for c in df.columns:
+        v = df[c]
+        if c in text_columns:
+            out[c] = v.astype(str)
+        elif c.endswith("_ps"):
+            ps = v.to_numpy(dtype=float)
+            ns = ps / 1000.0
+            whole = np.isfinite(ns).all() and (np.asarray(v.dropna(), dtype=np.int64) % 1000 == 0).all()
+            out[c[:-3] + "_ns"] = (np.asarray(v, dtype=np.int64) // 1000) if whole else ns
+        elif v.dtype.kind == "f" and c not in _FIXED_DECIMALS and len(v) and np.isfinite(v).all() and (v == np.trunc(v)).all():
+            # The CSV writes these in shortest form: whole values read back as int64.
+            out[c] = v.astype(np.int64)
+        else:
+            out[c] = v
+    frame = pd.DataFrame(out, index=range(len(df)))
+    if len(frame) == 0:
+        frame = frame.astype(object)
+    return frame
+
+
+def read_run(run_dir: Union[str, "os.PathLike[str]"], *, format: str = "csv") -> RunTables:
     """Reads a run directory (flows.csv, links.csv, ..., summary.json) into
-    DataFrames with the columns and dtypes that :class:`csigsim.Results` has."""
+    DataFrames with the columns and dtypes that :class:`csigsim.Results` has.
+    ``format="parquet"`` reads the Parquet twins instead (``csigsim run
+    --parquet``; needs pyarrow); ``slowdown`` and ``utilization`` are then
+    unrounded."""
     d = Path(run_dir)
-    if not (d / "flows.csv").is_file():
-        raise FileNotFoundError(f"{d} is not a run directory: it has no flows.csv")
+    if format not in ("csv", "parquet"):
+        raise ValueError(f"format must be 'csv' or 'parquet', not {format!r}")
+    if not (d / f"flows.{format}").is_file():
+        raise FileNotFoundError(f"{d} is not a run directory: it has no flows.{format}")
     summary: Dict[str, Any] = {}
     if (d / "summary.json").is_file():
         summary = json.loads((d / "summary.json").read_text(encoding="utf-8"))
-    tables = {name: _read_table(d / f"{name}.csv", cols) for name, cols in _TEXT_COLUMNS.items()}
-    return RunTables(d, summary, tables)
+    if format == "csv":
+        tables = {name: _read_table(d / f"{name}.csv", cols) for name, cols in _TEXT_COLUMNS.items()}
+    else:
+        tables = {name: _read_parquet(d / f"{name}.parquet", cols) for name, cols in _TEXT_COLUMNS.items()}
+    scenario = d / "scenario.toml"
+    return RunTables(d, summary, tables, scenario.read_text(encoding="utf-8") if scenario.is_file() else "")
 
 
 # --- Shared helpers -----------------------------------------------------------
@@ -552,6 +605,215 @@ def collective_times(results: Any, *, unit: Optional[str] = None) -> Figure:
     return fig
 
 
+# --- Telemetry views (csigsim.telemetry; docs/telemetry.md) ----------------------------------
+
+
+def _telemetry_run(results: Any) -> Any:
+    """A run with tables (a run directory is read), for the telemetry plots."""
+    if isinstance(results, (str, os.PathLike)):
+        return read_run(results)
+    if isinstance(results, pd.DataFrame):
+        raise TypeError("the telemetry plots need a run (Results or a run directory), not one table")
+    return results
+
+
+def _need_csig(run: Any, types: Optional[Sequence[str]] = None) -> pd.DataFrame:
+    sig = getattr(run, "signals", None)
+    if not isinstance(sig, pd.DataFrame) or len(sig) == 0 or "bottleneck" not in sig.columns:
+        raise NothingToPlot("the run has no signals.csv: enable [signals.csig]")
+    if types is not None and not sig["signal"].isin(types).any():
+        raise NothingToPlot(f"signals.csv has no {' or '.join(types)} rows: set [signals.csig] type = \"abw\" or \"abw_c\"")
+    return sig
+
+
+def _fmt_ns(ns: float) -> str:
+    """A duration as the largest unit that keeps it whole (``100us``)."""
+    for name, size in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+        if ns >= size and abs(ns / size - round(ns / size)) < 1e-9:
+            return f"{round(ns / size)}{name}"
+    return f"{ns:g}ns"
+
+
+def _abw_scale(unit: str) -> Tuple[float, str]:
+    return (1e9, "Gb/s") if unit == "bps" else (0.01, "% of port rate")
+
+
+def abw_heatmap(results: Any, groups: Any = "rack", *, window: Any = None, time_ns: Optional[float] = None) -> Figure:
+    """Heatmaps of the reflected min(ABW) between groups of hosts (rows:
+    source group, columns: destination group): the mean over the run (or one
+    view window) and the minimum, side by side. ``groups`` as in
+    :func:`csigsim.telemetry.host_groups`. Needs ``[signals.csig]`` with type
+    ``abw`` or ``abw_c``."""
+    from . import telemetry as tm
+
+    run = _telemetry_run(results)
+    _need_csig(run, tm.ABW_SIGNALS)
+    unit = tm.abw_windows(run, None, groups)["unit"].iloc[0]
+    div, uname = _abw_scale(unit)
+    mats = [tm.abw_matrix(run, groups, stat=st, window=window, time_ns=time_ns) for st in ("mean", "min")]
+    n = len(mats[0])
+    fig = Figure(figsize=(5.5 + 0.25 * n * 2, 3.2 + 0.25 * n), layout="constrained")
+    axes = fig.subplots(1, 2)
+    vmax = np.nanmax([np.nanmax(m.to_numpy(dtype=float)) if np.isfinite(m.to_numpy(dtype=float)).any() else 0 for m in mats]) / div
+    for ax, m, st in zip(axes, mats, ("mean", "min")):
+        data = np.ma.masked_invalid(m.to_numpy(dtype=float) / div)
+        im = ax.imshow(data, cmap="RdYlGn", vmin=0, vmax=vmax if vmax > 0 else 1, aspect="auto")
+        ax.set_xticks(range(n), [str(c) for c in m.columns], rotation=90 if n > 6 else 0, fontsize="small")
+        ax.set_yticks(range(n), [str(c) for c in m.index], fontsize="small")
+        ax.set_xlabel("destination group")
+        ax.set_ylabel("source group")
+        ax.set_title(f"{st} min(ABW)")
+        if n <= 12:
+            for (i, j), v in np.ndenumerate(data.filled(np.nan)):
+                if np.isfinite(v):
+                    ax.text(j, i, f"{v:.3g}", ha="center", va="center", fontsize="x-small")
+        fig.colorbar(im, ax=ax, label=uname, shrink=0.8)
+    span = "over the run" if window is None else f"{window} window at {_fmt_ns(float(time_ns or 0))}"
+    fig.suptitle(_title(f"Available bandwidth between {groups if isinstance(groups, str) else 'groups'}s ({span})", run))
+    return fig
+
+
+def abw_timeline(results: Any, windows: Sequence[Any] = ("100us", "1s"), *, unit: Optional[str] = None) -> Figure:
+    """The mean reflected min(ABW) of all the run's flows per view window,
+    one line per window size (default 100 us and 1 s, side by side on one
+    axis): fine windows show brief congestion that coarse ones average away.
+    A window smaller than the run's ``monitor.window`` is left out."""
+    from . import telemetry as tm
+
+    run = _telemetry_run(results)
+    _need_csig(run, tm.ABW_SIGNALS)
+    mon = tm.monitor_window_ns(run)
+    usable = [w for w in windows if tm.parse_time(w) >= mon and abs(tm.parse_time(w) / mon - round(tm.parse_time(w) / mon)) < 1e-6]
+    if not usable:
+        raise NothingToPlot(f"no window is a multiple of the monitor window ({mon:g} ns)")
+    end = float(getattr(run, "summary", {}).get("sim_time_ns", 0) or 0)
+    fig = Figure(figsize=(7, 4), layout="constrained")
+    ax = fig.add_subplot()
+    series = []
+    for w in usable:
+        v = tm.abw_windows(run, w, lambda h: "all")
+        series.append((w, v))
+        end = max(end, float(v["time_ns"].max()) + mon)
+    div, uname = _time_unit(end, unit)
+    vdiv, vname = _abw_scale(series[0][1]["unit"].iloc[0])
+    for w, v in series:
+        wn = tm.parse_time(w)
+        t = v["time_ns"].to_numpy(float)
+        x = np.concatenate([t, [min(t[-1] + wn, max(end, t[-1] + mon))]]) / div
+        y = v["mean"].to_numpy(float) / vdiv
+        ax.step(x, np.concatenate([y, y[-1:]]), where="post", label=f"{w} windows")
+    ax.set_xlabel(f"time ({uname})")
+    ax.set_ylabel(f"mean min(ABW) ({vname})")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    ax.set_title(_title("Available bandwidth per window", run))
+    return fig
+
+
+def bottleneck_map(results: Any, *, top: int = 12, window: Any = None, unit: Optional[str] = None) -> Figure:
+    """Where the CSIG locator put the bottleneck: the ``top`` ports by samples
+    over the run (bars, colored by tier and direction), and per view window
+    (default the monitor window) each port's share of the window's samples,
+    with the window's mode outlined. Needs ``[signals.csig]``."""
+    from . import telemetry as tm
+
+    run = _telemetry_run(results)
+    _need_csig(run)
+    total = tm.bottleneck_map(run)
+    if total.empty:
+        raise NothingToPlot("no ACK reflected a written CSIG tag")
+    ports = list(total["port"].head(top))
+    w = window if window is not None else _fmt_ns(tm.monitor_window_ns(run))
+    per = tm.bottleneck_map(run, window=w)
+    per = per[per["port"].isin(ports)]
+    times = np.sort(per["time_ns"].unique())
+    grid = np.full((len(ports), len(times)), np.nan)
+    pi = {p: i for i, p in enumerate(ports)}
+    ti = {t: j for j, t in enumerate(times)}
+    for r in per.itertuples(index=False):
+        grid[pi[r.port], ti[r.time_ns]] = r.share
+    modes = tm.bottleneck_modes(run, w)
+    div, uname = _time_unit(float(times.max()) if len(times) else 0.0, unit)
+
+    fig = Figure(figsize=(10, 1.6 + 0.35 * len(ports)), layout="constrained")
+    ax_bar, ax_map = fig.subplots(1, 2, width_ratios=[1, 2.2])
+    shown = total.head(top).iloc[::-1]
+    kinds = [f"tier {t} {d}" if pd.notna(t) else "?" for t, d in zip(shown["tier"], shown["direction"])]
+    color = {k: f"C{i}" for i, k in enumerate(dict.fromkeys(sorted(kinds)))}
+    ax_bar.barh(range(len(shown)), shown["samples"], color=[color[k] for k in kinds])
+    ax_bar.set_yticks(range(len(shown)), list(shown["port"]), fontsize="small")
+    ax_bar.set_xlabel("ACKs naming the port")
+    for k, c in color.items():
+        ax_bar.bar(0, 0, color=c, label=k)
+    ax_bar.legend(fontsize="x-small", loc="lower right")
+    ax_bar.set_title("Over the run")
+    if len(times):
+        wn = tm.parse_time(w)
+        extent = (times[0] / div, (times[-1] + wn) / div, len(ports) - 0.5, -0.5)
+        im = ax_map.imshow(np.ma.masked_invalid(grid), aspect="auto", cmap="viridis", vmin=0, vmax=1,
+                           extent=extent, interpolation="nearest")
+        fig.colorbar(im, ax=ax_map, label="share of the window's ACKs")
+        m = modes[modes["port"].isin(ports)]
+        ax_map.scatter((m["time_ns"].to_numpy(float) + wn / 2) / div, [pi[p] for p in m["port"]],
+                       marker="s", facecolors="none", edgecolors="red", s=12, linewidths=0.8, label="mode")
+        ax_map.legend(fontsize="x-small", loc="upper right")
+    ax_map.set_yticks(range(len(ports)), ports, fontsize="small")
+    ax_map.set_xlabel(f"time ({uname})")
+    ax_map.set_title(f"Per {w} window")
+    fig.suptitle(_title("Bottleneck location (CSIG locator)", run))
+    return fig
+
+
+def cct(results: Any, *, unit: Optional[str] = None, threshold: float = 10_000.0) -> Figure:
+    """Collective completion time (CCT) per iteration, a group of bars per
+    iteration and one bar per collective entry, labelled with the bus
+    bandwidth. With links.csv, a bar is hatched when one of the iteration's
+    steps crossed a queue episode (a queue of at least ``threshold`` bytes;
+    :func:`csigsim.telemetry.episodes`), and the title counts them."""
+    from . import telemetry as tm
+
+    run = _telemetry_run(results)
+    coll = _table(run, "collectives")
+    _require(coll, "collectives", ["collective_id", "name", "iteration", "step", "time_ns"],
+             "the run has no collective workload")
+    totals = coll[pd.to_numeric(coll["step"]).isna()]
+    if totals.empty:
+        raise NothingToPlot("the collectives table has no totals rows")
+    crossed: set = set()
+    links = getattr(run, "links", None)
+    if isinstance(links, pd.DataFrame) and len(links):
+        for e in tm.episodes(run, "queue", threshold).itertuples():
+            for name, _, it, _ in tm.step_keys(run, e.flows, e.start_ns, e.end_ns):
+                crossed.add((name, it))
+    t = _num(totals["time_ns"])
+    div, uname = _time_unit(np.nanmax(np.concatenate([t, [0.0]])), unit)
+    names = list(dict.fromkeys(totals["name"].astype(str)))
+    its = sorted(set(pd.to_numeric(totals["iteration"]).astype(int)))
+    width = 0.8 / len(names)
+    fig = Figure(figsize=(max(5.0, 1.0 + 0.6 * len(its) * len(names)), 4), layout="constrained")
+    ax = fig.add_subplot()
+    for k, n in enumerate(names):
+        rows = totals[totals["name"].astype(str) == n]
+        x = pd.to_numeric(rows["iteration"]).to_numpy(int) + (k - (len(names) - 1) / 2) * width
+        y = _num(rows["time_ns"]) / div
+        hatch = ["//" if (n, int(i)) in crossed else "" for i in rows["iteration"]]
+        bars = ax.bar(x, np.nan_to_num(y), width=width * 0.95, color=f"C{k}", label=n, hatch=hatch)
+        bw = _num(rows["busbw_gbps"]) if "busbw_gbps" in rows.columns else np.full(len(rows), np.nan)
+        ax.bar_label(bars, [f"{b:.0f} Gb/s" if np.isfinite(b) else "unfinished" for b in bw], fontsize="x-small")
+    ax.set_xticks(its)
+    ax.set_xlabel("iteration")
+    ax.set_ylabel(f"completion time ({uname})")
+    hit = len([1 for n, i in crossed if n in names])
+    ax.set_title(_title("Collective completion time per iteration", run), fontsize="medium")
+    if isinstance(links, pd.DataFrame) and len(links):
+        ax.text(0.01, 0.01, f"hatched ({hit}): a step crossed a queue >= {threshold / 1e3:g} KB",
+                transform=ax.transAxes, fontsize="x-small", va="bottom")
+    ax.legend(fontsize="small")
+    ax.grid(True, axis="y", alpha=0.3)
+    return fig
+
+
 # --- Every plot of a run -------------------------------------------------------------
 
 #: The plots :func:`save_all` tries, by file name.
@@ -563,6 +825,10 @@ PLOTS: Dict[str, Callable[[Any], Figure]] = {
     "pauses": pauses,
     "cc_state": cc_state,
     "collective_times": collective_times,
+    "cct": cct,
+    "abw_heatmap": abw_heatmap,
+    "abw_timeline": abw_timeline,
+    "bottleneck_map": bottleneck_map,
 }
 
 

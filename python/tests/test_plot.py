@@ -239,8 +239,8 @@ PNG = b"\x89PNG\r\n\x1a\n"
     "fixture, expected",
     [
         ("incast", {"fct_cdf", "slowdown_by_size", "queue", "utilization", "pauses"}),
-        ("chain", {"fct_cdf", "slowdown_by_size", "queue", "utilization", "cc_state"}),
-        ("ring", {"fct_cdf", "slowdown_by_size", "queue", "utilization", "collective_times"}),
+        ("chain", {"fct_cdf", "slowdown_by_size", "queue", "utilization", "cc_state", "bottleneck_map"}),
+        ("ring", {"fct_cdf", "slowdown_by_size", "queue", "utilization", "collective_times", "cct"}),
     ],
 )
 def test_module_cli_writes_the_plots_that_apply(request, tmp_path, fixture, expected):

@@ -5,6 +5,7 @@
 
 mod compare;
 mod repro;
+mod report;
 mod sweep;
 
 use clap::{Parser, Subcommand};
@@ -57,6 +58,9 @@ enum Cmd {
         /// Bytes of each frame stored in the capture (default 256).
         #[arg(long)]
         snaplen: Option<u32>,
+        /// Also write a .parquet twin of each CSV file.
+        #[arg(long)]
+        parquet: bool,
     },
     /// Parse and check a scenario without running it.
     Validate {
@@ -113,6 +117,23 @@ enum Cmd {
         #[arg(long)]
         quiet: bool,
     },
+    /// Write one self-contained HTML report of run directories: scenario,
+    /// summary, plots, telemetry views, and the comparison of each run with
+    /// the first (needs the csigsim Python package).
+    Report {
+        #[arg(required = true)]
+        runs: Vec<PathBuf>,
+        /// The HTML file (default: report.html in the first run directory).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Write a PNG of every plot that applies to a run directory (needs the
+    /// csigsim Python package).
+    Plot {
+        run: PathBuf,
+        /// Directory of the PNG files (default: RUN/plots).
+        out: Option<PathBuf>,
+    },
     /// Run the fixed benchmark set and print its figures.
     Bench {
         /// Print JSON lines instead of a table.
@@ -133,7 +154,7 @@ enum Cmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = std::panic::catch_unwind(|| match cli.cmd {
-        Cmd::Run { scenario, out, seed, set, quiet, pcap, pcap_flow, pcap_link, pcap_start, pcap_end, snaplen } => {
+        Cmd::Run { scenario, out, seed, set, quiet, pcap, pcap_flow, pcap_link, pcap_start, pcap_end, snaplen, parquet } => {
             let capture = match pcap {
                 Some(path) => Some((path, capture_filter(pcap_flow, &pcap_link, pcap_start, pcap_end, snaplen.unwrap_or(256))?)),
                 None => {
@@ -151,7 +172,7 @@ fn main() -> ExitCode {
                     None
                 }
             };
-            cmd_run(&scenario, out, seed, &set, quiet, capture)
+            cmd_run(&scenario, out, seed, &set, quiet, capture, parquet)
         }
         Cmd::Validate { scenario, set } => cmd_validate(&scenario, &set),
         Cmd::List => {
@@ -170,6 +191,8 @@ fn main() -> ExitCode {
             let jobs = jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |j| j as usize);
             repro::cmd_repro(&ids, &out, quick, json, jobs)
         }
+        Cmd::Report { runs, out } => report::cmd_report(&runs, out),
+        Cmd::Plot { run, out } => report::cmd_plot(&run, out),
         Cmd::Compare { a, b, json } => {
             let rows = compare::compare(&a, &b)?;
             if json {
@@ -285,6 +308,7 @@ fn cmd_run(
     set: &[String],
     quiet: bool,
     capture: Option<(PathBuf, csigsim::output::capture::CaptureFilter)>,
+    parquet: bool,
 ) -> Result<(), Failure> {
     let sc = load(path, set, seed)?;
     let out = out.unwrap_or_else(|| {
@@ -299,12 +323,19 @@ fn cmd_run(
     })?;
     let bar = progress_bar(quiet);
     let started = Instant::now();
-    let opts = csigsim::RunOptions { capture, stream_dir: Some(dir.staging().to_path_buf()) };
+    // Parquet twins are written from whole tables: with --parquet the monitor
+    // rows stay in memory until the end instead of streaming to disk.
+    let stream_dir = (!parquet).then(|| dir.staging().to_path_buf());
+    let opts = csigsim::RunOptions { capture, stream_dir };
     let res = csigsim::run_with(sc, &opts, |p| {
         if let Some(b) = &bar {
-            let sim_us = p.sim_time_ps / 1_000_000;
-            b.set_position(p.flows_completed);
-            b.set_message(format!("sim {sim_us} us, wall {:.1} s, {} M events", started.elapsed().as_secs_f64(), p.events / 1_000_000));
+            let m = progress_measure(p);
+            if b.length() != Some(m.len) {
+                b.set_length(m.len);
+                b.set_style(ProgressStyle::with_template(m.template).expect("template"));
+            }
+            b.set_position(m.pos);
+            b.set_message(format!("wall {:.1} s, {} M events", started.elapsed().as_secs_f64(), p.events / 1_000_000));
         }
         true
     });
@@ -318,6 +349,11 @@ fn cmd_run(
         true => Failure::Internal(m),
         false => Failure::Input(InputError::new("--pcap", None, None, m)),
     })?;
+    // The twins go into the staging directory too; a run without --parquet
+    // leaves no twin of an earlier run beside its CSVs (the commit removes it).
+    if parquet {
+        res.write_parquet(dir.staging()).map_err(|e| Failure::Internal(format!("cannot write {}: {e}", out.display())))?;
+    }
     dir.commit(&res).map_err(|e| Failure::Internal(format!("cannot write {}: {e}", out.display())))?;
     if !quiet {
         print_summary(&res, &out);
@@ -398,6 +434,30 @@ fn check_out(out: &Path) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// What the progress bar counts: simulated time against the scenario's stop
+/// time (us, the rate in simulated us per wall second), or else flows done of
+/// all; indicatif derives the rate and the ETA from the position.
+struct ProgressMeasure {
+    len: u64,
+    pos: u64,
+    template: &'static str,
+}
+
+fn progress_measure(p: &csigsim::Progress) -> ProgressMeasure {
+    match p.stop_ps {
+        Some(stop) => ProgressMeasure {
+            len: stop / 1_000_000,
+            pos: (p.sim_time_ps / 1_000_000).min(stop / 1_000_000),
+            template: "{bar:30} sim {pos}/{len} us ({per_sec}, ETA {eta}) | {msg}",
+        },
+        None => ProgressMeasure {
+            len: p.flows_total as u64,
+            pos: p.flows_completed.min(p.flows_total as u64),
+            template: "{bar:30} flows {pos}/{len} ({per_sec}, ETA {eta}) | {msg}",
+        },
+    }
 }
 
 fn progress_bar(quiet: bool) -> Option<ProgressBar> {
@@ -594,4 +654,26 @@ fn cmd_bench(json: bool, only: &[String], child: Option<String>, repeat: u32) ->
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::progress_measure;
+
+    fn progress(sim_time_ps: u64, stop_ps: Option<u64>, flows_completed: u64, flows_total: usize) -> csigsim::Progress {
+        csigsim::Progress { sim_time_ps, stop_ps, events: 0, flows_completed, flows_total }
+    }
+
+    #[test]
+    fn progress_counts_simulated_time_against_stop_else_flows() {
+        let m = progress_measure(&progress(2_500_000_000, Some(5_000_000_000), 1, 3));
+        assert_eq!((m.pos, m.len), (2500, 5000));
+        assert!(m.template.contains("us"));
+        // The last check may come after the stop time: the bar ends full, not beyond.
+        let m = progress_measure(&progress(5_000_200_000, Some(5_000_000_000), 1, 3));
+        assert_eq!((m.pos, m.len), (5000, 5000));
+        let m = progress_measure(&progress(2_500_000_000, None, 7, 10));
+        assert_eq!((m.pos, m.len), (7, 10));
+        assert!(m.template.contains("flows"));
+    }
 }

@@ -8,6 +8,8 @@
 pub use crate::monitor::capture;
 pub mod csv;
 pub mod diagnosis;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 pub mod tables;
 
 pub use tables::{CcTable, CollectiveTable, FlowTable, RpcTable, LinkColumns, LinkCounters, LinkRow, LinkTable, SignalTable, Tables};
@@ -92,8 +94,22 @@ pub struct Streamed {
 
 /// Every file of a run directory (a reused directory loses those the run
 /// does not write).
-pub const OUTPUT_FILES: [&str; 8] =
-    ["summary.json", "flows.csv", "links.csv", "signals.csv", "cc.csv", "collectives.csv", "rpcs.csv", "scenario.toml"];
+pub const OUTPUT_FILES: [&str; 14] = [
+    "summary.json",
+    "flows.csv",
+    "links.csv",
+    "signals.csv",
+    "cc.csv",
+    "collectives.csv",
+    "rpcs.csv",
+    "scenario.toml",
+    "flows.parquet",
+    "links.parquet",
+    "signals.parquet",
+    "cc.parquet",
+    "collectives.parquet",
+    "rpcs.parquet",
+];
 
 fn percentile(sorted: &[u64], q: f64) -> Option<f64> {
     if sorted.is_empty() {

@@ -1,0 +1,98 @@
+//! `csigsim run --parquet`: each CSV file has a Parquet twin with the same
+//! rows and values, read back here with the parquet crate's reader.
+
+use parquet::file::reader::{FileReader, SerializedFileReader};
+use parquet::record::Field;
+use std::path::Path;
+use std::process::Command;
+
+fn csigsim(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_csigsim")).args(args).output().expect("runs")
+}
+
+fn scenario(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios").join(name).to_str().unwrap().to_string()
+}
+
+fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut r = csv::Reader::from_path(path).unwrap();
+    let header = r.headers().unwrap().iter().map(String::from).collect();
+    (header, r.records().map(|x| x.unwrap().iter().map(String::from).collect()).collect())
+}
+
+fn read_parquet(path: &Path) -> (Vec<String>, Vec<Vec<Field>>) {
+    let reader = SerializedFileReader::new(std::fs::File::open(path).unwrap()).unwrap();
+    let header = reader.metadata().file_metadata().schema_descr().columns().iter().map(|c| c.name().to_string()).collect();
+    let rows = reader.get_row_iter(None).unwrap().map(|r| r.unwrap().get_column_iter().map(|(_, f)| f.clone()).collect()).collect();
+    (header, rows)
+}
+
+/// Checks that `NAME.parquet` holds the values of `NAME.csv`.
+fn same_values(dir: &Path, name: &str) -> usize {
+    let (ch, crows) = read_csv(&dir.join(format!("{name}.csv")));
+    let (ph, prows) = read_parquet(&dir.join(format!("{name}.parquet")));
+    // Same columns, times in integer picoseconds where the CSV has nanoseconds.
+    assert_eq!(ch.len(), ph.len(), "{name}: {ch:?} / {ph:?}");
+    for (c, p) in ch.iter().zip(&ph) {
+        assert!(c == p || (c.ends_with("_ns") && p == &format!("{}_ps", c.trim_end_matches("_ns"))), "{name}: {c} / {p}");
+    }
+    assert_eq!(crows.len(), prows.len(), "{name}: rows");
+    for (i, (cr, pr)) in crows.iter().zip(&prows).enumerate() {
+        for ((col, cell), (pcol, f)) in ch.iter().zip(cr).zip(ph.iter().zip(pr)) {
+            let at = format!("{name} row {i} {col}: csv {cell:?}, parquet {f:?}");
+            match f {
+                Field::Null => assert_eq!(cell, "", "{at}"),
+                Field::Long(v) if pcol.ends_with("_ps") => assert_eq!(&csigsim::output::fmt_ns(*v as u64), cell, "{at}"),
+                Field::Long(v) => assert_eq!(&v.to_string(), cell, "{at}"),
+                Field::Double(v) => {
+                    let c: f64 = cell.parse().unwrap();
+                    // The CSV rounds these two to 4 and 6 decimals; every other number is exact.
+                    let tol = match col.as_str() {
+                        "slowdown" => 0.5e-4,
+                        "utilization" => 0.5e-6,
+                        "algbw_gbps" | "busbw_gbps" => 0.5e-3,
+                        _ => 0.0,
+                    };
+                    assert!((v - c).abs() <= tol * (1.0 + 1e-9), "{at}");
+                }
+                Field::Str(s) => assert_eq!(s, cell, "{at}"),
+                other => panic!("{at}: unexpected type {other:?}"),
+            }
+        }
+    }
+    crows.len()
+}
+
+fn run(dir: &Path, scenario: &str, set: &[&str]) {
+    let mut args = vec!["run", scenario, "--out", dir.to_str().unwrap(), "--quiet", "--parquet"];
+    for s in set {
+        args.extend(["--set", s]);
+    }
+    let out = csigsim(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn parquet_twins_hold_the_csv_values() {
+    let base = std::env::temp_dir().join(format!("csigsim-parquet-{}", std::process::id()));
+    // Flows, links, signals (CSIG and stamps) and cc.
+    let chain = base.join("chain");
+    run(&chain, &scenario("chain_csig_delay.toml"), &["monitor.cc=true", "transport.cc=\"dctcp\""]);
+    for (name, min_rows) in [("flows", 5), ("links", 100), ("signals", 100), ("cc", 10)] {
+        assert!(same_values(&chain, name) >= min_rows, "{name}");
+    }
+    // Collectives, with empty cells (the totals rows' step).
+    let ring = base.join("ring");
+    run(&ring, &scenario("ring_allreduce.toml"), &["workload.0.size=\"2MB\"", "monitor.links=false"]);
+    assert!(same_values(&ring, "collectives") >= 16);
+    assert!(!ring.join("links.parquet").exists(), "no twin of a file the run does not write");
+    // RPCs, and flows left unfinished by the stop time (empty cells).
+    let rpc = base.join("rpc");
+    run(&rpc, &scenario("rpc_bursty_background.toml"), &["stop=\"2ms\""]);
+    assert!(same_values(&rpc, "rpcs") >= 1);
+    same_values(&rpc, "flows");
+    // A run without --parquet into the same directory leaves no stale twin.
+    assert!(csigsim(&["run", &scenario("two_hosts.toml"), "--out", rpc.to_str().unwrap(), "--quiet"]).status.success());
+    assert!(std::fs::read_dir(&rpc).unwrap().all(|e| e.unwrap().path().extension().is_none_or(|x| x != "parquet")));
+    let _ = std::fs::remove_dir_all(&base);
+}

@@ -1,0 +1,256 @@
+//! Parquet twins of the CSV files (`csigsim run --parquet`), written from the
+//! typed tables with the Apache `parquet` crate's column writer (its Arrow
+//! layer is left out: it would double the build time for no gain here).
+//!
+//! Each `NAME.csv` gets a `NAME.parquet` with the same rows in the same
+//! order and the same columns, except that times keep the tables' integer
+//! picoseconds (`start_ps` for `start_ns`) and `slowdown` and `utilization`
+//! are unrounded. Integers are INT64, numbers DOUBLE, text UTF-8 strings; an
+//! empty CSV cell is a null (docs/outputs.md).
+
+use super::tables::{CcTable, CollectiveTable, FlowTable, LinkTable, RpcTable, SignalTable};
+use super::RunOutput;
+use parquet::basic::Compression;
+use parquet::data_type::{ByteArray, ByteArrayType, DoubleType, Int64Type};
+use parquet::file::properties::WriterProperties;
+use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::parser::parse_message_type;
+use std::io;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Rows per row group: bounds the writer's memory on long runs.
+const ROW_GROUP: usize = 1 << 20;
+
+/// One column's values; `None` is a null.
+enum Values {
+    Int(Vec<Option<i64>>),
+    Num(Vec<Option<f64>>),
+    Text(Vec<String>),
+}
+
+struct Column {
+    name: &'static str,
+    /// Whether the column may hold nulls (OPTIONAL in the schema).
+    nullable: bool,
+    values: Values,
+}
+
+fn int<T: Copy + TryInto<i64>>(name: &'static str, v: &[T]) -> Column {
+    Column { name, nullable: false, values: Values::Int(v.iter().map(|x| Some((*x).try_into().unwrap_or(i64::MAX))).collect()) }
+}
+
+fn int_opt<T: Copy + TryInto<i64>>(name: &'static str, v: &[Option<T>]) -> Column {
+    Column { name, nullable: true, values: Values::Int(v.iter().map(|x| x.map(|x| x.try_into().unwrap_or(i64::MAX))).collect()) }
+}
+
+fn num(name: &'static str, v: &[f64]) -> Column {
+    Column { name, nullable: false, values: Values::Num(v.iter().map(|x| Some(*x)).collect()) }
+}
+
+fn num_opt(name: &'static str, v: &[Option<f64>]) -> Column {
+    Column { name, nullable: true, values: Values::Num(v.to_vec()) }
+}
+
+fn text<S: AsRef<str>>(name: &'static str, v: impl IntoIterator<Item = S>) -> Column {
+    Column { name, nullable: false, values: Values::Text(v.into_iter().map(|s| s.as_ref().to_string()).collect()) }
+}
+
+impl Column {
+    fn len(&self) -> usize {
+        match &self.values {
+            Values::Int(v) => v.len(),
+            Values::Num(v) => v.len(),
+            Values::Text(v) => v.len(),
+        }
+    }
+
+    fn schema(&self) -> String {
+        let rep = if self.nullable { "OPTIONAL" } else { "REQUIRED" };
+        match self.values {
+            Values::Int(_) => format!("{rep} INT64 {};", self.name),
+            Values::Num(_) => format!("{rep} DOUBLE {};", self.name),
+            Values::Text(_) => format!("{rep} BYTE_ARRAY {} (UTF8);", self.name),
+        }
+    }
+}
+
+/// The non-null values of rows `a..b` and their definition levels (1 set, 0 null).
+fn split<T: Copy>(v: &[Option<T>], nullable: bool) -> (Vec<T>, Option<Vec<i16>>) {
+    let vals = v.iter().filter_map(|x| *x).collect();
+    (vals, nullable.then(|| v.iter().map(|x| i16::from(x.is_some())).collect()))
+}
+
+/// Writes one table as a Parquet file.
+fn write_table(path: &Path, table: &str, cols: &[Column]) -> io::Result<()> {
+    let rows = cols.first().map_or(0, Column::len);
+    debug_assert!(cols.iter().all(|c| c.len() == rows), "{table}: columns of different lengths");
+    let schema = format!("message {table} {{ {} }}", cols.iter().map(Column::schema).collect::<Vec<_>>().join(" "));
+    let schema = Arc::new(parse_message_type(&schema).map_err(io::Error::other)?);
+    let props = Arc::new(WriterProperties::builder().set_compression(Compression::UNCOMPRESSED).set_created_by(format!("csigsim {}", env!("CARGO_PKG_VERSION"))).build());
+    let file = std::fs::File::create(path)?;
+    let mut writer = SerializedFileWriter::new(file, schema, props).map_err(io::Error::other)?;
+    let mut start = 0;
+    // A table without rows still gets one (empty) row group, so readers see its schema.
+    loop {
+        let end = (start + ROW_GROUP).min(rows);
+        let mut rg = writer.next_row_group().map_err(io::Error::other)?;
+        for c in cols {
+            let mut cw = rg.next_column().map_err(io::Error::other)?.ok_or_else(|| io::Error::other("parquet: fewer columns than the schema"))?;
+            match &c.values {
+                Values::Int(v) => {
+                    let (vals, def) = split(&v[start..end], c.nullable);
+                    cw.typed::<Int64Type>().write_batch(&vals, def.as_deref(), None).map_err(io::Error::other)?;
+                }
+                Values::Num(v) => {
+                    let (vals, def) = split(&v[start..end], c.nullable);
+                    cw.typed::<DoubleType>().write_batch(&vals, def.as_deref(), None).map_err(io::Error::other)?;
+                }
+                Values::Text(v) => {
+                    let vals: Vec<ByteArray> = v[start..end].iter().map(|s| ByteArray::from(s.as_str())).collect();
+                    cw.typed::<ByteArrayType>().write_batch(&vals, None, None).map_err(io::Error::other)?;
+                }
+            }
+            cw.close().map_err(io::Error::other)?;
+        }
+        rg.close().map_err(io::Error::other)?;
+        start = end;
+        if start >= rows {
+            break;
+        }
+    }
+    writer.close().map_err(io::Error::other)?;
+    Ok(())
+}
+
+fn flows(t: &FlowTable) -> Vec<Column> {
+    vec![
+        int("flow_id", &t.flow_id),
+        text("name", &t.name),
+        text("src", &t.src),
+        text("dst", &t.dst),
+        int("size_bytes", &t.size_bytes),
+        int("start_ps", &t.start_ps),
+        int_opt("finish_ps", &t.finish_ps),
+        int_opt("fct_ps", &t.fct_ps),
+        int("ideal_fct_ps", &t.ideal_fct_ps),
+        num_opt("slowdown", &t.slowdown),
+        int("bytes_sent", &t.bytes_sent),
+        int("retransmits", &t.retransmits),
+        int("timeouts", &t.timeouts),
+        int("nacks", &t.nacks),
+        int("trims", &t.trims),
+        int("ecn_marked", &t.ecn_marked),
+        int("delivered_bytes", &t.delivered_bytes),
+        int("cnps", &t.cnps),
+        int_opt("sender_finish_ps", &t.sender_finish_ps),
+        int_opt("sender_fct_ps", &t.sender_fct_ps),
+    ]
+}
+
+fn links(t: &LinkTable) -> Vec<Column> {
+    let c = t.columns();
+    let name = |ids: &[u32]| ids.iter().map(|&i| t.nodes[i as usize].clone()).collect::<Vec<_>>();
+    vec![
+        int("time_ps", &c.time_ps),
+        text("from", name(&c.from)),
+        text("to", name(&c.to)),
+        int("link_id", &c.link_id),
+        int("tx_bytes", &c.tx_bytes),
+        num("utilization", &c.utilization),
+        int("max_queue_bytes", &c.max_queue_bytes),
+        int("drops", &c.drops),
+        int("ecn_marks", &c.ecn_marks),
+        int("trims", &c.trims),
+        int("pause_ps", &c.pause_ps),
+    ]
+}
+
+fn signals(t: &SignalTable) -> Vec<Column> {
+    vec![
+        int("time_ps", &t.time_ps),
+        int("flow_id", &t.flow_id),
+        text("signal", &t.signal),
+        text("unit", &t.unit),
+        int("samples", &t.samples),
+        num("mean", &t.mean),
+        num("min", &t.min),
+        num("max", &t.max),
+        int_opt("locator", &t.locator),
+        text("bottleneck", (0..t.len()).map(|i| t.bottleneck_name(i))),
+    ]
+}
+
+fn cc(t: &CcTable) -> Vec<Column> {
+    vec![
+        int("time_ps", &t.time_ps),
+        int("flow_id", &t.flow_id),
+        text("cc", std::iter::repeat_n(t.cc.as_str(), t.len())),
+        int("acks", &t.acks),
+        int_opt("cwnd_bytes", &t.cwnd_bytes),
+        int_opt("cwnd_min_bytes", &t.cwnd_min_bytes),
+        int_opt("cwnd_max_bytes", &t.cwnd_max_bytes),
+        int("rate_bps", &t.rate_bps),
+        num("alpha", &t.alpha),
+        num("rtt_mean_ns", &t.rtt_mean_ns),
+        num("ce_fraction", &t.ce_fraction),
+    ]
+}
+
+fn collectives(t: &CollectiveTable) -> Vec<Column> {
+    let time: Vec<Option<u64>> = t.start_ps.iter().zip(&t.finish_ps).map(|(s, f)| Some((*f)? - (*s)?)).collect();
+    vec![
+        int("collective_id", &t.collective_id),
+        text("name", &t.name),
+        text("op", &t.op),
+        int("ranks", &t.ranks),
+        int("iteration", &t.iteration),
+        int_opt("step", &t.step),
+        int("first_flow", &t.first_flow),
+        int("flows", &t.flows),
+        int_opt("start_ps", &t.start_ps),
+        int_opt("finish_ps", &t.finish_ps),
+        int_opt("time_ps", &time),
+        int("size_bytes", &t.size_bytes),
+        num_opt("algbw_gbps", &t.algbw_gbps),
+        num_opt("busbw_gbps", &t.busbw_gbps),
+    ]
+}
+
+fn rpcs(t: &RpcTable) -> Vec<Column> {
+    vec![
+        int("flow_id", &t.flow_id),
+        text("name", &t.name),
+        text("class", &t.class),
+        text("src", &t.src),
+        text("dst", &t.dst),
+        int("size_bytes", &t.size_bytes),
+        int("start_ps", &t.start_ps),
+        int_opt("finish_ps", &t.finish_ps),
+        int_opt("latency_ps", &t.latency_ps),
+    ]
+}
+
+/// Writes one optional table, or removes a stale file of an earlier run.
+fn write_opt<T>(dir: &Path, name: &str, t: Option<&T>, cols: fn(&T) -> Vec<Column>) -> io::Result<()> {
+    let path = dir.join(format!("{name}.parquet"));
+    match t {
+        Some(t) => write_table(&path, name, &cols(t)),
+        None if path.exists() => std::fs::remove_file(path),
+        None => Ok(()),
+    }
+}
+
+impl RunOutput {
+    /// Writes a `.parquet` twin of each CSV file of the run directory (creating it).
+    pub fn write_parquet(&self, dir: &Path) -> io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        let t = &self.tables;
+        write_opt(dir, "flows", Some(&t.flows), flows)?;
+        write_opt(dir, "links", t.links.as_ref(), links)?;
+        write_opt(dir, "signals", t.signals.as_ref(), signals)?;
+        write_opt(dir, "cc", t.cc.as_ref(), cc)?;
+        write_opt(dir, "collectives", t.collectives.as_ref(), collectives)?;
+        write_opt(dir, "rpcs", t.rpcs.as_ref(), rpcs)
+    }
+}
