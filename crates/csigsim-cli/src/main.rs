@@ -96,6 +96,10 @@ enum Cmd {
         /// Runs side by side (default: the machine's cores).
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
         jobs: Option<u32>,
+        /// Write no HTML report per experiment (written by default when the
+        /// Python package is installed).
+        #[arg(long)]
+        no_report: bool,
     },
     /// Run a parameter sweep: a base scenario with axes of --set values and
     /// seeds, one child `csigsim run` per point (docs/sweeps.md).
@@ -187,9 +191,9 @@ fn main() -> ExitCode {
             })
         }
         Cmd::Bench { json, cases, child, repeat } => cmd_bench(json, &cases, child, repeat),
-        Cmd::Repro { ids, out, quick, json, jobs } => {
+        Cmd::Repro { ids, out, quick, json, jobs, no_report } => {
             let jobs = jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |j| j as usize);
-            repro::cmd_repro(&ids, &out, quick, json, jobs)
+            repro::cmd_repro(&ids, &out, quick, json, jobs, !no_report)
         }
         Cmd::Report { runs, out } => report::cmd_report(&runs, out),
         Cmd::Plot { run, out } => report::cmd_plot(&run, out),

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// The Python interpreter: `CSIGSIM_PYTHON`, else `python3`.
-fn python() -> String {
+pub(crate) fn python() -> String {
     std::env::var("CSIGSIM_PYTHON").ok().filter(|s| !s.is_empty()).unwrap_or_else(|| "python3".into())
 }
 
@@ -50,7 +50,7 @@ fn run_python(module: &str, args: &[String], stdin: Option<String>) -> Result<()
 }
 
 /// The comparison of each later run against the first, as JSON for `csigsim.report`.
-fn comparisons(runs: &[PathBuf]) -> Result<String, Failure> {
+pub(crate) fn comparisons(runs: &[PathBuf]) -> Result<String, Failure> {
     let mut all = Vec::new();
     for b in &runs[1..] {
         let rows = compare::compare(&runs[0], b)?;

@@ -5,7 +5,9 @@
 use crate::Failure;
 use csigsim::repro::{experiments, Experiment};
 use csigsim::{InputError, RunOutput};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::io::Write;
 use std::sync::Mutex;
 
 /// One variant's run, for the worker pool.
@@ -14,7 +16,7 @@ struct Job<'a> {
     variant: usize,
 }
 
-pub fn cmd_repro(ids: &[String], out: &Path, quick: bool, json: bool, jobs: usize) -> Result<(), Failure> {
+pub fn cmd_repro(ids: &[String], out: &Path, quick: bool, json: bool, jobs: usize, report: bool) -> Result<(), Failure> {
     let all = experiments();
     for id in ids {
         if !all.iter().any(|e| e.id.eq_ignore_ascii_case(id)) {
@@ -75,6 +77,8 @@ pub fn cmd_repro(ids: &[String], out: &Path, quick: bool, json: bool, jobs: usiz
     }
     let _ = std::fs::remove_dir_all(&files);
     let results = results.into_inner().expect("unpoisoned");
+    // The HTML report needs the Python package; without it, a note.
+    let python_ok = report && python_has_report();
     let mut rows = Vec::new();
     let mut k = 0;
     for e in &chosen {
@@ -89,7 +93,7 @@ pub fn cmd_repro(ids: &[String], out: &Path, quick: bool, json: bool, jobs: usiz
             .zip(&figs)
             .map(|(v, f)| (v.name.to_string(), serde_json::Value::Object(f.iter().map(|(n, x)| (n.to_string(), serde_json::json!(x))).collect())))
             .collect();
-        let row = serde_json::json!({
+        let mut row = serde_json::json!({
             "id": e.id,
             "source": e.source,
             "title": e.title,
@@ -100,6 +104,22 @@ pub fn cmd_repro(ids: &[String], out: &Path, quick: bool, json: bool, jobs: usiz
             "direction_reproduced": reproduced,
             "variants": variants,
         });
+        let report_note = if !report {
+            serde_json::json!({ "skipped": "--no-report" })
+        } else if !python_ok {
+            serde_json::json!({ "skipped": format!("{} cannot import csigsim.report (pip install ./python)", crate::report::python()) })
+        } else {
+            let dirs: Vec<PathBuf> = e.variants.iter().map(|v| out.join(e.id).join(v.name)).collect();
+            let html = out.join(e.id).join("report.html");
+            if !json {
+                eprintln!("  {} writing {}", e.id, html.display());
+            }
+            match write_report(&dirs, &html) {
+                Ok(()) => serde_json::json!({ "file": "report.html" }),
+                Err(why) => serde_json::json!({ "skipped": why }),
+            }
+        };
+        row["report"] = report_note;
         let path = out.join(e.id).join("result.json");
         std::fs::write(&path, serde_json::to_string_pretty(&row).expect("json") + "\n").map_err(|err| internal(&path.display().to_string(), err))?;
         rows.push(row);
@@ -114,8 +134,58 @@ pub fn cmd_repro(ids: &[String], out: &Path, quick: bool, json: bool, jobs: usiz
             println!("  source:  {}", r["source_figure"].as_str().unwrap_or(""));
             println!("  csigsim: {}", r["csigsim_figure"].as_str().unwrap_or(""));
             println!("  direction reproduced: {}", if r["direction_reproduced"].as_bool() == Some(true) { "yes" } else { "NO" });
+            match (r["report"]["file"].as_str(), r["report"]["skipped"].as_str()) {
+                (Some(f), _) => println!("  report: {}", out.join(r["id"].as_str().unwrap_or("")).join(f).display()),
+                (None, Some(why)) => println!("  report: not written ({why})"),
+                _ => {}
+            }
         }
         println!("results in {}", out.display());
     }
     Ok(())
+}
+
+/// Whether the Python interpreter can import the report module.
+fn python_has_report() -> bool {
+    Command::new(crate::report::python())
+        .args(["-c", "import csigsim.report"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// `csigsim report` of an experiment's variants into `html`, the later
+/// variants compared with the first; Python's output goes to stderr so that
+/// `--json` keeps stdout to itself. A failure is a note, not an error: the
+/// runs and results are written.
+fn write_report(dirs: &[PathBuf], html: &Path) -> Result<(), String> {
+    let mut args: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    args.extend(["--out".to_string(), html.display().to_string()]);
+    let stdin = if dirs.len() > 1 {
+        args.extend(["--compare".to_string(), "-".to_string()]);
+        Some(crate::report::comparisons(dirs).map_err(|_| "the runs cannot be compared".to_string())?)
+    } else {
+        None
+    };
+    let py = crate::report::python();
+    let mut child = Command::new(&py)
+        .arg("-m")
+        .arg("csigsim.report")
+        .args(&args)
+        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("cannot start {py}: {e}"))?;
+    if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        pipe.write_all(text.as_bytes()).map_err(|e| format!("cannot write to {py}: {e}"))?;
+    }
+    let status = child.wait().map_err(|e| format!("{py}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{py} -m csigsim.report failed ({status})"))
+    }
 }
