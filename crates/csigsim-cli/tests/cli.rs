@@ -423,3 +423,48 @@ fn run_directory_is_written_whole_or_not_at_all() {
     assert!(!root.join("new").exists(), "a failed run must not create its directory");
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+/// `csigsim repro` writes each experiment's HTML report when the Python
+/// package is there, and otherwise (or with `--no-report`) says why not in
+/// result.json, still exiting 0 with every run written.
+#[test]
+fn repro_writes_a_report_per_experiment_or_says_why_not() {
+    let report_of = |out: &Path| -> serde_json::Value {
+        let row: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("S1/result.json")).unwrap()).unwrap();
+        row["report"].clone()
+    };
+    // An interpreter that does not exist: a note naming it, no report.
+    let out = tmp("repro-nopython");
+    let r = bin().env("CSIGSIM_PYTHON", "/nonexistent/python3").args(["repro", "S1", "--quick", "--out"]).arg(&out).output().unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let note = report_of(&out);
+    assert!(note["skipped"].as_str().unwrap().contains("/nonexistent/python3"), "{note}");
+    assert!(String::from_utf8_lossy(&r.stdout).contains("report: not written"));
+    assert!(!out.join("S1/report.html").exists() && out.join("S1/nscc/flows.csv").exists());
+    let _ = std::fs::remove_dir_all(&out);
+
+    // --no-report: the same without asking Python.
+    let out = tmp("repro-noreport");
+    let r = bin().args(["repro", "S1", "--quick", "--no-report", "--json", "--out"]).arg(&out).output().unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let rows: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    assert_eq!(rows[0]["report"]["skipped"], "--no-report");
+    assert_eq!(report_of(&out)["skipped"], "--no-report");
+    assert!(!out.join("S1/report.html").exists());
+    let _ = std::fs::remove_dir_all(&out);
+
+    // With the package installed, report.html beside the variants, and
+    // --json's stdout stays one JSON array.
+    let python = std::env::var("CSIGSIM_PYTHON").ok().filter(|s| !s.is_empty()).unwrap_or_else(|| "python3".into());
+    let has_package = Command::new(&python).args(["-c", "import csigsim.report"]).output().is_ok_and(|o| o.status.success());
+    if has_package {
+        let out = tmp("repro-report");
+        let r = bin().args(["repro", "S1", "--quick", "--json", "--out"]).arg(&out).output().unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let rows: serde_json::Value = serde_json::from_slice(&r.stdout).expect("stdout is the JSON array alone");
+        assert_eq!(rows[0]["report"]["file"], "report.html", "{}", rows[0]);
+        let html = std::fs::read_to_string(out.join("S1/report.html")).unwrap();
+        assert!(html.contains("nscc_csig"), "the report names the variants");
+        let _ = std::fs::remove_dir_all(&out);
+    }
+}

@@ -2,7 +2,7 @@
 //! (`csigsim::repro`): every direction csigsim reproduces stays reproduced.
 //! docs/reproductions.md explains the ones it does not.
 
-use csigsim::repro::experiments;
+use csigsim::repro::{experiments, figure};
 
 /// Experiments whose source direction csigsim reproduces (quick form).
 const REPRODUCED: &[&str] = &["S1", "S5", "S6", "S7"];
@@ -21,6 +21,23 @@ fn the_reproduced_directions_hold_in_the_quick_form() {
         }
         if REPRODUCED.contains(&e.id) {
             assert!(r.reproduced, "{}: {}", e.id, r.csigsim_figure);
+        }
+        if e.id == "S4" {
+            // The 100 us view shows what the 1 s view averages away: the
+            // busiest ToR uplink and the hot rack pair under ECMP.
+            let ecmp = &r.variants[0].figures;
+            assert!(figure(ecmp, "uplink_util_100us_peak") > 2.0 * figure(ecmp, "uplink_util_1s"), "{ecmp:?}");
+            assert!(figure(ecmp, "hot_pair_abw_c_100us_min") < figure(ecmp, "hot_pair_abw_c_1s"), "{ecmp:?}");
+            // Spraying ends ECMP's collisions: the job's busbw rises.
+            assert!(figure(&r.variants[1].figures, "busbw_gbps") > figure(ecmp, "busbw_gbps"), "{}", r.csigsim_figure);
+        }
+        if e.id == "S8" {
+            // Four queue pairs beat one under every seed (ECMP collisions
+            // spread over more entropies).
+            for s in 0..3 {
+                let (qp1, split) = (&r.variants[5 * s].figures, &r.variants[5 * s + 3].figures);
+                assert!(figure(split, "busbw_gbps") > figure(qp1, "busbw_gbps"), "{}", r.csigsim_figure);
+            }
         }
     }
     std::fs::remove_dir_all(&dir).unwrap();
