@@ -308,16 +308,17 @@ fn s4_figures(o: &RunOutput) -> Figures {
     let mut run_sum = [[(0.0f64, 0u64); 4]; 4];
     let mut windows: std::collections::BTreeMap<(usize, usize, u64), (f64, u64)> = Default::default();
     let mut class_samples = [0u64; 4];
-    let mut all_samples = 0u64;
+    let mut written = 0u64;
     for i in 0..sig.len() {
         let n = sig.samples[i];
         if n == 0 {
             continue;
         }
+        // Shares among the samples a switch wrote, as telemetry.bottleneck_map.
         if let Some(c) = port_class(sig.bottleneck_name(i)) {
             class_samples[c] += n;
+            written += n;
         }
-        all_samples += n;
         if let (Some(a), Some(b)) = (rack(sig.flow_id[i], false), rack(sig.flow_id[i], true)) {
             let cell = &mut run_sum[a][b];
             cell.0 += sig.mean[i] * n as f64;
@@ -329,7 +330,7 @@ fn s4_figures(o: &RunOutput) -> Figures {
     }
     let mut figs: Figures = Vec::new();
     for (c, name) in PORT_SHARES.iter().enumerate() {
-        figs.push((name, class_samples[c] as f64 / all_samples.max(1) as f64));
+        figs.push((name, class_samples[c] as f64 / written.max(1) as f64));
     }
     // The hot pair: the least mean ABW/C over the run.
     let mut hot: Option<(usize, usize, f64)> = None;
