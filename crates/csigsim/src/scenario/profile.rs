@@ -414,4 +414,111 @@ mod tests {
             crate::scenario::load_str(&text, p.name, std::path::Path::new("."), &[], None).unwrap_or_else(|e| panic!("{}: {e}", p.name));
         }
     }
+
+    fn scenario(text: &str, sets: &[&str]) -> crate::scenario::Scenario {
+        let ov: Vec<crate::scenario::Override> = sets.iter().map(|s| crate::scenario::Override::parse(s).unwrap()).collect();
+        crate::scenario::load_str(text, "t.toml", std::path::Path::new("."), &ov, None).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    const K4: &str = "profile = \"htsim-uec\"\n[topology]\nkind = \"fat_tree\"\nk = 4\n";
+    const LS: &str = "profile = \"htsim-uec\"\n[topology]\nkind = \"leaf_spine\"\nleaves = 32\nhosts_per_leaf = 32\nspines = 8\nfabric_rate = \"100Gbps\"\n";
+
+    #[test]
+    fn htsim_queue_ecn_and_rto_follow_the_fabric() {
+        // k=4 fat tree, 6 links: network RTT 14.0227 us, BDP 43 packets of 4150 B.
+        let s = scenario(K4, &[]);
+        assert_eq!(s.switch.reserved.0, 43 * 4150);
+        assert_eq!(s.switch.reserved.0, 178_450);
+        assert_eq!(s.switch.buffer.0, 178_450 * 4, "every k=4 switch has 4 ports: no shared pool");
+        assert_eq!(s.switch.ctrl_buffer.0, 2 * 178_450);
+        let e = s.switch.ecn.unwrap();
+        assert_eq!((e.kmin.0, e.kmax.0, e.pmax), (37_350, 145_250, 1.0));
+        assert_eq!(s.transport.rto.0, 100_656_000, "15 us + 6 x 178450 B at 100 Gb/s");
+        // 32 x 32 leaf-spine with 8 spines, 4 links: 9.34848 us, 29 packets.
+        let s = scenario(LS, &[]);
+        assert_eq!(s.switch.reserved.0, 120_350);
+        let e = s.switch.ecn.unwrap();
+        assert_eq!((e.kmin.0, e.kmax.0), (24_900, 99_600));
+        assert_eq!(s.transport.rto.0, 72_768_000);
+        // Leaves have 40 ports, spines 32: the buffer fits the leaves and the
+        // spines' spare bytes cannot lengthen a queue (dt_alpha x free < 1 B).
+        assert_eq!(s.switch.buffer.0, 40 * 120_350);
+        assert!(s.switch.dt_alpha * s.switch.buffer.0 as f64 <= 0.5);
+    }
+
+    #[test]
+    fn derived_values_use_the_scenarios_own_packet_sizes_and_its_keys_win() {
+        // A smaller MTU: BDP 175,284 B... of 1064 B packets over the same RTT
+        // with these packets: 2 x 6 us + 6 x (1064 + 64) x 8 / 100 Gb/s.
+        let s = scenario(K4, &["transport.mtu=1000"]);
+        let rtt_ps = 12_000_000u64 + 6 * (1128 * 80);
+        let pkts = (rtt_ps as u128 * 100_000_000_000).div_ceil(8 * 1_000_000_000_000 * 1064) as u64;
+        assert_eq!(s.switch.reserved.0, pkts * 1064);
+        // Keys the scenario sets win, and the values derived from them follow.
+        let s = scenario(&format!("{K4}[switch]\nreserved = \"100000B\"\necn = {{ kmin = \"1B\", kmax = \"2B\" }}\n[transport]\nrto = \"1ms\"\n"), &[]);
+        assert_eq!(s.switch.reserved.0, 100_000);
+        assert_eq!(s.switch.ctrl_buffer.0, 200_000, "twice the scenario's queue");
+        assert_eq!(s.switch.ecn.unwrap().kmin.0, 1);
+        assert_eq!(s.transport.rto.0, 1_000_000_000);
+        let s = scenario(K4, &["switch.buffer=32MB", "transport.rto=2ms"]);
+        assert_eq!(s.switch.buffer.0, 32_000_000);
+        assert_eq!(s.switch.dt_alpha, 1.0, "a buffer the scenario sets keeps csigsim's dynamic threshold");
+        assert_eq!(s.transport.rto.0, 2_000_000_000);
+    }
+
+    #[test]
+    fn errors_point_into_the_scenarios_own_text() {
+        let text = format!("{K4}[switch]\necn = {{ kmin = \"500KB\", kmax = \"400KB\" }}\n");
+        let e = crate::scenario::load_str(&text, "t.toml", std::path::Path::new("."), &[], None).unwrap_err().to_string();
+        assert!(e.starts_with("t.toml:6:") && e.contains("switch.ecn.kmin"), "{e}");
+        let e = crate::scenario::load_str(&format!("{K4}[transport]\nmtu = \"big\"\n"), "t.toml", std::path::Path::new("."), &[], None).unwrap_err().to_string();
+        assert!(e.starts_with("t.toml:6:") && e.contains("transport.mtu"), "{e}");
+        let e = crate::scenario::load_str("profile = \"htsim-uec\"\n[topology]\nkind = \"fat_tree\"\nk = 3\n", "t.toml", std::path::Path::new("."), &[], None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("t.toml:4:") && e.contains("topology.k"), "{e}");
+    }
+
+    fn one_switch(n: usize, extra: &str) -> String {
+        let hosts: Vec<String> = (0..n).map(|i| format!("\"n{i}\"")).collect();
+        let links: Vec<String> = (0..n).map(|i| format!("{{ a = \"n{i}\", b = \"sw\", rate = \"100Gbps\", delay = \"1us\" }}")).collect();
+        format!("profile = \"ns3-rdma\"\n{extra}\n[topology]\nkind = \"custom\"\nhosts = [{}]\nswitches = [\"sw\"]\nlinks = [{}]\n", hosts.join(", "), links.join(", "))
+    }
+
+    #[test]
+    fn ns3_values_follow_the_congestion_control() {
+        let s = scenario(&one_switch(3, ""), &["transport.cc=dcqcn"]);
+        assert_eq!((s.transport.mtu, s.transport.header, s.transport.ack_size), (1000, 48, 60));
+        let e = s.switch.ecn.unwrap();
+        assert_eq!((e.kmin.0, e.kmax.0, e.pmax), (400_000, 1_600_000, 0.2));
+        assert_eq!(s.switch.pfc.headroom.unwrap().0, 37_500, "3 x 100 Gb/s x 1 us");
+        assert_eq!(s.switch.pfc.xon_delta.0, 3072);
+        assert_eq!(s.switch.buffer.0, 32 << 20);
+        let s = scenario(&one_switch(3, ""), &["transport.cc=dctcp"]);
+        let e = s.switch.ecn.unwrap();
+        assert_eq!((e.kmin.0, e.kmax.0, e.pmax), (300_000, 300_000, 1.0));
+        let s = scenario(&one_switch(3, ""), &["transport.cc=timely"]);
+        assert_eq!(s.transport.header, 56);
+        assert_eq!(s.transport.timely.delta.0, 100_000_000, "10 Mb/s per 10 Gb/s of line rate");
+        // HPCC (run.py's default): INT for 5 hops, ns-3's 88 B ACK, maxRtt as T.
+        let s = scenario(&one_switch(3, ""), &[]);
+        assert_eq!(s.transport.cc.name(), "hpcc");
+        assert_eq!((s.transport.header, s.transport.ack_size), (48, 46));
+        assert_eq!(s.transport.hpcc.base_rtt.unwrap().0, 4_160_000, "2 x 2 us + 2 x 80 ns");
+        let t: toml::Table = toml::from_str(&s.resolved_toml).unwrap();
+        assert_eq!(t["signals"]["int"]["record"].as_str(), Some("quantized"));
+        assert_eq!(t["signals"]["int"]["multi"].as_integer(), Some(4));
+    }
+
+    #[test]
+    fn ns3_scales_ecn_and_pfc_alpha_with_port_speed() {
+        // Hosts at 100 Gb/s, one 400 Gb/s link between two switches.
+        let text = "profile = \"ns3-rdma\"\n[transport]\ncc = \"dcqcn\"\n[topology]\nkind = \"custom\"\nhosts = [\"a\", \"b\"]\nswitches = [\"s\", \"t\"]\nlinks = [{ a = \"a\", b = \"s\", rate = \"100Gbps\", delay = \"1us\" }, { a = \"s\", b = \"t\", rate = \"400Gbps\", delay = \"1us\" }, { a = \"t\", b = \"b\", rate = \"100Gbps\", delay = \"1us\" }]\n";
+        let s = scenario(text, &[]);
+        let r = &s.switch.ecn_rule[0];
+        assert_eq!((r.rate.unwrap().0, r.ecn.kmin.0, r.ecn.kmax.0), (400_000_000_000, 1_600_000, 6_400_000));
+        let p = &s.switch.pfc_rule[0];
+        assert_eq!((p.rate.unwrap().0, p.pfc.alpha), (400_000_000_000, Some(0.5)), "pfc_a_shift 1");
+        assert_eq!(s.switch.pfc.headroom.unwrap().0, 150_000, "3 x 400 Gb/s x 1 us, the largest port's");
+    }
 }
