@@ -57,7 +57,7 @@ pub fn apply(text: &str, file: &str, locate: impl Fn(&str) -> Option<(usize, usi
             _ => derive_ns3(&f),
         };
         for (path, v) in derived {
-            set_unset(doc.as_item_mut(), &path, v);
+            set_unset(doc.as_item_mut(), path, v);
         }
     }
     Ok(Some(doc.to_string()))
