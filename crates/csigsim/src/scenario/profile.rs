@@ -95,8 +95,9 @@ struct Facts {
     buffer_set: bool,
     /// The scenario sets `switch.ecn` or `switch.ecn_rule` (then neither is derived).
     ecn_set: bool,
-    /// Bytes `[signals.int]` adds to every packet (HPCC), from its keys or defaults.
-    int_bytes: u64,
+    /// Signal bytes on every data packet: the INT stack (HPCC's, from its
+    /// keys or defaults) and the CSIG tag.
+    signal_bytes: u64,
 }
 
 impl Facts {
@@ -121,11 +122,14 @@ impl Facts {
             Some(v) => v.as_str()?.to_string(),
         };
         let signal_int = t.get("signals").and_then(|s| s.get("int")).and_then(|v| v.as_table());
-        let int_bytes = if cc == "hpcc" {
-            let key = |k: &str, d: u64| signal_int.and_then(|s| s.get(k)).and_then(|v| v.as_integer()).map_or(d, |i| i.max(0) as u64);
-            key("header", 2) + key("per_hop", 8) * key("max_hops", 5)
-        } else {
-            0
+        let key = |k: &str, d: u64| signal_int.and_then(|s| s.get(k)).and_then(|v| v.as_integer()).map_or(d, |i| i.max(0) as u64);
+        // HPCC gets [signals.int] from the ns-3 profile when it has none.
+        let int_bytes = if cc == "hpcc" || signal_int.is_some() { key("header", 2) + key("per_hop", 8) * key("max_hops", 5) } else { 0 };
+        let csig = t.get("signals").and_then(|s| s.get("csig")).and_then(|v| v.as_table());
+        let tag_bytes = match csig {
+            None => 0,
+            Some(c) if c.get("size").and_then(|v| v.as_str()) == Some("wide") => 8,
+            Some(_) => 4,
         };
         Some(Facts {
             topo,
@@ -136,7 +140,7 @@ impl Facts {
             reserved,
             buffer_set: sw.contains_key("buffer"),
             ecn_set: sw.contains_key("ecn") || sw.contains_key("ecn_rule"),
-            int_bytes,
+            signal_bytes: int_bytes + tag_bytes,
         })
     }
 
@@ -324,7 +328,7 @@ fn derive_ns3(f: &Facts) -> Vec<(&'static str, Item)> {
     }
     // Headroom 3 x rate x delay per port; csigsim has one per switch: the
     // largest, and never below what its check needs to stay lossless.
-    let packet = f.mtu + header + f.int_bytes;
+    let packet = f.mtu + header + f.signal_bytes;
     let headroom = f
         .topo
         .links
