@@ -17,7 +17,7 @@ import os
 import re
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 import pandas as pd
@@ -27,7 +27,7 @@ from ._core import ScenarioError
 
 __version__: str = _core.version()
 
-__all__ = ["run", "validate", "Results", "ScenarioError", "to_toml", "sweep", "load_sweep", "Sweep", "SweepError", "__version__"]
+__all__ = ["run", "validate", "Results", "Progress", "ScenarioError", "to_toml", "sweep", "load_sweep", "Sweep", "SweepError", "__version__"]
 
 ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 OverridesLike = Union[Mapping[str, Any], Sequence[str], None]
@@ -289,12 +289,50 @@ def _frame(columns: Optional[Mapping[str, Any]], spec: Sequence[tuple]) -> pd.Da
     return pd.DataFrame({name: _column(kind, columns[key]) for name, kind, key in spec})
 
 
+class Progress(NamedTuple):
+    """Where a run is, as :func:`run` reports it to a ``progress`` callable:
+    simulated time (ps), the scenario's stop time (ps, or None), flows
+    completed of all, and events executed so far."""
+
+    sim_time_ps: int
+    stop_ps: Optional[int]
+    flows_completed: int
+    flows_total: int
+    events: int
+
+
+class _Bar:
+    """A tqdm bar of simulated time against the stop time (us), or of flows
+    completed against all when the scenario has no stop; tqdm.auto draws it
+    as a widget in a notebook."""
+
+    def __init__(self) -> None:
+        self.bar = None
+
+    def __call__(self, p: Progress) -> None:
+        if self.bar is None:
+            from tqdm.auto import tqdm
+
+            if p.stop_ps is not None:
+                self.bar = tqdm(total=p.stop_ps // 1_000_000, unit="us", unit_scale=True, desc="simulated", dynamic_ncols=True)
+            else:
+                self.bar = tqdm(total=p.flows_total, unit="flow", desc="flows done", dynamic_ncols=True)
+        pos = min(p.sim_time_ps // 1_000_000, self.bar.total) if p.stop_ps is not None else p.flows_completed
+        self.bar.update(pos - self.bar.n)
+        self.bar.set_postfix_str(f"{p.events / 1e6:.0f} M events", refresh=False)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
 def run(
     scenario: ScenarioLike,
     *,
     seed: Optional[int] = None,
     overrides: OverridesLike = None,
     out: Union[str, "os.PathLike[str]", None] = None,
+    progress: Union[bool, Callable[[Progress], Any]] = False,
 ) -> Results:
     """Runs a scenario and returns its :class:`Results`.
 
@@ -303,17 +341,30 @@ def run(
     scenario's seed. ``overrides`` is a dict ``{"transport.cc": "dctcp"}`` or a
     list of ``"KEY=VALUE"`` strings, like the CLI's ``--set``. With ``out``, the
     run directory (summary.json, flows.csv, links.csv, scenario.toml) is
-    written there too. Raises :class:`ScenarioError` on bad input; Ctrl-C
-    stops the run and raises KeyboardInterrupt.
+    written there too. ``progress=True`` draws a tqdm bar on stderr (a widget
+    in a notebook): simulated time against the scenario's stop, or flows done
+    of all, with rate and ETA; a callable instead receives a :class:`Progress`
+    every 2^20 events (an exception it raises stops the run and propagates).
+    Off by default. Raises :class:`ScenarioError` on bad input; Ctrl-C stops
+    the run and raises KeyboardInterrupt.
     """
     seed = _check_seed(seed)
     ov = _overrides(overrides)
     out_path = Path(out) if out is not None else None
     kind, arg, source = _source(scenario)
-    if kind == "file":
-        raw = _core.run_file(arg, seed, ov, out_path)
-    else:
-        raw = _core.run_toml(arg, source, os.getcwd(), seed, ov, out_path)
+    bar = _Bar() if progress is True else None
+    user = bar if bar is not None else (progress if callable(progress) else None)
+    if progress is not False and user is None:
+        raise TypeError(f"progress must be a bool or a callable, not {type(progress).__name__}")
+    on_progress = None if user is None else (lambda *a: user(Progress(*a)))
+    try:
+        if kind == "file":
+            raw = _core.run_file(arg, seed, ov, out_path, on_progress)
+        else:
+            raw = _core.run_toml(arg, source, os.getcwd(), seed, ov, out_path, on_progress)
+    finally:
+        if bar is not None:
+            bar.close()
     return Results(raw, out_path)
 
 

@@ -1,6 +1,6 @@
 # Type stubs for the compiled module csigsim._core (python/src/lib.rs).
 import os
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Callable, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -39,12 +39,14 @@ def run_toml(
     seed: Optional[int] = None,
     overrides: List[str] = ...,
     out: Optional[_Path] = None,
+    on_progress: Optional[Callable[[int, Optional[int], int, int, int], None]] = None,
 ) -> Output: ...
 def run_file(
     path: _Path,
     seed: Optional[int] = None,
     overrides: List[str] = ...,
     out: Optional[_Path] = None,
+    on_progress: Optional[Callable[[int, Optional[int], int, int, int], None]] = None,
 ) -> Output: ...
 def validate_toml(
     text: str,

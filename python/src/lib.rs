@@ -245,14 +245,24 @@ fn write_dir(py: Python<'_>, output: &RunOutput, dir: &Path) -> PyResult<()> {
 }
 
 /// Runs a loaded scenario without holding the GIL, checking for Ctrl-C between
-/// chunks of events; writes the run directory if `out` is given.
-fn run_loaded(py: Python<'_>, sc: Scenario, out: Option<PathBuf>) -> PyResult<Bound<'_, Output>> {
+/// chunks of events and calling `on_progress(sim_time_ps, stop_ps,
+/// flows_completed, flows_total, events)` there if given; writes the run
+/// directory if `out` is given.
+fn run_loaded(py: Python<'_>, sc: Scenario, out: Option<PathBuf>, on_progress: Option<Py<PyAny>>) -> PyResult<Bound<'_, Output>> {
     let (result, interrupt) = py.detach(move || {
         let mut interrupt: Option<PyErr> = None;
-        let progress = |_: &csigsim::Progress| {
+        let progress = |p: &csigsim::Progress| {
             // Signal handlers only run on the main thread with the GIL held, so
-            // re-attach briefly; a pending KeyboardInterrupt stops the engine.
-            match Python::attach(|py| py.check_signals()) {
+            // re-attach briefly; a pending KeyboardInterrupt (or an exception
+            // of the progress callback) stops the engine.
+            let r = Python::attach(|py| {
+                py.check_signals()?;
+                if let Some(f) = &on_progress {
+                    f.call1(py, (p.sim_time_ps, p.stop_ps, p.flows_completed, p.flows_total, p.events))?;
+                }
+                Ok::<(), PyErr>(())
+            });
+            match r {
                 Ok(()) => true,
                 Err(e) => {
                     interrupt = Some(e);
@@ -278,7 +288,8 @@ fn run_loaded(py: Python<'_>, sc: Scenario, out: Option<PathBuf>) -> PyResult<Bo
 
 /// Loads scenario text and runs it; returns its `Output`.
 #[pyfunction]
-#[pyo3(signature = (text, source="<string>", base_dir=None, seed=None, overrides=Vec::new(), out=None))]
+#[pyo3(signature = (text, source="<string>", base_dir=None, seed=None, overrides=Vec::new(), out=None, on_progress=None))]
+#[allow(clippy::too_many_arguments)]
 fn run_toml<'py>(
     py: Python<'py>,
     text: &str,
@@ -287,26 +298,28 @@ fn run_toml<'py>(
     seed: Option<u64>,
     overrides: Vec<String>,
     out: Option<PathBuf>,
+    on_progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, Output>> {
     let ov = parse_overrides(py, &overrides)?;
     let base = base_dir.unwrap_or_else(|| PathBuf::from("."));
     let sc = scenario::load_str(text, source, &base, &ov, seed).map_err(|e| scenario_error(py, e))?;
-    run_loaded(py, sc, out)
+    run_loaded(py, sc, out, on_progress)
 }
 
 /// Loads a scenario file and runs it; returns its `Output`.
 #[pyfunction]
-#[pyo3(signature = (path, seed=None, overrides=Vec::new(), out=None))]
+#[pyo3(signature = (path, seed=None, overrides=Vec::new(), out=None, on_progress=None))]
 fn run_file<'py>(
     py: Python<'py>,
     path: PathBuf,
     seed: Option<u64>,
     overrides: Vec<String>,
     out: Option<PathBuf>,
+    on_progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, Output>> {
     let ov = parse_overrides(py, &overrides)?;
     let sc = scenario::load_file(&path, &ov, seed).map_err(|e| scenario_error(py, e))?;
-    run_loaded(py, sc, out)
+    run_loaded(py, sc, out, on_progress)
 }
 
 /// Parses and checks scenario text without running it; raises ScenarioError.

@@ -283,3 +283,53 @@ def test_frames_have_numbers_and_names():
     assert ((done.finish_ns - done.start_ns - done.fct_ns).abs() < 1e-6).all()
     assert f.name.iloc[0] == "main" and f.src.iloc[0] == "h0"
     assert set(res.links["from"]) >= {"h0", "s0", "s1", "s2"}
+
+
+INCAST = Path(__file__).resolve().parents[2] / "scenarios" / "incast_fat_tree.toml"
+# Four times the shipped incast's bytes: about four million events, so the
+# engine reports progress three or four times.
+BIG_INCAST = {"workload.0.size": "8MB", "monitor.links": False}
+
+
+def test_progress_callable_sees_the_run_advance():
+    seen = []
+    res = csigsim.run(INCAST, overrides=BIG_INCAST, progress=seen.append)
+    assert len(seen) >= 3
+    assert all(isinstance(p, csigsim.Progress) for p in seen)
+    times = [p.sim_time_ps for p in seen]
+    assert times == sorted(times) and times[0] > 0
+    assert [p.events for p in seen] == [(i + 1) * 2**20 for i in range(len(seen))]
+    assert all(p.stop_ps is None and p.flows_total == 127 for p in seen)
+    assert seen[-1].flows_completed <= res.summary["flows_completed"] == 127
+    assert seen[-1].sim_time_ps <= res.summary["sim_time_ns"] * 1000
+
+
+def test_progress_callable_that_raises_stops_the_run():
+    calls = []
+
+    def stop(p):
+        calls.append(p)
+        raise RuntimeError("enough")
+
+    with pytest.raises(RuntimeError, match="enough"):
+        csigsim.run(INCAST, overrides=BIG_INCAST, progress=stop)
+    assert len(calls) == 1
+
+
+def test_progress_bar_counts_flows_on_stderr(capsys):
+    csigsim.run(INCAST, overrides=BIG_INCAST, progress=True)
+    err = capsys.readouterr().err
+    assert "flows done" in err and "/127" in err
+
+
+def test_progress_bar_counts_simulated_time_against_the_stop(capsys):
+    csigsim.run(INCAST, overrides={**BIG_INCAST, "stop": "30ms"}, progress=True)
+    err = capsys.readouterr().err
+    assert "simulated" in err and "/30.0k" in err
+
+
+def test_progress_off_by_default_and_checked(capsys):
+    csigsim.run(INCAST, overrides=BIG_INCAST)
+    assert capsys.readouterr().err == ""
+    with pytest.raises(TypeError, match="progress"):
+        csigsim.run(INCAST, overrides=BIG_INCAST, progress="yes")

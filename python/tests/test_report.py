@@ -189,3 +189,18 @@ def test_cli_report_shows_the_figures_of_compare(two_runs, tmp_path):
         for cell, key in zip(row.groups(), ("a", "b", "ratio")):
             v = cmp[metric][key]
             assert cell == ("-" if v is None else rp._num(v)), (metric, key, cell, v)
+
+
+@needs_browser
+def test_parking_lot_report_renders_and_names_its_congested_queues(tmp_path):
+    # The CSIG 3-flow scenario: the report's bottleneck map must name the two
+    # queues docs/cc/nscc.md says are congested, and nothing else.
+    run = csigsim.run(SCENARIOS / "nscc_parking_lot.toml", overrides={"stop": "1ms"}, out=tmp_path / "run")
+    path = tmp_path / "report.html"
+    rp.write_report([run.out], path)
+    dom, console = chromium(path, "--dump-dom")
+    assert console == []
+    assert "<h3>Telemetry</h3>" in dom
+    assert "tor0-&gt;agg0" in dom and "agg2-&gt;tor5" in dom
+    named = set(re.findall(r"(?:tor|agg)\d+-&gt;(?:tor|agg)\d+", dom))
+    assert named == {"tor0-&gt;agg0", "agg2-&gt;tor5"}, named

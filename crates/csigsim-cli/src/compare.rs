@@ -1,6 +1,7 @@
 //! `csigsim compare RUN_A RUN_B`: what changed between two run directories:
-//! completion and slowdown percentiles, the run's totals, collectives' times
-//! and RPC latencies, each with B / A.
+//! completion and slowdown percentiles, the run's totals, throughput per
+//! named group of flows, the bottleneck map, collectives' times and RPC
+//! latencies, each with B / A.
 
 use csigsim::InputError;
 use std::path::Path;
@@ -82,6 +83,12 @@ fn figures(dir: &Path) -> Result<Vec<(String, Option<f64>)>, InputError> {
             out.push((format!("slowdown_{name}"), quantile(&slow, q)));
         }
     }
+    if let Some(flows) = read_csv(dir, "flows.csv")? {
+        out.extend(group_throughput(&flows));
+    }
+    if let Some(sig) = read_csv(dir, "signals.csv")? {
+        out.extend(bottleneck_shares(&sig));
+    }
     if let Some(c) = read_csv(dir, "collectives.csv")? {
         let step = c.0.iter().position(|h| h == "step");
         let totals = |r: &[String]| step.is_some_and(|i| r.get(i).is_some_and(|s| s.is_empty()));
@@ -104,6 +111,65 @@ fn figures(dir: &Path) -> Result<Vec<(String, Option<f64>)>, InputError> {
         }
     }
     Ok(out)
+}
+
+/// Named groups of flows compared at most (the first by flow id).
+const MAX_GROUPS: usize = 16;
+/// Ports of the bottleneck map compared at most (the most named).
+const MAX_PORTS: usize = 8;
+
+/// `throughput_gbps[NAME]`: the mean of size / FCT over the completed flows
+/// of each flow name (the `name` of `[[flow]]` entries and workloads), in
+/// order of each name's first flow; unnamed flows are left out.
+fn group_throughput(flows: &Csv) -> Vec<(String, Option<f64>)> {
+    let col = |c: &str| flows.0.iter().position(|h| h == c);
+    let (Some(name), Some(size), Some(fct)) = (col("name"), col("size_bytes"), col("fct_ns")) else { return Vec::new() };
+    let mut groups: Vec<(String, f64, u32)> = Vec::new();
+    for r in &flows.1 {
+        let n = &r[name];
+        if n.is_empty() {
+            continue;
+        }
+        let i = match groups.iter().position(|g| &g.0 == n) {
+            Some(i) => i,
+            None if groups.len() < MAX_GROUPS => {
+                groups.push((n.clone(), 0.0, 0));
+                groups.len() - 1
+            }
+            None => continue,
+        };
+        if let (Ok(b), Ok(t)) = (r[size].parse::<f64>(), r[fct].parse::<f64>()) {
+            if t > 0.0 {
+                groups[i].1 += b * 8.0 / t;
+                groups[i].2 += 1;
+            }
+        }
+    }
+    groups.into_iter().map(|(n, sum, k)| (format!("throughput_gbps[{n}]"), (k > 0).then(|| sum / k as f64))).collect()
+}
+
+/// `bottleneck_share[PORT]`: of the CSIG samples whose writer is named (the
+/// locator's `bottleneck`), the share naming each port, for the ports named
+/// most (ties by name).
+fn bottleneck_shares(sig: &Csv) -> Vec<(String, Option<f64>)> {
+    let col = |c: &str| sig.0.iter().position(|h| h == c);
+    let (Some(port), Some(samples)) = (col("bottleneck"), col("samples")) else { return Vec::new() };
+    let mut counts: Vec<(String, f64)> = Vec::new();
+    for r in &sig.1 {
+        let p = &r[port];
+        if p.is_empty() {
+            continue;
+        }
+        let k = r[samples].parse::<f64>().unwrap_or(0.0);
+        match counts.iter_mut().find(|c| &c.0 == p) {
+            Some(c) => c.1 += k,
+            None => counts.push((p.clone(), k)),
+        }
+    }
+    let total: f64 = counts.iter().map(|c| c.1).sum();
+    counts.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    counts.truncate(MAX_PORTS);
+    counts.into_iter().map(|(p, k)| (format!("bottleneck_share[{p}]"), (total > 0.0).then(|| k / total))).collect()
 }
 
 /// The figures of both runs, matched by name (a figure only one run has keeps its place).

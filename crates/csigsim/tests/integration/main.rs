@@ -24,5 +24,6 @@ mod signals;
 mod switch_models;
 mod streaming;
 mod tables;
+mod validation;
 mod watchdog;
 mod workloads;

@@ -168,7 +168,7 @@ pub(super) fn expand(p: &Plan, inst: &mut Instance, err: &KeyErr) -> Result<(), 
                                 } else {
                                     Vec::new()
                                 };
-                                inst.slice(v as u32, x, (ti * ch + k as usize) as u32, bytes, &data, &mut queue, err)?;
+                                inst.slice(v as u32, x, (ti * ch + k) as u32, bytes, &data, &mut queue, err)?;
                             }
                             down[ti][k][x as usize] = queue;
                         }
