@@ -259,16 +259,18 @@ impl EventQueue {
         }
         self.last = min;
         while n != NIL {
-            let c = self.chunks[n as usize];
-            // Freed first: the spread may reuse it for a lower bucket.
-            self.free_chunk(n);
-            for &(t, ev) in &c.items[..c.len as usize] {
+            // Read in place (no copy of the chunk); freed once read, so the
+            // spread below never writes into it.
+            let (len, next) = (self.chunks[n as usize].len as usize, self.chunks[n as usize].next);
+            for k in 0..len {
+                let (t, ev) = self.chunks[n as usize].items[k];
                 match self.bucket(t) {
                     None => self.put_now(t, ev),
                     Some(j) => self.append(j, (t, ev)),
                 }
             }
-            n = c.next;
+            self.free_chunk(n);
+            n = next;
         }
         true
     }
