@@ -210,11 +210,12 @@ impl EventQueue {
         Some(e)
     }
 
-    /// The event after the next one, if it is already in the block being
-    /// read (no refill): for the loop to prefetch what it will touch.
+    /// The event `k` places after the next one, if it is already in the
+    /// block being read (no refill): for the loop to prefetch what it will
+    /// touch.
     #[inline]
-    pub fn peek_second(&self) -> Option<&Event> {
-        self.now.get(self.head + 1).map(|(_, e)| e)
+    pub fn peek_ahead(&self, k: usize) -> Option<&Event> {
+        self.now.get(self.head + k).map(|(_, e)| e)
     }
 
     /// The time of the next event; from then on, no event may be pushed
