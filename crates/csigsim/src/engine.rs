@@ -18,6 +18,11 @@ pub struct Components {
     pub(crate) net: Network,
     pub(crate) transport: Transport,
     pub(crate) obs: Observers,
+    /// The node that owns each port, apart from the ports themselves: an
+    /// arrival at a switch only needs the node, and a large fabric's ports do
+    /// not fit the caches (the ingress port is not touched again on a lossy
+    /// or trimming switch).
+    port_node: Vec<NodeId>,
 }
 
 /// A simulation: its context, its components and the scenario it runs.
@@ -45,10 +50,10 @@ impl Handler for Components {
 
     #[inline]
     fn handle(&mut self, ctx: &mut Ctx, ev: Event) {
-        let Components { net, transport, obs } = self;
+        let Components { net, transport, obs, port_node } = self;
         match ev {
             Event::Arrive { pkt, port } => {
-                let node = net.ports[port].node;
+                let node = port_node[port.ix()];
                 match net.host_of(node) {
                     Some(host) => {
                         let mut hp = HostPort { id: port, port: &mut net.ports[port] };
@@ -141,7 +146,8 @@ impl World {
         if let (Some(plan), Some(cfg)) = (&sc.connections, sc.transport.connection) {
             transport.set_connections(crate::transport::connection::Connections::new(cfg, plan));
         }
-        World { ctx, c: Components { net, transport, obs }, stop_ps: sc.stop.map(|s| s.0), sc }
+        let port_node = net.ports().iter().map(|p| p.node()).collect();
+        World { ctx, c: Components { net, transport, obs, port_node }, stop_ps: sc.stop.map(|s| s.0), sc }
     }
 
     /// Runs until the queue is empty, the stop time, or `max_events` events.

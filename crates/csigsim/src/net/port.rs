@@ -14,50 +14,54 @@ use std::collections::VecDeque;
 /// No ECN marking on this port.
 pub const NO_MARKING: u16 = u16::MAX;
 
+/// Laid out hot first, aligned to a cache line: what forwarding a packet
+/// reads and writes (queue, transmitter, marking) is in the first two lines;
+/// PFC ingress accounting and ECP state follow.
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct Port {
-    /// The node that owns the port: hosts first (0..hosts), then switches.
-    pub(crate) node: NodeId,
-    /// The port at the other end of the link.
-    pub(crate) peer: PortId,
-    pub(crate) rate_bps: u64,
-    pub(crate) delay_ps: u64,
-    /// The transmitter is busy until this time.
-    pub(crate) busy_until: u64,
-    /// A `TxDone` event for `busy_until` is in the queue.
-    pub(crate) txdone_pending: bool,
-    /// The data class is paused by the peer's PFC.
-    pub(crate) paused: bool,
     /// The data queue. Control packets never wait here: they are committed
     /// to the wire as soon as they arrive (see `Network::push_ctrl`).
     pub(crate) data: VecDeque<PktId>,
     pub(crate) data_bytes: u64,
+    /// The transmitter is busy until this time.
+    pub(crate) busy_until: u64,
+    pub(crate) rate_bps: u64,
+    pub(crate) delay_ps: u64,
+    /// Wire bytes this port has sent in the whole run (INT's txBytes).
+    pub(crate) tx_total: u64,
     /// Bytes of trimmed headers committed since the last data packet started
     /// (switch ports): trimmed headers share the wire with data by bytes.
     pub(crate) trim_run: u64,
+    /// The node that owns the port: hosts first (0..hosts), then switches.
+    pub(crate) node: NodeId,
+    /// The port at the other end of the link.
+    pub(crate) peer: PortId,
+    /// The marking profile of this egress port (an index into the network's
+    /// table of resolved ECN settings), or [`NO_MARKING`].
+    pub(crate) marking: u16,
+    /// A `TxDone` event for `busy_until` is in the queue.
+    pub(crate) txdone_pending: bool,
+    /// The data class is paused by the peer's PFC.
+    pub(crate) paused: bool,
+    /// RED on this egress port happens as data leaves (`ecn_at = "dequeue"`),
+    /// not as it joins.
+    pub(crate) mark_at_dequeue: bool,
+    /// This port has sent XOFF upstream and not yet XON.
+    pub(crate) xoff_sent: bool,
+
     /// Ingress accounting (switch ports, pfc mode): bytes admitted through this
     /// port outside headroom, and in headroom.
     pub(crate) in_bytes: u64,
     pub(crate) in_headroom: u64,
-    /// This port has sent XOFF upstream and not yet XON.
-    pub(crate) xoff_sent: bool,
     /// PFC thresholds of this ingress port (`switch.pfc` and `pfc_rule`):
     /// XOFF at `pfc_alpha` x the free shared buffer, XON `xon_delta` below it.
     pub(crate) pfc_alpha: f64,
     pub(crate) xon_delta: u64,
-    /// RED on this egress port happens as data leaves (`ecn_at = "dequeue"`),
-    /// not as it joins.
-    pub(crate) mark_at_dequeue: bool,
-
-    /// Wire bytes this port has sent in the whole run (INT's txBytes).
-    pub(crate) tx_total: u64,
     /// When the peer last resumed this port's data class (ECP root detection).
     pub(crate) last_pause_end: Option<u64>,
     /// ECP: which flows occupy the data queue, and with how many bytes.
     pub(crate) occupancy: crate::signal::ecp::Occupancy,
-    /// The marking profile of this egress port (an index into the network's
-    /// table of resolved ECN settings), or [`NO_MARKING`].
-    pub(crate) marking: u16,
 }
 
 impl Port {

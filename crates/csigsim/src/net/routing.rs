@@ -14,9 +14,10 @@ pub struct Routes {
     /// Per switch: its edge index if hosts attach to it.
     edge_index: Vec<u32>,
     num_edges: usize,
-    /// Per (switch, edge): start and length of the candidate list in `ports`.
-    start: Vec<u32>,
-    len: Vec<u16>,
+    /// Per (switch, edge): start and length of the candidate list in `ports`
+    /// (one load per lookup). Equal lists are stored once: a fat tree has
+    /// few distinct ones, so `ports` stays in cache.
+    span: Vec<(u32, u32)>,
     ports: Vec<PortId>,
     /// Per (switch, edge): what the routing policy keeps for that group.
     groups: Vec<GroupState>,
@@ -42,9 +43,10 @@ impl Routes {
             }
         }
         let ne = edges.len();
-        let mut start = vec![0u32; ns * ne];
-        let mut len = vec![0u16; ns * ne];
+        let mut span = vec![(0u32, 0u32); ns * ne];
         let mut ports = Vec::new();
+        let mut interned: std::collections::HashMap<Vec<PortId>, u32> = std::collections::HashMap::new();
+        let mut list = Vec::new();
         let mut dist = vec![u32::MAX; ns];
         let mut frontier = Vec::with_capacity(ns);
         let mut next = Vec::with_capacity(ns);
@@ -73,20 +75,23 @@ impl Routes {
                 if s as u32 == edge || dist[s] == u32::MAX {
                     continue;
                 }
-                let begin = ports.len();
+                list.clear();
                 for &(port, peer) in &g.switch_ports[s] {
                     if let Some(v) = peer {
                         if dist[v as usize] + 1 == dist[s] {
-                            ports.push(port);
+                            list.push(port);
                         }
                     }
                 }
-                start[s * ne + e] = begin as u32;
-                len[s * ne + e] = (ports.len() - begin) as u16;
+                let begin = *interned.entry(list.clone()).or_insert_with(|| {
+                    ports.extend_from_slice(&list);
+                    (ports.len() - list.len()) as u32
+                });
+                span[s * ne + e] = (begin, list.len() as u32);
             }
         }
         let groups = vec![GroupState::default(); ns * ne];
-        Routes { attach_switch, attach_port, edge_index, num_edges: ne, start, len, ports, groups }
+        Routes { attach_switch, attach_port, edge_index, num_edges: ne, span, ports, groups }
     }
 
     /// Candidate egress ports at `switch` towards host `dst`: either the one
@@ -98,8 +103,8 @@ impl Routes {
             return std::slice::from_ref(&self.attach_port[dst.ix()]);
         }
         let i = switch.ix() * self.num_edges + self.edge_index[a.ix()] as usize;
-        let s = self.start[i] as usize;
-        &self.ports[s..s + self.len[i] as usize]
+        let (s, n) = self.span[i];
+        &self.ports[s as usize..(s + n) as usize]
     }
 
     /// As [`Routes::candidates`], with the routing policy's state for the
@@ -111,13 +116,13 @@ impl Routes {
             return (std::slice::from_ref(&self.attach_port[dst.ix()]), None);
         }
         let i = switch.ix() * self.num_edges + self.edge_index[a.ix()] as usize;
-        let s = self.start[i] as usize;
-        (&self.ports[s..s + self.len[i] as usize], Some(&mut self.groups[i]))
+        let (s, n) = self.span[i];
+        (&self.ports[s as usize..(s + n) as usize], Some(&mut self.groups[i]))
     }
 
     /// Bytes the table occupies, for the benchmark's memory report.
     pub fn heap_bytes(&self) -> usize {
-        self.start.len() * 4 + self.len.len() * 2 + self.ports.len() * 4 + self.edge_index.len() * 4
+        self.span.len() * 8 + self.ports.len() * 4 + self.edge_index.len() * 4
             + self.groups.len() * std::mem::size_of::<GroupState>()
     }
 }

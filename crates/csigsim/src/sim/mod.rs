@@ -128,6 +128,24 @@ pub trait Handler {
     fn handle(&mut self, ctx: &mut Ctx, ev: Event);
 }
 
+/// How many events ahead the loop prefetches an arrival's packet (1 and
+/// 2 measured alike; 1 is the more likely to be still in cache when used).
+const PREFETCH_AHEAD: usize = 1;
+
+/// Asks the CPU to bring `x` into the cache; changes nothing else.
+#[inline(always)]
+fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint: it reads nothing into the program and
+    // cannot fault, and the pointer comes from a live reference.
+    #[allow(unsafe_code)]
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(x as *const T as *const i8);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}
+
 /// Runs events until the queue is empty, the stop time, or `max_events` events.
 pub fn run(ctx: &mut Ctx, stop_ps: Option<u64>, max_events: u64, h: &mut impl Handler) -> RunState {
     let mut budget = max_events;
@@ -142,6 +160,12 @@ pub fn run(ctx: &mut Ctx, stop_ps: Option<u64>, max_events: u64, h: &mut impl Ha
             return RunState::Paused;
         }
         budget -= 1;
+        // The packet of the next arrival is usually out of cache on a large
+        // fabric (it was written one link delay ago): ask for it now, while
+        // this event is handled.
+        if let Some(&Event::Arrive { pkt, .. }) = ctx.q.peek_ahead(PREFETCH_AHEAD) {
+            prefetch(ctx.pkts.get(pkt));
+        }
         let (t, ev) = ctx.q.pop().expect("peeked");
         if h.is_stale(t, ev) {
             continue;

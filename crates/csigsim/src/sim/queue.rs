@@ -16,13 +16,19 @@ const LEVELS: usize = (64 - BLOCK_BITS as usize).div_ceil(BITS as usize);
 /// End of a list.
 const NIL: u32 = u32::MAX;
 
-/// A pending event in a bucket's list, or a free node.
+/// Events per chunk of a bucket's list.
+const CHUNK: usize = 16;
+
+/// A run of pending events in a bucket's list, in insertion order, or a free
+/// chunk.
 #[derive(Clone, Copy)]
-struct Node {
-    t: u64,
-    ev: Event,
+struct Chunk {
+    items: [(u64, Event); CHUNK],
+    len: u32,
     next: u32,
 }
+
+const EMPTY_CHUNK: Chunk = Chunk { items: [(0, Event::TxDone { port: crate::id::PortId(0) }); CHUNK], len: 0, next: NIL };
 
 /// A radix heap over block numbers with 64-way digits (a hierarchical
 /// timing wheel that cascades lazily), whose buckets keep insertion order.
@@ -41,9 +47,13 @@ struct Node {
 /// (2^20 to 2^22 ps, 2^10 to 2^12 blocks), so once or twice, where a binary
 /// radix heap over picoseconds moves it up to twenty times.
 ///
-/// Buckets are linked lists through one vector of nodes (with a free list),
-/// so memory follows the number of pending events, not the largest number
-/// each of the 576 buckets ever held, and a move relinks a node.
+/// Buckets are linked lists of chunks of 16 events through one vector of
+/// chunks (with a free list), so memory follows the number of pending events
+/// (plus at most one part-filled chunk per bucket), not the largest number
+/// each of the 576 buckets ever held; and a bucket is read from a few
+/// contiguous runs, not one scattered node per event (on the large fabrics
+/// the pending events do not fit the caches, and a list of single nodes
+/// cost a cache miss per event).
 ///
 /// Ties need no sequence number: events are only spread into buckets that
 /// are empty (every level below the one taken), by walking a bucket in
@@ -54,10 +64,10 @@ pub struct EventQueue {
     now: Vec<(u64, Event)>,
     /// Read position in `now`; the entries before it have been popped.
     head: usize,
-    nodes: Vec<Node>,
-    /// First free node, linked through `next`.
+    chunks: Vec<Chunk>,
+    /// First free chunk, linked through `next`.
     free: u32,
-    /// Per bucket, the first and last node, `LEVELS * SLOTS`, level-major.
+    /// Per bucket, the first and last chunk, `LEVELS * SLOTS`, level-major.
     lists: Box<[(u32, u32)]>,
     /// Per level, bit `s` set when slot `s` is not empty.
     masks: [u64; LEVELS],
@@ -99,7 +109,7 @@ impl EventQueue {
         EventQueue {
             now: Vec::new(),
             head: 0,
-            nodes: Vec::new(),
+            chunks: Vec::new(),
             free: NIL,
             lists: vec![(NIL, NIL); LEVELS * SLOTS].into_boxed_slice(),
             masks: [0; LEVELS],
@@ -118,19 +128,7 @@ impl EventQueue {
         self.len += 1;
         match self.bucket(time_ps) {
             None => self.put_now(time_ps, event),
-            Some(i) => {
-                let n = if self.free != NIL {
-                    let n = self.free;
-                    self.free = self.nodes[n as usize].next;
-                    self.nodes[n as usize] = Node { t: time_ps, ev: event, next: NIL };
-                    n
-                } else {
-                    assert!(self.nodes.len() < NIL as usize, "too many pending events");
-                    self.nodes.push(Node { t: time_ps, ev: event, next: NIL });
-                    (self.nodes.len() - 1) as u32
-                };
-                self.link(i, n);
-            }
+            Some(i) => self.append(i, (time_ps, event)),
         }
     }
 
@@ -146,18 +144,44 @@ impl EventQueue {
         Some(l as usize * SLOTS + s)
     }
 
-    /// Appends node `n` (its `next` already `NIL`) to bucket `i`.
+    /// Appends an event to bucket `i`.
     #[inline]
-    fn link(&mut self, i: usize, n: u32) {
+    fn append(&mut self, i: usize, item: (u64, Event)) {
         let (first, tail) = self.lists[i];
+        if first != NIL {
+            let c = &mut self.chunks[tail as usize];
+            if (c.len as usize) < CHUNK {
+                c.items[c.len as usize] = item;
+                c.len += 1;
+                return;
+            }
+        }
+        let n = self.alloc_chunk();
+        let c = &mut self.chunks[n as usize];
+        c.items[0] = item;
+        c.len = 1;
+        c.next = NIL;
         if first == NIL {
             self.lists[i] = (n, n);
             let (l, s) = (i / SLOTS, i % SLOTS);
             self.masks[l] |= 1 << s;
             self.levels |= 1 << l;
         } else {
-            self.nodes[tail as usize].next = n;
+            self.chunks[tail as usize].next = n;
             self.lists[i].1 = n;
+        }
+    }
+
+    #[inline]
+    fn alloc_chunk(&mut self) -> u32 {
+        if self.free != NIL {
+            let n = self.free;
+            self.free = self.chunks[n as usize].next;
+            n
+        } else {
+            assert!(self.chunks.len() < NIL as usize, "too many pending events");
+            self.chunks.push(EMPTY_CHUNK);
+            (self.chunks.len() - 1) as u32
         }
     }
 
@@ -184,6 +208,14 @@ impl EventQueue {
         self.len -= 1;
         self.popped += 1;
         Some(e)
+    }
+
+    /// The event `k` places after the next one, if it is already in the
+    /// block being read (no refill): for the loop to prefetch what it will
+    /// touch.
+    #[inline]
+    pub fn peek_ahead(&self, k: usize) -> Option<&Event> {
+        self.now.get(self.head + k).map(|(_, e)| e)
     }
 
     /// The time of the next event; from then on, no event may be pushed
@@ -216,10 +248,11 @@ impl EventQueue {
         if l == 0 {
             // Every event of a level-0 slot is in one block.
             while n != NIL {
-                let node = self.nodes[n as usize];
-                self.now.push((node.t, node.ev));
-                self.free_node(n);
-                n = node.next;
+                let c = &self.chunks[n as usize];
+                let next = c.next;
+                self.now.extend_from_slice(&c.items[..c.len as usize]);
+                self.free_chunk(n);
+                n = next;
             }
             sort_by_time(&mut self.now);
             self.last = self.now[0].0;
@@ -228,31 +261,31 @@ impl EventQueue {
         let mut m = n;
         let mut min = u64::MAX;
         while m != NIL {
-            let node = &self.nodes[m as usize];
-            min = min.min(node.t);
-            m = node.next;
+            let c = &self.chunks[m as usize];
+            min = c.items[..c.len as usize].iter().fold(min, |a, &(t, _)| a.min(t));
+            m = c.next;
         }
         self.last = min;
         while n != NIL {
-            let node = self.nodes[n as usize];
-            match self.bucket(node.t) {
-                None => {
-                    self.put_now(node.t, node.ev);
-                    self.free_node(n);
-                }
-                Some(j) => {
-                    self.nodes[n as usize].next = NIL;
-                    self.link(j, n);
+            // Read in place (no copy of the chunk); freed once read, so the
+            // spread below never writes into it.
+            let (len, next) = (self.chunks[n as usize].len as usize, self.chunks[n as usize].next);
+            for k in 0..len {
+                let (t, ev) = self.chunks[n as usize].items[k];
+                match self.bucket(t) {
+                    None => self.put_now(t, ev),
+                    Some(j) => self.append(j, (t, ev)),
                 }
             }
-            n = node.next;
+            self.free_chunk(n);
+            n = next;
         }
         true
     }
 
     #[inline]
-    fn free_node(&mut self, n: u32) {
-        self.nodes[n as usize].next = self.free;
+    fn free_chunk(&mut self, n: u32) {
+        self.chunks[n as usize].next = self.free;
         self.free = n;
     }
 
