@@ -19,6 +19,9 @@ pub struct Load {
     pub queue_bytes: u64,
     /// The port's transmitter is busy until this time (ps).
     pub busy_until: u64,
+    /// The port's link is down (`[[topology.failure]]`): the switch knows
+    /// its own dead ports at once.
+    pub down: bool,
 }
 
 /// Everything a policy may use to place one packet at one switch.

@@ -9,6 +9,7 @@ mod determinism;
 mod docs_tables;
 mod ecn_rules;
 mod fairness;
+mod failures;
 mod fct;
 mod golden;
 mod host_lb;
