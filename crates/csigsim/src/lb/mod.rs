@@ -2,12 +2,15 @@
 //! scenario with `switch.routing`: the switch hands a policy its equal-cost
 //! candidates and what it may read about the packet and itself, and takes the
 //! port the policy returns. Host-side schedulers live here too: [`cast`]
-//! (used by `transport::connection`).
+//! (used by `transport::connection`), and the per-packet entropy choices of
+//! a sender, [`reps`] and [`oblivious`] (used by `transport::flow`).
 //!
 //! Adding a policy: its file (with `choose` and its per-group `State`), one
 //! line in the registry below, and its row in docs/scenario.md.
 
 pub mod cast;
+pub mod oblivious;
+pub mod reps;
 
 use crate::id::PortId;
 use crate::rng::Stream;
