@@ -15,6 +15,61 @@ pub mod reps;
 use crate::id::PortId;
 use crate::rng::Stream;
 
+/// `transport.entropy`: how a sender picks the entropy of each data packet.
+#[derive(Clone, Copy, Debug, Default, serde::Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum EntropyMode {
+    /// One entropy per flow (queue pair): switches hash every packet alike.
+    #[default]
+    Flow,
+    /// Each entropy of `reps.evs` in turn, in a random order per round.
+    Oblivious,
+    /// REPS: entropies recycled from unmarked ACKs ([`reps`]).
+    Reps,
+}
+
+/// A sender's per-packet entropy state, with its own random stream.
+#[derive(Clone, Debug)]
+pub enum HostLb {
+    Oblivious(oblivious::Oblivious, Stream),
+    Reps(reps::Reps, Stream),
+}
+
+impl HostLb {
+    /// The state for flow `flow` of a run with `seed`, or None for `flow` mode.
+    pub fn new(mode: EntropyMode, cfg: &reps::RepsConfig, seed: u64, flow: u64) -> Option<Box<HostLb>> {
+        let mut rng = Stream::new(seed, flow, crate::rng::Purpose::HostEntropy);
+        match mode {
+            EntropyMode::Flow => None,
+            EntropyMode::Oblivious => Some(Box::new(HostLb::Oblivious(oblivious::Oblivious::new(cfg.evs, &mut rng), rng))),
+            EntropyMode::Reps => Some(Box::new(HostLb::Reps(reps::Reps::new(*cfg), rng))),
+        }
+    }
+
+    /// The entropy value (0 .. evs) of the next data packet.
+    #[inline]
+    pub fn next_ev(&mut self) -> u32 {
+        match self {
+            HostLb::Oblivious(o, rng) => o.next(rng),
+            HostLb::Reps(r, rng) => r.next(rng),
+        }
+    }
+
+    /// An ACK or NACK for a packet sent on entropy value `ev`.
+    #[inline]
+    pub fn on_feedback(&mut self, now: u64, ev: u32, fb: reps::Feedback) {
+        if let HostLb::Reps(r, _) = self {
+            r.on_feedback(now, ev, fb);
+        }
+    }
+
+    pub fn on_timeout(&mut self, now: u64) {
+        if let HostLb::Reps(r, _) = self {
+            r.on_timeout(now);
+        }
+    }
+}
+
 /// What a policy reads about an egress port, for load-aware choices.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Load {

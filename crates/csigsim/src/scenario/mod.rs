@@ -152,6 +152,14 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
     if t.ack_size == 0 {
         return Err(err("transport.ack_size", "ack_size must be above zero".into()));
     }
+    if t.entropy != crate::lb::EntropyMode::Flow {
+        if t.reps.evs == 0 || (t.entropy == crate::lb::EntropyMode::Oblivious && !t.reps.evs.is_power_of_two()) {
+            return Err(err("transport.reps.evs", format!("evs must be a power of two for oblivious spraying and at least 1, got {}", t.reps.evs)));
+        }
+        if t.reps.buffer == 0 {
+            return Err(err("transport.reps.buffer", "buffer must be at least 1".into()));
+        }
+    }
     if t.rto.0 == 0 {
         return Err(err("transport.rto", "rto must be above zero".into()));
     }

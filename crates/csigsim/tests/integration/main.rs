@@ -12,6 +12,7 @@ mod fairness;
 mod failures;
 mod fct;
 mod golden;
+mod host_entropy;
 mod host_lb;
 mod incast;
 mod input_errors;
