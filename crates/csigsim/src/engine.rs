@@ -45,6 +45,11 @@ impl Components {
 impl Handler for Components {
     #[inline]
     fn is_stale(&mut self, t: u64, ev: Event) -> bool {
+        // A link change once every flow is done changes nothing and must not
+        // stretch the run.
+        if let Event::LinkChange { .. } = ev {
+            return self.transport.flows.iter().all(|f| f.finish_ps.is_some());
+        }
         self.transport.is_stale(t, ev)
     }
 
@@ -98,6 +103,7 @@ impl Handler for Components {
                 let src = transport.flows[flow].src;
                 transport.on_cc_timer(ctx, obs, &mut Self::host_port(net, src), flow)
             }
+            Event::LinkChange { change } => net.link_change(ctx, obs, change),
         }
     }
 }
@@ -106,7 +112,7 @@ impl World {
     pub fn new(sc: Scenario) -> World {
         let t = &sc.transport;
         let max_packet = (t.mtu + t.header) as u64;
-        let net = Network::new(&sc.topology, &sc.switch, max_packet, &sc.signals, sc.seed);
+        let mut net = Network::new(&sc.topology, &sc.switch, max_packet, &sc.signals, sc.seed);
         let mut ctx = Ctx::new(PacketArena::with_signals(sc.signals.any(), sc.signals.int.is_some()));
         let (tag_bytes, int_bytes) = net.signal_bytes();
         let base_rtts: Vec<u64> = sc.flows.iter().map(|f| net.base_rtt(f.src, f.dst, max_packet, t.ack_size as u64)).collect();
@@ -137,6 +143,7 @@ impl World {
                 ctx.q.push(f.start.0, Event::FlowStart { flow: FlowId(i as u32) });
             }
         }
+        net.schedule_failures(&sc.failures, &mut ctx);
         let shared = FlowShared { t: sc.transport, csig: sc.signals.csig.clone(), stamp: sc.signals.stamp, tag_bytes, int_bytes };
         let nports = net.ports().len();
         let m = &sc.monitor;

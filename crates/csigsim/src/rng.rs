@@ -16,6 +16,8 @@ pub enum Purpose {
     SwitchHash = 5,
     CsigTag = 6,
     TrimVictim = 7,
+    /// A sender's per-packet entropy draws (REPS, oblivious spraying).
+    HostEntropy = 8,
 }
 
 fn splitmix64(mut z: u64) -> u64 {

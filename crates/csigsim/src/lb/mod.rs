@@ -2,15 +2,73 @@
 //! scenario with `switch.routing`: the switch hands a policy its equal-cost
 //! candidates and what it may read about the packet and itself, and takes the
 //! port the policy returns. Host-side schedulers live here too: [`cast`]
-//! (used by `transport::connection`).
+//! (used by `transport::connection`), and the per-packet entropy choices of
+//! a sender, [`reps`] and [`oblivious`] (used by `transport::flow`).
 //!
 //! Adding a policy: its file (with `choose` and its per-group `State`), one
 //! line in the registry below, and its row in docs/scenario.md.
 
 pub mod cast;
+pub mod oblivious;
+pub mod reps;
 
 use crate::id::PortId;
 use crate::rng::Stream;
+
+/// `transport.entropy`: how a sender picks the entropy of each data packet.
+#[derive(Clone, Copy, Debug, Default, serde::Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum EntropyMode {
+    /// One entropy per flow (queue pair): switches hash every packet alike.
+    #[default]
+    Flow,
+    /// Each entropy of `reps.evs` in turn, in a random order per round.
+    Oblivious,
+    /// REPS: entropies recycled from unmarked ACKs ([`reps`]).
+    Reps,
+}
+
+/// A sender's per-packet entropy state, with its own random stream.
+#[derive(Clone, Debug)]
+pub enum HostLb {
+    Oblivious(oblivious::Oblivious, Stream),
+    Reps(reps::Reps, Stream),
+}
+
+impl HostLb {
+    /// The state for flow `flow` of a run with `seed`, or None for `flow` mode.
+    pub fn new(mode: EntropyMode, cfg: &reps::RepsConfig, seed: u64, flow: u64) -> Option<Box<HostLb>> {
+        let mut rng = Stream::new(seed, flow, crate::rng::Purpose::HostEntropy);
+        match mode {
+            EntropyMode::Flow => None,
+            EntropyMode::Oblivious => Some(Box::new(HostLb::Oblivious(oblivious::Oblivious::new(cfg.evs, &mut rng), rng))),
+            EntropyMode::Reps => Some(Box::new(HostLb::Reps(reps::Reps::new(*cfg), rng))),
+        }
+    }
+
+    /// The entropy value (0 .. evs) of the next data packet.
+    #[inline]
+    pub fn next_ev(&mut self) -> u32 {
+        match self {
+            HostLb::Oblivious(o, rng) => o.next(rng),
+            HostLb::Reps(r, rng) => r.next(rng),
+        }
+    }
+
+    /// An ACK or NACK for a packet sent on entropy value `ev`.
+    #[inline]
+    pub fn on_feedback(&mut self, now: u64, ev: u32, fb: reps::Feedback) {
+        if let HostLb::Reps(r, _) = self {
+            r.on_feedback(now, ev, fb);
+        }
+    }
+
+    pub fn on_timeout(&mut self, now: u64) {
+        if let HostLb::Reps(r, _) = self {
+            r.on_timeout(now);
+        }
+    }
+}
 
 /// What a policy reads about an egress port, for load-aware choices.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -19,6 +77,9 @@ pub struct Load {
     pub queue_bytes: u64,
     /// The port's transmitter is busy until this time (ps).
     pub busy_until: u64,
+    /// The port's link is down (`[[topology.failure]]`): the switch knows
+    /// its own dead ports at once.
+    pub down: bool,
 }
 
 /// Everything a policy may use to place one packet at one switch.

@@ -7,6 +7,7 @@
 //! port through [`Network::host_port_mut`].
 
 pub mod config;
+pub mod failure;
 pub mod mode;
 pub use crate::packet;
 pub mod port;
@@ -40,6 +41,10 @@ pub struct Network {
     /// The run's signal set-up and the per-port signal state.
     pub(crate) signals: SignalSetup,
     pub(crate) sig: SignalRuntime,
+    /// Per topology link: its two ports (the `a` end first).
+    pub(crate) link_ports: Vec<[PortId; 2]>,
+    /// `[[topology.failure]]`: the schedule and which ports are down.
+    pub(crate) failures: failure::Failures,
 }
 
 /// PFC headroom of an ingress port on a link of `rate_bps` and `delay_ps`:
@@ -139,6 +144,7 @@ impl Network {
             })
             .collect();
         let routes = Routes::build(&SwitchGraph { switch_ports: &switch_ports }, attach_switch, attach_port);
+        let link_ports = port_of_end.iter().map(|e| [PortId(e[0]), PortId(e[1])]).collect();
         let host_port = (0..nh).map(|h| PortId(first_port[h as usize])).collect();
         let mut net = Network {
             ports,
@@ -150,6 +156,8 @@ impl Network {
             victim_rng: Vec::new(),
             signals: signals.clone(),
             sig: SignalRuntime::default(),
+            link_ports,
+            failures: Default::default(),
         };
         net.resolve_markings(sw);
         net.resolve_port_models(sw, seed);
@@ -266,6 +274,11 @@ impl Network {
 
     pub fn routes(&self) -> &Routes {
         &self.routes
+    }
+
+    /// The failure schedule and the ports down now.
+    pub fn failures(&self) -> &failure::Failures {
+        &self.failures
     }
 
     /// The NIC port of `host`.

@@ -94,6 +94,25 @@ impl Routes {
         Routes { attach_switch, attach_port, edge_index, num_edges: ne, span, ports, groups }
     }
 
+    /// Recomputes the table over `g` (the same switches, some links left
+    /// out), keeping the hosts' attachments. A (switch, edge) that `g` leaves
+    /// without a path keeps its old next hops. Every group's policy state
+    /// starts afresh, as the candidate lists may have changed.
+    pub fn rebuild(&mut self, g: &SwitchGraph) {
+        let new = Routes::build(g, self.attach_switch.clone(), self.attach_port.clone());
+        let mut ports = Vec::with_capacity(new.ports.len());
+        let (mut start, mut len) = (new.start.clone(), new.len.clone());
+        for i in 0..start.len() {
+            let (s, l) = if new.len[i] > 0 { (new.start[i], new.len[i]) } else { (self.start[i], self.len[i]) };
+            let src = if new.len[i] > 0 { &new.ports } else { &self.ports };
+            start[i] = ports.len() as u32;
+            len[i] = l;
+            ports.extend_from_slice(&src[s as usize..s as usize + l as usize]);
+        }
+        self.groups = vec![GroupState::default(); start.len()];
+        (self.start, self.len, self.ports) = (start, len, ports);
+    }
+
     /// Candidate egress ports at `switch` towards host `dst`: either the one
     /// port to the host, or the equal-cost ports towards its edge switch.
     #[inline]

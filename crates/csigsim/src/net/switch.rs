@@ -100,6 +100,10 @@ impl Network {
             return;
         }
         let out = self.choose_egress(ctx.now, sw, &p);
+        if self.failures.is_down(out) {
+            self.drop_into_down_link(ctx, obs, out, pkt);
+            return;
+        }
         self.enqueue(ctx, obs, sw, out, pkt, in_port);
     }
 
@@ -110,7 +114,7 @@ impl Network {
         let ports = &self.ports;
         let load = |q: PortId| {
             let port = &ports[q];
-            crate::lb::Load { queue_bytes: port.queue_bytes(), busy_until: port.busy_until }
+            crate::lb::Load { queue_bytes: port.queue_bytes(), busy_until: port.busy_until, down: self.failures.is_down(q) }
         };
         let (entropy, dst, salt, divisor) = (p.entropy, p.dst.0, s.hash_salt, s.dmodk_divisor);
         let ctx = crate::lb::Ctx { cands, entropy, dst, salt, divisor, now, rng: &mut s.spray_rng, load };
@@ -404,7 +408,7 @@ impl Network {
 
     /// Releases a queued packet's buffer as it starts transmission, or as
     /// it is taken off the tail to be trimmed.
-    fn release(&mut self, ctx: &mut Ctx, obs: &mut Observers, sw: SwitchId, out: PortId, pkt: PktId) {
+    pub(super) fn release(&mut self, ctx: &mut Ctx, obs: &mut Observers, sw: SwitchId, out: PortId, pkt: PktId) {
         let p = ctx.pkts.get(pkt);
         let (wire, flow, in_port) = (p.wire as u64, p.flow, p.in_port);
         let marking = self.ports[out].marking;

@@ -29,6 +29,8 @@ pub struct Scenario {
     pub stop: Option<Time>,
     pub topology_kind: &'static str,
     pub topology: TopologySpec,
+    /// `[[topology.failure]]`: links that go down or slow down during the run.
+    pub failures: Vec<crate::net::failure::LinkFailure>,
     pub switch: SwitchConfig,
     pub transport: TransportConfig,
     pub monitor: MonitorConfig,
@@ -125,9 +127,21 @@ fn topology_config(raw: &toml::Table, err: &ErrFn) -> Result<TopologyConfig, Inp
     })
 }
 
+/// `[[topology.failure]]`, resolved against the built topology.
+fn link_failures(raw: &toml::Table, topo: &TopologySpec, err: &ErrFn) -> Result<Vec<crate::net::failure::LinkFailure>, InputError> {
+    let Some(v) = raw.get("failure") else { return Ok(Vec::new()) };
+    let entries: Vec<crate::net::failure::FailureEntry> = serde_path_to_error::deserialize(v.clone()).map_err(|e| {
+        let inner = crate::de::path_string(e.path());
+        let key = if inner.starts_with('[') { format!("topology.failure{inner}") } else { format!("topology.failure.{inner}") };
+        err(key.trim_end_matches('.'), e.into_inner().to_string().trim_end().to_string())
+    })?;
+    crate::net::failure::resolve(&entries, topo).map_err(|(k, m)| err(&format!("topology.{k}"), m))
+}
+
 fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, err: &ErrFn) -> Result<Scenario, InputError> {
     let topo_cfg = topology_config(&sf.topology, err)?;
     let topology = topo_cfg.build().map_err(|e| err(&format!("topology.{}", e.key), e.msg))?;
+    let failures = link_failures(&sf.topology, &topology, err)?;
     let t = &sf.transport;
     if t.mtu == 0 {
         return Err(err("transport.mtu", "mtu must be above zero".into()));
@@ -137,6 +151,14 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
     }
     if t.ack_size == 0 {
         return Err(err("transport.ack_size", "ack_size must be above zero".into()));
+    }
+    if t.entropy != crate::lb::EntropyMode::Flow {
+        if t.reps.evs == 0 || (t.entropy == crate::lb::EntropyMode::Oblivious && !t.reps.evs.is_power_of_two()) {
+            return Err(err("transport.reps.evs", format!("evs must be a power of two for oblivious spraying and at least 1, got {}", t.reps.evs)));
+        }
+        if t.reps.buffer == 0 {
+            return Err(err("transport.reps.buffer", "buffer must be at least 1".into()));
+        }
     }
     if t.rto.0 == 0 {
         return Err(err("transport.rto", "rto must be above zero".into()));
@@ -234,6 +256,7 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
         stop: sf.stop,
         topology_kind: topo_cfg.kind(),
         topology,
+        failures,
         switch: sf.switch,
         transport: sf.transport,
         monitor: sf.monitor,

@@ -34,6 +34,8 @@ pub enum Event {
     AckTimer { flow: FlowId },
     /// A flow's congestion controller asked for a timer.
     CcTimer { flow: FlowId },
+    /// A link fails, comes back, or the routes reconverge (`net::failure`).
+    LinkChange { change: u32 },
 }
 
 /// Counters for the whole run.

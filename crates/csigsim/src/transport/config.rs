@@ -67,6 +67,13 @@ macro_rules! transport_config {
             /// Data packets are ECN-capable.
             #[serde(default = "default_true")]
             pub ecn: bool,
+            /// How a sender picks each data packet's entropy: `flow` (one per
+            /// flow), `oblivious` or `reps` (per packet, docs/lb.md).
+            #[serde(default)]
+            pub entropy: crate::lb::EntropyMode,
+            /// `[transport.reps]`: REPS's parameters (`evs` also for `oblivious`).
+            #[serde(default)]
+            pub reps: crate::lb::reps::RepsConfig,
             /// `[transport.connection]`: connections of several queue pairs
             /// (absent: every flow is its own queue pair with its own entropy).
             #[serde(default)]
@@ -96,6 +103,8 @@ macro_rules! transport_config {
                     nack_interval: default_nack_interval(),
                     ecn: true,
                     connection: None,
+                    entropy: Default::default(),
+                    reps: Default::default(),
                     $( $( $module: <crate::cc::$module::$Config>::default(), )? )*
                 }
             }

@@ -60,6 +60,9 @@ pub struct Flow {
     pub npkts: u32,
     pub mss: u32,
     pub entropy: u32,
+    /// `transport.entropy` other than `flow`: the per-packet choice, whose
+    /// value is XORed into `entropy`.
+    pub(crate) host_lb: Option<Box<crate::lb::HostLb>>,
     pub base_rtt_ps: u64,
     /// Sending-rate cap from the scenario (u64::MAX: none).
     pub rate_cap: u64,
@@ -245,6 +248,7 @@ impl Flow {
             npkts,
             mss: t.mtu,
             entropy,
+            host_lb: crate::lb::HostLb::new(t.entropy, &t.reps, seed, id.0 as u64),
             base_rtt_ps,
             rate_cap: f.rate_cap,
             cc,
@@ -465,7 +469,10 @@ impl Flow {
             psn,
             wire,
             payload,
-            entropy: self.entropy,
+            entropy: match &mut self.host_lb {
+                None => self.entropy,
+                Some(lb) => self.entropy ^ lb.next_ev(),
+            },
             sent_ps: now,
             ..Default::default()
         };
@@ -489,7 +496,9 @@ impl Flow {
             psn,
             sack: data.psn,
             wire: sh.t.ack_size + reflect_bytes,
-            entropy: self.entropy,
+            // The entropy of the packet answered (the same as the flow's
+            // unless the sender picks one per packet): REPS learns from it.
+            entropy: data.entropy,
             acked: acked.min(u16::MAX as u32) as u16,
             ce: ce.min(u16::MAX as u32) as u16,
             sent_ps: data.sent_ps,
@@ -663,6 +672,10 @@ impl Flow {
         if self.sender_done_ps.is_some() {
             return AckOutcome::Ignored;
         }
+        if let Some(lb) = &mut self.host_lb {
+            let fb = if p.ce > 0 { crate::lb::reps::Feedback::Marked } else { crate::lb::reps::Feedback::Good };
+            lb.on_feedback(now, p.entropy ^ self.entropy, fb);
+        }
         let before = self.snd_una;
         let mut newly = 0u64;
         if self.selective() {
@@ -727,6 +740,9 @@ impl Flow {
     pub fn on_nack(&mut self, now: u64, p: &Packet, sh: &FlowShared) -> Option<bool> {
         if self.sender_done_ps.is_some() {
             return None;
+        }
+        if let Some(lb) = &mut self.host_lb {
+            lb.on_feedback(now, p.entropy ^ self.entropy, crate::lb::reps::Feedback::Nack);
         }
         let before = self.snd_una;
         if self.selective() {
@@ -803,6 +819,9 @@ impl Flow {
         }
         // Timeout: nothing acknowledged for a whole RTO.
         self.timeouts += 1;
+        if let Some(lb) = &mut self.host_lb {
+            lb.on_timeout(now);
+        }
         self.rto_backoff = (self.rto_backoff * 2).min(64);
         self.cc.on_timeout(now);
         let wants_timer = self.cc.next_timer().is_some();

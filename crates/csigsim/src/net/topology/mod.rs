@@ -126,6 +126,8 @@ impl TopologyConfig {
         };
         let mut table = raw.clone();
         table.remove("kind");
+        // `[[topology.failure]]` applies to every kind (`net::failure`).
+        table.remove("failure");
         match Self::parse(&kind, table) {
             Some(config) => config,
             None => Err(TopologyError::new("kind", format!("unknown topology kind \"{kind}\"; kinds: {kinds}"))),

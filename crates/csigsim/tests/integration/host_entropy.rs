@@ -1,0 +1,79 @@
+//! Per-packet entropy chosen by the sender (`transport.entropy`), switches
+//! hashing it per packet (ECMP on the entropy).
+
+use crate::common::world;
+
+/// Two leaves, four spines; leaf0 -> spine0 at a quarter of its rate (as
+/// htsim's `-failed`); every host of leaf 0 sends 4 MB to its peer on leaf 1.
+fn degraded(entropy: &str, seed: u64) -> String {
+    let mut s = format!(
+        "name = \"degraded\"\nseed = {seed}\n[topology]\nkind = \"leaf_spine\"\nleaves = 2\nspines = 4\nhosts_per_leaf = 4\n\
+         [[topology.failure]]\nfrom = \"leaf0\"\nto = \"spine0\"\nat = \"0s\"\nrate_factor = 0.25\n\
+         [switch]\nmode = \"trim\"\nrouting = \"ecmp\"\necn = {{ kmin = \"20KB\", kmax = \"20KB\", pmax = 1.0 }}\n[transport]\ncc = \"dctcp\"\nretransmit = \"selective\"\nentropy = \"{entropy}\"\n[monitor]\nlinks = true\n"
+    );
+    for i in 0..4 {
+        s += &format!("[[flow]]\nsrc = \"h{i}\"\ndst = \"h{}\"\nsize = \"4MB\"\n", i + 4);
+    }
+    s
+}
+
+/// The share of data bytes leaf0 sent over the degraded port.
+fn run(entropy: &str, seed: u64) -> f64 {
+    run_fct(entropy, seed).0
+}
+
+/// The same, and the slowest flow's completion time (ps).
+fn run_fct(entropy: &str, seed: u64) -> (f64, u64) {
+    let mut w = world(&degraded(entropy, seed), &[]);
+    w.run_until(u64::MAX);
+    w.finish();
+    assert!(w.flows().iter().all(|f| f.finish_ps.is_some()), "{entropy}");
+    assert_eq!(w.check_invariants(), Vec::<String>::new());
+    let rows: Vec<u64> = w.observers().link_rows().expect("links monitored").map(|r| r.iter().map(|x| x.tx_bytes).sum()).collect();
+    let ups: Vec<_> = (0..4).map(|s| crate::common::port(&w, "leaf0", &format!("spine{s}"))).collect();
+    let share = rows[ups[0].ix()] as f64 / ups.iter().map(|p| rows[p.ix()]).sum::<u64>() as f64;
+    (share, w.flows().iter().map(|f| f.finish_ps.unwrap() - f.start_ps).max().unwrap())
+}
+
+#[test]
+fn reps_steers_away_from_a_degraded_link_that_oblivious_spraying_keeps() {
+    for seed in 1..=3 {
+        let (reps, reps_fct) = run_fct("reps", seed);
+        let (obl, obl_fct) = run_fct("oblivious", seed);
+        eprintln!("seed {seed}: reps {reps:.3} {reps_fct} oblivious {obl:.3} {obl_fct}");
+        assert!(reps < obl - 0.05, "REPS {reps} vs oblivious {obl}");
+        assert!(reps_fct < obl_fct, "REPS {reps_fct} vs oblivious {obl_fct}");
+    }
+}
+
+#[test]
+fn oblivious_spraying_spreads_over_every_path() {
+    for seed in 1..=3 {
+        let share = run("oblivious", seed);
+        assert!((share - 0.25).abs() < 0.06, "{share}");
+    }
+    // One entropy per flow: four flows hash onto the uplinks unevenly.
+    assert!((1..=3).map(|s| run("flow", s)).any(|share| (share - 0.25).abs() > 0.05));
+}
+
+#[test]
+fn per_packet_entropy_runs_are_deterministic_per_seed() {
+    assert_eq!(run("reps", 5).to_bits(), run("reps", 5).to_bits());
+    assert_eq!(run("oblivious", 5).to_bits(), run("oblivious", 5).to_bits());
+}
+
+
+#[test]
+fn bad_entropy_keys_are_refused_with_their_key() {
+    for (set, key) in [
+        ("transport.reps.evs=48", "transport.reps.evs"),
+        ("transport.reps.buffer=0", "transport.reps.buffer"),
+        ("transport.entropy=\"sprinkle\"", "transport.entropy"),
+    ] {
+        let entropy = if set.contains("buffer") { "reps" } else { "oblivious" };
+        let ov = [csigsim::Override::parse(set).unwrap()];
+        let e = csigsim::scenario::load_str(&degraded(entropy, 1), "bad.toml", std::path::Path::new("."), &ov, None).expect_err(set);
+        let msg = e.to_string();
+        assert!(msg.contains(key), "{msg}");
+    }
+}
