@@ -101,16 +101,15 @@ impl Routes {
     pub fn rebuild(&mut self, g: &SwitchGraph) {
         let new = Routes::build(g, self.attach_switch.clone(), self.attach_port.clone());
         let mut ports = Vec::with_capacity(new.ports.len());
-        let (mut start, mut len) = (new.start.clone(), new.len.clone());
-        for i in 0..start.len() {
-            let (s, l) = if new.len[i] > 0 { (new.start[i], new.len[i]) } else { (self.start[i], self.len[i]) };
-            let src = if new.len[i] > 0 { &new.ports } else { &self.ports };
-            start[i] = ports.len() as u32;
-            len[i] = l;
-            ports.extend_from_slice(&src[s as usize..s as usize + l as usize]);
+        let mut span = new.span.clone();
+        for (i, out) in span.iter_mut().enumerate() {
+            // The new list when the group has one, else the old one.
+            let ((s, l), src) = if new.span[i].1 > 0 { (new.span[i], &new.ports) } else { (self.span[i], &self.ports) };
+            *out = (ports.len() as u32, l);
+            ports.extend_from_slice(&src[s as usize..(s + l) as usize]);
         }
-        self.groups = vec![GroupState::default(); start.len()];
-        (self.start, self.len, self.ports) = (start, len, ports);
+        self.groups = vec![GroupState::default(); span.len()];
+        (self.span, self.ports) = (span, ports);
     }
 
     /// Candidate egress ports at `switch` towards host `dst`: either the one
