@@ -42,6 +42,8 @@ __all__ = [
     "abw_heatmap",
     "abw_timeline",
     "bottleneck_map",
+    "repro",
+    "save_repro",
     "read_run",
     "save_all",
     "RunTables",
@@ -814,6 +816,77 @@ def cct(results: Any, *, unit: Optional[str] = None, threshold: float = 10_000.0
     return fig
 
 
+# --- Reproductions -------------------------------------------------------------------
+
+
+def _natural(name: str) -> List[Any]:
+    """Sort key that orders ``max_4bits`` before ``max_16bits``."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
+
+
+def repro(result: Any, metrics: Optional[Sequence[str]] = None) -> Figure:
+    """The figures of one experiment of ``csigsim repro`` (its ``result.json``,
+    as a path or the parsed dict): one panel per metric, a bar per variant
+    (variants in natural order), the source's figure and csigsim's verdict
+    in the title. ``metrics`` picks the panels (default: every numeric
+    figure of the variants, at most six, in name order)."""
+    if isinstance(result, (str, os.PathLike)):
+        result = json.loads(Path(result).read_text())
+    variants = result.get("variants") or {}
+    if not variants:
+        raise NothingToPlot(f"{result.get('id', 'the experiment')} has no variants")
+    names = sorted(variants, key=_natural)
+    if metrics is None:
+        numeric = sorted({k for v in variants.values() for k, x in v.items() if isinstance(x, (int, float)) and not isinstance(x, bool)})
+        metrics = numeric[:6]
+    if not metrics:
+        raise NothingToPlot(f"{result.get('id', 'the experiment')} has no numeric figure")
+    width = max(3.0 * len(metrics), 6.0)
+    fig = Figure(figsize=(width, 4.2), layout="constrained")
+    axes = fig.subplots(1, len(metrics), squeeze=False)[0]
+    for ax, m in zip(axes, metrics):
+        values = [variants[n].get(m) for n in names]
+        heights = [np.nan if v is None else float(v) for v in values]
+        ax.bar(range(len(names)), heights, color="tab:blue")
+        ax.set_xticks(range(len(names)), names, rotation=60 if len(names) > 3 else 0, ha="right" if len(names) > 3 else "center", fontsize=8)
+        ax.set_title(m, fontsize=9)
+        ax.grid(axis="y", alpha=0.3)
+    verdict = "reproduced" if result.get("direction_reproduced") else "NOT reproduced"
+    import textwrap
+
+    # About 13 characters of 9-point text per inch of figure.
+    source = textwrap.fill(textwrap.shorten("source: " + str(result.get("source_figure", "")), width=int(width * 26), placeholder="..."), width=int(width * 13))
+    title = textwrap.fill(f"{result.get('id', '')}: {result.get('title', '')}", width=int(width * 13))
+    fig.suptitle(f"{title}\n{source}\ndirection {verdict}", fontsize=9)
+    return fig
+
+
+def save_repro(repro_dir: Union[str, "os.PathLike[str]"], out_dir: Union[str, "os.PathLike[str]"], *, dpi: int = 90,
+               metrics: Optional[Mapping[str, Sequence[str]]] = None,
+               log: Optional[Callable[[str], None]] = None) -> List[Path]:
+    """Writes ``<ID>.png`` of :func:`repro` for every experiment directory of
+    ``repro_dir`` (the ``--out`` of ``csigsim repro``) that has a
+    result.json; ``metrics`` maps an experiment id to its panels."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for res in sorted(Path(repro_dir).glob("*/result.json"), key=lambda p: _natural(p.parent.name)):
+        result = json.loads(res.read_text())
+        exp = result.get("id", res.parent.name)
+        try:
+            fig = repro(result, (metrics or {}).get(exp))
+        except NothingToPlot as e:
+            if log:
+                log(f"skipped {exp}: {e}")
+            continue
+        path = out / f"{exp}.png"
+        fig.savefig(path, dpi=dpi)
+        written.append(path)
+        if log:
+            log(f"wrote {path}")
+    return written
+
+
 # --- Every plot of a run -------------------------------------------------------------
 
 #: The plots :func:`save_all` tries, by file name.
@@ -857,13 +930,23 @@ def save_all(results: Any, out_dir: Union[str, "os.PathLike[str]"], *, dpi: int 
     return written
 
 
-_USAGE = "usage: python -m csigsim.plot RUN_DIR OUT_DIR"
+_USAGE = "usage: python -m csigsim.plot RUN_DIR OUT_DIR | --repro REPRO_DIR OUT_DIR"
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] in ("-h", "--help"):
-        print(_USAGE + "\nWrites a PNG of every plot that applies to the run directory RUN_DIR into OUT_DIR.")
+        print(_USAGE + "\nWrites a PNG of every plot that applies to the run directory RUN_DIR into OUT_DIR;"
+              "\nwith --repro, one PNG per experiment of a csigsim repro directory.")
+        return 0
+    if args and args[0] == "--repro":
+        if len(args) != 3:
+            print(_USAGE, file=sys.stderr)
+            return 2
+        if not any(Path(args[1]).glob("*/result.json")):
+            print(f"error: {args[1]}: no experiment directory with a result.json (csigsim repro --out)", file=sys.stderr)
+            return 2
+        save_repro(args[1], args[2], metrics=REPRO_METRICS, log=print)
         return 0
     if len(args) != 2:
         print(_USAGE, file=sys.stderr)
@@ -875,6 +958,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     save_all(run, args[1], log=print)
     return 0
+
+
+#: The panels ``python -m csigsim.plot --repro`` draws for experiments with
+#: many figures (docs/reproductions.md shows these).
+REPRO_METRICS: Dict[str, Sequence[str]] = {
+    "S4": ("busbw_gbps", "tor_uplink_share", "uplink_util_1s", "uplink_util_100us_peak", "hot_pair_abw_c_1s", "hot_pair_abw_c_100us_min"),
+    "S8": ("busbw_gbps",),
+}
 
 
 if __name__ == "__main__":

@@ -271,3 +271,46 @@ def test_module_cli_usage(tmp_path):
     assert proc.returncode == 2 and "usage" in proc.stderr
     proc = subprocess.run([sys.executable, "-m", "csigsim.plot", str(tmp_path), str(tmp_path / "o")], capture_output=True, text=True)
     assert proc.returncode == 2 and "flows.csv" in proc.stderr
+
+
+REPRO_RESULT = {
+    "id": "S6b",
+    "title": "bits per stamp",
+    "source_figure": "4 bits may suffice",
+    "direction_reproduced": False,
+    "variants": {
+        "max_16bits": {"main_gbps": 1.2, "rtt_mean_us": 25.0, "note": "text is not a panel"},
+        "max_4bits": {"main_gbps": 0.42, "rtt_mean_us": 142.0},
+        "max_2bits": {"main_gbps": 0.3, "rtt_mean_us": 197.0},
+    },
+}
+
+
+def test_repro_draws_a_bar_per_variant_and_a_panel_per_figure():
+    fig = cp.repro(REPRO_RESULT)
+    axes = fig.get_axes()
+    assert [ax.get_title() for ax in axes] == ["main_gbps", "rtt_mean_us"]
+    # Variants in natural order: 2, 4, 16 bits.
+    assert [t.get_text() for t in axes[0].get_xticklabels()] == ["max_2bits", "max_4bits", "max_16bits"]
+    assert [p.get_height() for p in axes[1].patches] == [197.0, 142.0, 25.0]
+    title = fig._suptitle.get_text()
+    assert "S6b" in title and "4 bits may suffice" in title and "NOT reproduced" in title
+    one = cp.repro(REPRO_RESULT, metrics=["rtt_mean_us"])
+    assert [ax.get_title() for ax in one.get_axes()] == ["rtt_mean_us"]
+    with pytest.raises(cp.NothingToPlot):
+        cp.repro({"id": "S0", "variants": {}})
+
+
+def test_module_cli_draws_each_experiment_of_a_repro_directory(tmp_path):
+    import json
+
+    for exp in ("S1", "S6b"):
+        (tmp_path / "repro" / exp).mkdir(parents=True)
+        (tmp_path / "repro" / exp / "result.json").write_text(json.dumps({**REPRO_RESULT, "id": exp}))
+    r = subprocess.run([sys.executable, "-m", "csigsim.plot", "--repro", str(tmp_path / "repro"), str(tmp_path / "img")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in (tmp_path / "img").iterdir()) == ["S1.png", "S6b.png"]
+    bad = subprocess.run([sys.executable, "-m", "csigsim.plot", "--repro", str(tmp_path / "img"), str(tmp_path / "x")],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "result.json" in bad.stderr
