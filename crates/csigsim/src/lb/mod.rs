@@ -3,12 +3,14 @@
 //! candidates and what it may read about the packet and itself, and takes the
 //! port the policy returns. Host-side schedulers live here too: [`cast`]
 //! (used by `transport::connection`), and the per-packet entropy choices of
-//! a sender, [`reps`] and [`oblivious`] (used by `transport::flow`).
+//! a sender, [`reps`], [`oblivious`] and [`csig_paths`] (used by
+//! `transport::flow`).
 //!
 //! Adding a policy: its file (with `choose` and its per-group `State`), one
 //! line in the registry below, and its row in docs/scenario.md.
 
 pub mod cast;
+pub mod csig_paths;
 pub mod oblivious;
 pub mod reps;
 
@@ -26,6 +28,8 @@ pub enum EntropyMode {
     Oblivious,
     /// REPS: entropies recycled from unmarked ACKs ([`reps`]).
     Reps,
+    /// CSIG-guided: entropies weighted by their reflected min(ABW) ([`csig_paths`]).
+    Csig,
 }
 
 /// A sender's per-packet entropy state, with its own random stream.
@@ -33,25 +37,37 @@ pub enum EntropyMode {
 pub enum HostLb {
     Oblivious(oblivious::Oblivious, Stream),
     Reps(reps::Reps, Stream),
+    Csig(csig_paths::CsigPaths, Stream),
 }
 
 impl HostLb {
     /// The state for flow `flow` of a run with `seed`, or None for `flow` mode.
-    pub fn new(mode: EntropyMode, cfg: &reps::RepsConfig, seed: u64, flow: u64) -> Option<Box<HostLb>> {
+    pub fn new(mode: EntropyMode, cfg: &reps::RepsConfig, csig: &csig_paths::CsigPathsConfig, seed: u64, flow: u64) -> Option<Box<HostLb>> {
         let mut rng = Stream::new(seed, flow, crate::rng::Purpose::HostEntropy);
         match mode {
             EntropyMode::Flow => None,
             EntropyMode::Oblivious => Some(Box::new(HostLb::Oblivious(oblivious::Oblivious::new(cfg.evs, &mut rng), rng))),
             EntropyMode::Reps => Some(Box::new(HostLb::Reps(reps::Reps::new(*cfg), rng))),
+            EntropyMode::Csig => Some(Box::new(HostLb::Csig(csig_paths::CsigPaths::new(*csig), rng))),
         }
     }
 
-    /// The entropy value (0 .. evs) of the next data packet.
+    /// The entropy value (0 .. evs) of the next data packet, sent at `now`.
     #[inline]
-    pub fn next_ev(&mut self) -> u32 {
+    pub fn next_ev(&mut self, now: u64) -> u32 {
         match self {
             HostLb::Oblivious(o, rng) => o.next(rng),
             HostLb::Reps(r, rng) => r.next(rng),
+            HostLb::Csig(c, rng) => c.next(now, rng),
+        }
+    }
+
+    /// A CSIG min(ABW) (or ABW/C) reflected on an ACK for a packet sent on
+    /// `ev`; `last_hop`: its locator names the destination's last hop.
+    #[inline]
+    pub fn on_csig(&mut self, now: u64, ev: u32, abw: f64, last_hop: bool) {
+        if let HostLb::Csig(c, _) = self {
+            c.on_sample(now, ev, abw, last_hop);
         }
     }
 

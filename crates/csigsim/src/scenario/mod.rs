@@ -160,6 +160,20 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
             return Err(err("transport.reps.buffer", "buffer must be at least 1".into()));
         }
     }
+    if t.entropy == crate::lb::EntropyMode::Csig {
+        let sig = sf.signals.csig.as_ref().map(|c| c.sig);
+        if !sig.is_some_and(|s| s.is_min()) {
+            let got = sig.map_or("none".to_string(), |s| format!("\"{}\"", s.name()));
+            return Err(err("transport.entropy", format!("entropy = \"csig\" needs [signals.csig] type = \"abw\" or \"abw_c\" (min(ABW) tags), got {got}")));
+        }
+        let c = &t.csig_paths;
+        if c.paths == 0 {
+            return Err(err("transport.csig_paths.paths", "paths must be at least 1".into()));
+        }
+        if !(c.gain > 0.0 && c.gain <= 1.0) {
+            return Err(err("transport.csig_paths.gain", format!("gain must be in (0, 1], got {}", c.gain)));
+        }
+    }
     if t.rto.0 == 0 {
         return Err(err("transport.rto", "rto must be above zero".into()));
     }

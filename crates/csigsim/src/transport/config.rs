@@ -68,12 +68,15 @@ macro_rules! transport_config {
             #[serde(default = "default_true")]
             pub ecn: bool,
             /// How a sender picks each data packet's entropy: `flow` (one per
-            /// flow), `oblivious` or `reps` (per packet, docs/lb.md).
+            /// flow), `oblivious`, `reps` or `csig` (per packet, docs/lb.md).
             #[serde(default)]
             pub entropy: crate::lb::EntropyMode,
             /// `[transport.reps]`: REPS's parameters (`evs` also for `oblivious`).
             #[serde(default)]
             pub reps: crate::lb::reps::RepsConfig,
+            /// `[transport.csig_paths]`: the CSIG-guided choice's parameters.
+            #[serde(default)]
+            pub csig_paths: crate::lb::csig_paths::CsigPathsConfig,
             /// `[transport.connection]`: connections of several queue pairs
             /// (absent: every flow is its own queue pair with its own entropy).
             #[serde(default)]
@@ -105,6 +108,7 @@ macro_rules! transport_config {
                     connection: None,
                     entropy: Default::default(),
                     reps: Default::default(),
+                    csig_paths: Default::default(),
                     $( $( $module: <crate::cc::$module::$Config>::default(), )? )*
                 }
             }

@@ -248,7 +248,7 @@ impl Flow {
             npkts,
             mss: t.mtu,
             entropy,
-            host_lb: crate::lb::HostLb::new(t.entropy, &t.reps, seed, id.0 as u64),
+            host_lb: crate::lb::HostLb::new(t.entropy, &t.reps, &t.csig_paths, seed, id.0 as u64),
             base_rtt_ps,
             rate_cap: f.rate_cap,
             cc,
@@ -471,12 +471,20 @@ impl Flow {
             payload,
             entropy: match &mut self.host_lb {
                 None => self.entropy,
-                Some(lb) => self.entropy ^ lb.next_ev(),
+                Some(lb) => self.entropy ^ lb.next_ev(now),
             },
             sent_ps: now,
             ..Default::default()
         };
         Sent { packet, tagged, resend, arm_rto }
+    }
+
+    /// The CSIG-guided path state (`transport.entropy = "csig"`), for reports and tests.
+    pub fn csig_paths(&self) -> Option<&crate::lb::csig_paths::CsigPaths> {
+        match self.host_lb.as_deref() {
+            Some(crate::lb::HostLb::Csig(c, _)) => Some(c),
+            _ => None,
+        }
     }
 
     /// A control packet from the receiver to the sender, answering `data`.
@@ -675,6 +683,10 @@ impl Flow {
         if let Some(lb) = &mut self.host_lb {
             let fb = if p.ce > 0 { crate::lb::reps::Feedback::Marked } else { crate::lb::reps::Feedback::Good };
             lb.on_feedback(now, p.entropy ^ self.entropy, fb);
+            if let (Some(c), Some(cs)) = (&csig, &sh.csig) {
+                let last_hop = crate::lb::csig_paths::is_last_hop(c.locator, cs.lm_bits);
+                lb.on_csig(now, p.entropy ^ self.entropy, c.value, last_hop);
+            }
         }
         let before = self.snd_una;
         let mut newly = 0u64;

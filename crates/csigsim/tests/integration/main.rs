@@ -2,6 +2,7 @@
 
 mod cc_dumbbell;
 mod collectives;
+mod csig_lb;
 mod common;
 mod dcqcn_rev;
 mod dctcp_modes;
