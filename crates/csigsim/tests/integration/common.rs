@@ -1,3 +1,4 @@
+use csigsim::units::tx_time_ps;
 use csigsim::id::PortId;
 use csigsim::{Override, Scenario, World};
 use std::path::Path;
@@ -133,4 +134,45 @@ fn line_diff(a: &str, b: &str) -> String {
         }
     }
     out
+}
+
+/// Per-packet store-and-forward recurrence over a path of (rate, delay) hops:
+/// a packet starts on a hop when it has fully arrived and the hop is free.
+pub fn analytic_fct(sizes: &[u64], hops: &[(u64, u64)]) -> u64 {
+    let mut free = vec![0u64; hops.len()];
+    let mut last = 0;
+    for &s in sizes {
+        let mut t = 0; // the NIC may start every packet at time 0 (line rate, no window)
+        for (h, &(rate, delay)) in hops.iter().enumerate() {
+            let start = t.max(free[h]);
+            free[h] = start + tx_time_ps(s, rate);
+            t = free[h] + delay;
+        }
+        last = t;
+    }
+    last
+}
+
+/// Two tiers: hosts h0 .. h3 on 100 Gb/s to leaf0 and leaf1, the leaves on
+/// 400 Gb/s to one spine, 1 us links; tests append their `[switch]` and
+/// flows with `concat!`.
+#[macro_export]
+macro_rules! two_speeds_topology {
+    () => {
+        r#"
+name = "two speeds"
+[topology]
+kind = "custom"
+hosts = ["h0", "h1", "h2", "h3"]
+switches = ["leaf0", "leaf1", "spine"]
+links = [
+  { a = "h0", b = "leaf0", rate = "100Gbps", delay = "1us" },
+  { a = "h1", b = "leaf0", rate = "100Gbps", delay = "1us" },
+  { a = "h2", b = "leaf1", rate = "100Gbps", delay = "1us" },
+  { a = "h3", b = "leaf1", rate = "100Gbps", delay = "1us" },
+  { a = "leaf0", b = "spine", rate = "400Gbps", delay = "1us" },
+  { a = "leaf1", b = "spine", rate = "400Gbps", delay = "1us" },
+]
+"#
+    };
 }

@@ -7,21 +7,9 @@ use csigsim::units::Size;
 use csigsim::World;
 
 /// Two tiers: hosts on 100 Gb/s to two leaves, leaves on 400 Gb/s to one spine.
-const TWO_SPEEDS: &str = r#"
-name = "two speeds"
-[topology]
-kind = "custom"
-hosts = ["h0", "h1", "h2", "h3"]
-switches = ["leaf0", "leaf1", "spine"]
-links = [
-  { a = "h0", b = "leaf0", rate = "100Gbps", delay = "1us" },
-  { a = "h1", b = "leaf0", rate = "100Gbps", delay = "1us" },
-  { a = "h2", b = "leaf1", rate = "100Gbps", delay = "1us" },
-  { a = "h3", b = "leaf1", rate = "100Gbps", delay = "1us" },
-  { a = "leaf0", b = "spine", rate = "400Gbps", delay = "1us" },
-  { a = "leaf1", b = "spine", rate = "400Gbps", delay = "1us" },
-]
-[switch]
+const TWO_SPEEDS: &str = concat!(
+    crate::two_speeds_topology!(),
+    r#"[switch]
 ecn = { kmin = "100KB", kmax = "400KB", pmax = 0.2 }
 [[switch.ecn_rule]]
 rate = "400Gbps"
@@ -34,7 +22,8 @@ ecn = { kmin = "50KB", kmax = "50KB", pmax = 1.0 }
 src = "h0"
 dst = "h2"
 size = "10KB"
-"#;
+"#
+);
 
 fn kmin(w: &World, from: &str, to: &str) -> Option<u64> {
     let p = w.port_between(from, to).unwrap();

@@ -3,25 +3,8 @@
 //! past the failure (spray, adaptive at the failed link's switch); every run
 //! conserves bytes.
 
-use crate::common::{load, world};
+use crate::common::{analytic_fct, load, world};
 use csigsim::units::tx_time_ps;
-
-/// Per-packet store-and-forward over hops of (rate, delay), every packet
-/// ready at time 0.
-fn analytic_fct(sizes: &[u64], hops: &[(u64, u64)]) -> u64 {
-    let mut free = vec![0u64; hops.len()];
-    let mut last = 0;
-    for &s in sizes {
-        let mut t = 0;
-        for (h, &(rate, delay)) in hops.iter().enumerate() {
-            let start = t.max(free[h]);
-            free[h] = start + tx_time_ps(s, rate);
-            t = free[h] + delay;
-        }
-        last = t;
-    }
-    last
-}
 
 fn three_hop(failure: &str) -> String {
     format!(

@@ -1,24 +1,7 @@
 //! A single flow's FCT equals the analytic store-and-forward value exactly.
 
-use crate::common::load;
+use crate::common::{analytic_fct, load};
 use csigsim::units::tx_time_ps;
-
-/// Per-packet store-and-forward recurrence over a path of (rate, delay) hops:
-/// a packet starts on a hop when it has fully arrived and the hop is free.
-fn analytic_fct(sizes: &[u64], hops: &[(u64, u64)]) -> u64 {
-    let mut free = vec![0u64; hops.len()];
-    let mut last = 0;
-    for &s in sizes {
-        let mut t = 0; // the NIC may start every packet at time 0 (line rate, no window)
-        for (h, &(rate, delay)) in hops.iter().enumerate() {
-            let start = t.max(free[h]);
-            free[h] = start + tx_time_ps(s, rate);
-            t = free[h] + delay;
-        }
-        last = t;
-    }
-    last
-}
 
 const THREE_HOP: &str = r#"
 name = "three hops"

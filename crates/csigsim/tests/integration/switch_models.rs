@@ -188,21 +188,9 @@ fn either_victim_is_a_fair_coin_per_refusal_drawn_from_the_seed() {
 }
 
 /// Hosts on 100 Gb/s to two leaves, leaves on 400 Gb/s to a spine.
-const TWO_SPEEDS: &str = r#"
-name = "two speeds"
-[topology]
-kind = "custom"
-hosts = ["h0", "h1", "h2", "h3"]
-switches = ["leaf0", "leaf1", "spine"]
-links = [
-  { a = "h0", b = "leaf0", rate = "100Gbps", delay = "1us" },
-  { a = "h1", b = "leaf0", rate = "100Gbps", delay = "1us" },
-  { a = "h2", b = "leaf1", rate = "100Gbps", delay = "1us" },
-  { a = "h3", b = "leaf1", rate = "100Gbps", delay = "1us" },
-  { a = "leaf0", b = "spine", rate = "400Gbps", delay = "1us" },
-  { a = "leaf1", b = "spine", rate = "400Gbps", delay = "1us" },
-]
-[switch]
+const TWO_SPEEDS: &str = concat!(
+    crate::two_speeds_topology!(),
+    r#"[switch]
 mode = "pfc"
 pfc = { alpha = 0.125, xon_delta = "3KB" }
 [[switch.pfc_rule]]
@@ -215,7 +203,8 @@ pfc = { xon_delta = "6KB" }
 src = "h0"
 dst = "h2"
 size = "10KB"
-"#;
+"#
+);
 
 #[test]
 fn pfc_rules_give_ports_of_the_selected_speed_their_thresholds() {
