@@ -867,19 +867,30 @@ def save_repro(repro_dir: Union[str, "os.PathLike[str]"], out_dir: Union[str, "o
     """Writes ``<ID>.png`` of :func:`repro` for every experiment directory of
     ``repro_dir`` (the ``--out`` of ``csigsim repro``) that has a
     result.json; ``metrics`` maps an experiment id to its panels."""
+    def experiments():
+        for res in sorted(Path(repro_dir).glob("*/result.json"), key=lambda p: _natural(p.parent.name)):
+            result = json.loads(res.read_text())
+            exp = result.get("id", res.parent.name)
+            yield exp, lambda result=result, exp=exp: repro(result, (metrics or {}).get(exp))
+
+    return _save_figures(experiments(), out_dir, dpi, log)
+
+
+def _save_figures(figures: Iterable[Tuple[str, Callable[[], Figure]]], out_dir: Union[str, "os.PathLike[str]"],
+                  dpi: int, log: Optional[Callable[[str], None]]) -> List[Path]:
+    """Draws each ``(name, draw)`` and writes it as ``<name>.png`` into
+    ``out_dir``, skipping those with nothing to plot; returns the paths."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for res in sorted(Path(repro_dir).glob("*/result.json"), key=lambda p: _natural(p.parent.name)):
-        result = json.loads(res.read_text())
-        exp = result.get("id", res.parent.name)
+    for name, draw in figures:
         try:
-            fig = repro(result, (metrics or {}).get(exp))
+            fig = draw()
         except NothingToPlot as e:
             if log:
-                log(f"skipped {exp}: {e}")
+                log(f"skipped {name}: {e}")
             continue
-        path = out / f"{exp}.png"
+        path = out / f"{name}.png"
         fig.savefig(path, dpi=dpi)
         written.append(path)
         if log:
@@ -912,22 +923,7 @@ def save_all(results: Any, out_dir: Union[str, "os.PathLike[str]"], *, dpi: int 
     the paths written."""
     if isinstance(results, (str, os.PathLike)):
         results = read_run(results)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, fn in PLOTS.items():
-        try:
-            fig = fn(results)
-        except NothingToPlot as e:
-            if log:
-                log(f"skipped {name}: {e}")
-            continue
-        path = out / f"{name}.png"
-        fig.savefig(path, dpi=dpi)
-        written.append(path)
-        if log:
-            log(f"wrote {path}")
-    return written
+    return _save_figures(((name, lambda fn=fn: fn(results)) for name, fn in PLOTS.items()), out_dir, dpi, log)
 
 
 _USAGE = "usage: python -m csigsim.plot RUN_DIR OUT_DIR | --repro REPRO_DIR OUT_DIR"
