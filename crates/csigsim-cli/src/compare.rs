@@ -154,20 +154,18 @@ fn group_throughput(flows: &Csv) -> Vec<(String, Option<f64>)> {
 fn bottleneck_shares(sig: &Csv) -> Vec<(String, Option<f64>)> {
     let col = |c: &str| sig.0.iter().position(|h| h == c);
     let (Some(port), Some(samples)) = (col("bottleneck"), col("samples")) else { return Vec::new() };
-    let mut counts: Vec<(String, f64)> = Vec::new();
+    // One entry per port named (a fabric's worth), over rows of every window.
+    let mut by_port: std::collections::HashMap<&str, f64> = std::collections::HashMap::new();
     for r in &sig.1 {
         let p = &r[port];
-        if p.is_empty() {
-            continue;
-        }
-        let k = r[samples].parse::<f64>().unwrap_or(0.0);
-        match counts.iter_mut().find(|c| &c.0 == p) {
-            Some(c) => c.1 += k,
-            None => counts.push((p.clone(), k)),
+        if !p.is_empty() {
+            *by_port.entry(p).or_default() += r[samples].parse::<f64>().unwrap_or(0.0);
         }
     }
+    let mut counts: Vec<(&str, f64)> = by_port.into_iter().collect();
+    // Sorted before summing, so the total does not depend on the map's order.
+    counts.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
     let total: f64 = counts.iter().map(|c| c.1).sum();
-    counts.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     counts.truncate(MAX_PORTS);
     counts.into_iter().map(|(p, k)| (format!("bottleneck_share[{p}]"), (total > 0.0).then(|| k / total))).collect()
 }
