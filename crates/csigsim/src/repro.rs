@@ -497,18 +497,14 @@ macro_rules! s8_sets {
     ($seed:literal $(, $set:literal)*) => {
         &[
             concat!("seed=", $seed),
-            "workload.0.size=\"64MB\"", "workload.1.size=\"64MB\"", "workload.2.size=\"64MB\"", "workload.3.size=\"64MB\"",
-            "workload.4.size=\"64MB\"", "workload.5.size=\"64MB\"", "workload.6.size=\"64MB\"", "workload.7.size=\"64MB\"",
+            "workload.0.size=\"64MB\"",
             $($set),*
         ]
     };
 }
 
 /// S8's quick form: the shipped scenario's 16 MB per rank.
-const S8_QUICK: &[&str] = &[
-    "workload.0.size=\"16MB\"", "workload.1.size=\"16MB\"", "workload.2.size=\"16MB\"", "workload.3.size=\"16MB\"",
-    "workload.4.size=\"16MB\"", "workload.5.size=\"16MB\"", "workload.6.size=\"16MB\"", "workload.7.size=\"16MB\"",
-];
+const S8_QUICK: &[&str] = &["workload.0.size=\"16MB\""];
 
 /// S6b's variants: Timely on MAX stamps of 1 .. 32 bits.
 macro_rules! s6b_variants {

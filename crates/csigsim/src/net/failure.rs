@@ -271,6 +271,7 @@ mod tests {
                 link(NodeRef::Switch(0), NodeRef::Switch(1)),
                 link(NodeRef::Switch(1), NodeRef::Host(1)),
             ],
+            servers: Vec::new(),
         }
     }
 

@@ -15,7 +15,6 @@ use crate::net::topology::{TopologyConfig, TopologySpec};
 use crate::units::Time;
 use config::*;
 use crate::id::HostId;
-use crate::net::topology::resolve_host;
 pub use error::InputError;
 use std::path::Path;
 
@@ -220,12 +219,22 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
     };
     cc.check(&setup).map_err(|(k, m)| err(&format!("transport.{k}"), m))?;
     let mut flows = Vec::new();
-    let resolve = |h: &HostRef, key: &str| resolve_host(&topology, h).map_err(|m| err(key, m));
+    let mut nic_spread = Vec::new();
     for (i, f) in sf.flow.iter().enumerate() {
-        let src = resolve(&f.src, &format!("flow[{i}].src"))?;
-        let dst = resolve(&f.dst, &format!("flow[{i}].dst"))?;
-        if src == dst {
-            return Err(err(&format!("flow[{i}].dst"), "a flow's source and destination must differ".into()));
+        let (src, src_nics) = flow_end(&topology, &f.src, &format!("flow[{i}].src"), err)?;
+        let (dst, dst_nics) = flow_end(&topology, &f.dst, &format!("flow[{i}].dst"), err)?;
+        if src_nics > 1 || dst_nics > 1 {
+            if sf.transport.connection.is_none() {
+                let key = if src_nics > 1 { "src" } else { "dst" };
+                return Err(err(
+                    &format!("flow[{i}].{key}"),
+                    "a flow from or to a server of several NICs is a connection whose queue pairs spread over the NICs: it needs [transport.connection] (or name one NIC)".into(),
+                ));
+            }
+            nic_spread.push(crate::workload::NicSpread { flow: i as u32, src_nics, dst_nics });
+        }
+        if (src..src + src_nics).any(|h| (dst..dst + dst_nics).contains(&h)) {
+            return Err(err(&format!("flow[{i}].dst"), "a flow's source and destination must differ (and not share a server)".into()));
         }
         if let Some(m) = crate::workload::size_error(f.size.0, t.mtu) {
             return Err(err(&format!("flow[{i}].size"), m));
@@ -241,7 +250,7 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
         });
     }
     let seed = seed.unwrap_or(sf.seed);
-    let extras = std::cell::RefCell::new(crate::workload::Extras::default());
+    let extras = std::cell::RefCell::new(crate::workload::Extras { nic_spread, ..Default::default() });
     flow_deps(&sf.flow, &mut extras.borrow_mut().deps, err)?;
     for (i, w) in sf.workload.iter().enumerate() {
         let key_err = |key: &str, m| err(&format!("workload[{i}].{key}"), m);
@@ -282,6 +291,19 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
         connections,
         resolved_toml: text.to_string(),
     })
+}
+
+/// A `[[flow]]` end: its first host, and how many consecutive NIC hosts
+/// its queue pairs spread over (1 for a host, the NICs for a server).
+fn flow_end(topo: &TopologySpec, h: &HostRef, key: &str, err: &ErrFn) -> Result<(u32, u32), InputError> {
+    use crate::net::topology::{resolve_endpoint, Endpoint};
+    match resolve_endpoint(topo, h).map_err(|m| err(key, m))? {
+        Endpoint::Host(id) => Ok((id, 1)),
+        Endpoint::Server(s) => {
+            let s = &topo.servers[s as usize];
+            Ok((s.first, s.nics))
+        }
+    }
 }
 
 /// The `after` lists of `[[flow]]` entries: known entries, no flow waiting

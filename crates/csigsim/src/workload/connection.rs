@@ -47,6 +47,14 @@ pub fn expand(qps: u32, flows: &mut Vec<FlowSpec>, extras: &mut Extras) -> ConnP
             flows.push(f.clone());
         }
     }
+    // QP `k` of a message between servers takes the NICs of rail `k`.
+    for s in &extras.nic_spread {
+        for k in 0..qps {
+            let part = &mut flows[(s.flow * qps + k) as usize];
+            part.src.0 += k % s.src_nics;
+            part.dst.0 += k % s.dst_nics;
+        }
+    }
     let q = qps;
     for d in &mut extras.deps {
         d.flow *= q;

@@ -7,7 +7,7 @@
 
 use crate::net::topology::TopologySpec;
 use crate::de::InputError;
-use crate::net::topology::{resolve_host, HostRef};
+use crate::net::topology::{resolve_endpoint, Endpoint, HostRef};
 use std::path::{Path, PathBuf};
 
 /// Builds the error for a key of the workload (relative to its table).
@@ -20,6 +20,19 @@ pub struct Extras {
     pub deps: Vec<collective::FlowDep>,
     pub collectives: Vec<collective::CollectiveSpec>,
     pub rpcs: Vec<rpc::RpcSpec>,
+    /// `[[flow]]` entries from or to a server of several NICs.
+    pub nic_spread: Vec<NicSpread>,
+}
+
+/// A message whose queue pairs spread over a server's NICs: with
+/// `[transport.connection]`, QP `q` runs from NIC `q mod src_nics` of the
+/// source (the flow's `src` is its first NIC) to NIC `q mod dst_nics` of
+/// the destination.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NicSpread {
+    pub flow: u32,
+    pub src_nics: u32,
+    pub dst_nics: u32,
 }
 
 /// What a generator expands against.
@@ -74,18 +87,27 @@ generators! {
 
 pub mod connection;
 
-/// The hosts a `hosts` list names (all hosts when absent), each at most once.
+/// The hosts a `hosts` list names (all hosts when absent), each at most
+/// once; a server of several NICs stands for its NICs, in order.
 fn hosts_of(topo: &TopologySpec, list: &Option<Vec<HostRef>>, err: &KeyErr) -> Result<Vec<u32>, InputError> {
     match list {
         None => Ok((0..topo.hosts.len() as u32).collect()),
         Some(l) => {
             let mut out = Vec::with_capacity(l.len());
             for (i, h) in l.iter().enumerate() {
-                let id = resolve_host(topo, h).map_err(|m| err(&format!("hosts[{i}]"), m))?;
-                if out.contains(&id) {
-                    return Err(err(&format!("hosts[{i}]"), format!("host {} is listed twice", topo.hosts[id as usize])));
+                let ids = match resolve_endpoint(topo, h).map_err(|m| err(&format!("hosts[{i}]"), m))? {
+                    Endpoint::Host(id) => id..id + 1,
+                    Endpoint::Server(s) => {
+                        let s = &topo.servers[s as usize];
+                        s.first..s.first + s.nics
+                    }
+                };
+                for id in ids {
+                    if out.contains(&id) {
+                        return Err(err(&format!("hosts[{i}]"), format!("host {} is listed twice", topo.hosts[id as usize])));
+                    }
+                    out.push(id);
                 }
-                out.push(id);
             }
             Ok(out)
         }

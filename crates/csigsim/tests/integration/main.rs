@@ -18,6 +18,7 @@ mod host_lb;
 mod incast;
 mod input_errors;
 mod mcc;
+mod multi_nic;
 mod poisson;
 mod routing;
 mod repro;

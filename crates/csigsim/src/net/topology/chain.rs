@@ -143,7 +143,7 @@ pub fn build(c: &ChainConfig) -> Result<TopologySpec, TopologyError> {
     for i in 0..n - 1 {
         links.push(LinkSpec { a: NodeRef::Switch(i), b: NodeRef::Switch(i + 1), rate, delay });
     }
-    Ok(TopologySpec { hosts, switches, links })
+    Ok(TopologySpec { hosts, switches, links, servers: Vec::new() })
 }
 
 #[cfg(test)]

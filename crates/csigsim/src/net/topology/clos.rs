@@ -125,7 +125,7 @@ pub fn build(c: &ClosConfig) -> Result<TopologySpec, TopologyError> {
             }
         }
     }
-    Ok(TopologySpec { hosts: host_names, switches, links })
+    Ok(TopologySpec { hosts: host_names, switches, links, servers: Vec::new() })
 }
 
 #[cfg(test)]

@@ -58,6 +58,7 @@ pub fn build(c: &CustomConfig) -> Result<TopologySpec, TopologyError> {
         hosts: c.hosts.clone(),
         switches: c.switches.iter().map(|s| SwitchSpec { name: s.clone(), tier: 0, dmodk_divisor: 1 }).collect(),
         links,
+        servers: Vec::new(),
     };
     // Each host attaches to exactly one switch port (single-homed NIC).
     let mut host_links = vec![0u32; spec.hosts.len()];

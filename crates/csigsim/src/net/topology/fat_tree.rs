@@ -22,6 +22,7 @@
 //! source-destination pairs, and every core-to-pod link carries exactly
 //! `oversubscription` destinations.
 
+use super::servers::{self, NicAttach};
 use super::{LinkSpec, NodeRef, SwitchSpec, TopologyError, TopologySpec};
 use crate::units::{Rate, Time};
 use serde::Deserialize;
@@ -54,6 +55,12 @@ pub struct FatTreeConfig {
     /// Rate of agg-core links (default: `rate`).
     #[serde(default)]
     pub core_rate: Option<Rate>,
+    /// NICs per server: every `nics` host ports are one server's (`servers`).
+    #[serde(default = "servers::default_nics")]
+    pub nics: u32,
+    /// How a server's NICs attach: all to one ToR, or one per rail ToR of a pod.
+    #[serde(default)]
+    pub nic_attach: NicAttach,
 }
 
 fn default_oversubscription() -> u32 {
@@ -249,7 +256,15 @@ pub fn build(c: &FatTreeConfig) -> Result<TopologySpec, TopologyError> {
         }
     }
     debug_assert_eq!(links.len(), n_links);
-    Ok(TopologySpec { hosts, switches, links })
+    let mut spec = TopologySpec { hosts, switches, links, servers: Vec::new() };
+    // A rail group is `nics` ToRs of one pod (they share its aggs).
+    let groups = if c.nics == 0 || half % c.nics == 0 {
+        Ok(())
+    } else {
+        Err(format!("with nic_attach = \"rail\" a server's {} NICs go to {} ToRs of one pod, so nics must divide the k/2 = {half} ToRs of a pod", c.nics, c.nics))
+    };
+    servers::assign(&mut spec, c.nics, c.nic_attach, l.hosts_per_tor, groups)?;
+    Ok(spec)
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@
 //! uplink capacity: `rate * hosts_per_leaf / (spines * oversubscription)`,
 //! rounded to a whole bit per second; with neither it equals `rate`.
 
+use super::servers::{self, NicAttach};
 use super::{LinkSpec, NodeRef, SwitchSpec, TopologyError, TopologySpec};
 use crate::units::{Rate, Time};
 use serde::Deserialize;
@@ -38,6 +39,12 @@ pub struct LeafSpineConfig {
     /// Propagation delay of every link.
     #[serde(default = "default_delay")]
     pub delay: Time,
+    /// NICs per server: every `nics` host ports are one server's (`servers`).
+    #[serde(default = "servers::default_nics")]
+    pub nics: u32,
+    /// How a server's NICs attach: all to one leaf, or one per rail leaf.
+    #[serde(default)]
+    pub nic_attach: NicAttach,
 }
 
 fn default_rate() -> Rate {
@@ -142,7 +149,10 @@ pub fn build(c: &LeafSpineConfig) -> Result<TopologySpec, TopologyError> {
             links.push(LinkSpec { a: NodeRef::Switch(l), b: NodeRef::Switch(nl + s), rate: fabric, delay });
         }
     }
-    Ok(TopologySpec { hosts, switches, links })
+    let mut spec = TopologySpec { hosts, switches, links, servers: Vec::new() };
+    // Rail groups of `nics` leaves: any consecutive leaves will do.
+    servers::assign(&mut spec, c.nics, c.nic_attach, hpl, Ok(()))?;
+    Ok(spec)
 }
 
 #[cfg(test)]

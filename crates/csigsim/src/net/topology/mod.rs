@@ -13,6 +13,8 @@
 
 use crate::units::{Rate, Time};
 
+pub mod servers;
+
 /// One end of a link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NodeRef {
@@ -44,6 +46,9 @@ pub struct TopologySpec {
     pub hosts: Vec<String>,
     pub switches: Vec<SwitchSpec>,
     pub links: Vec<LinkSpec>,
+    /// Servers of several NICs (`nics > 1`); empty when every host is a
+    /// server of one NIC.
+    pub servers: Vec<servers::ServerSpec>,
 }
 
 /// A problem with topology keys: the key (relative to `[topology]`) and why.
@@ -202,19 +207,53 @@ pub enum HostRef {
     Name(String),
 }
 
-/// The index of host `h` in `topo`, or why it names no host.
-pub fn resolve_host(topo: &TopologySpec, h: &HostRef) -> Result<u32, String> {
+/// What a host reference names: one host (a NIC port), or a server of
+/// several NICs (an index into `TopologySpec::servers`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Endpoint {
+    Host(u32),
+    Server(u32),
+}
+
+/// What `h` names in `topo`: a host by index or name, else a server by
+/// name; or why it names neither.
+pub fn resolve_endpoint(topo: &TopologySpec, h: &HostRef) -> Result<Endpoint, String> {
     match h {
         HostRef::Index(i) => {
             if *i >= 0 && (*i as usize) < topo.hosts.len() {
-                Ok(*i as u32)
+                Ok(Endpoint::Host(*i as u32))
             } else {
                 Err(format!("host index {i} is out of range: the topology has {} hosts (0..{})", topo.hosts.len(), topo.hosts.len() - 1))
             }
         }
-        HostRef::Name(n) => topo.hosts.iter().position(|x| x == n).map(|i| i as u32).ok_or_else(|| {
+        HostRef::Name(n) => {
+            if let Some(i) = topo.hosts.iter().position(|x| x == n) {
+                return Ok(Endpoint::Host(i as u32));
+            }
+            if let Some(s) = topo.servers.iter().position(|x| &x.name == n) {
+                return Ok(Endpoint::Server(s as u32));
+            }
             let hint = if topo.hosts.len() <= 8 { format!(" (hosts: {})", topo.hosts.join(", ")) } else { String::new() };
-            format!("unknown host \"{n}\"{hint}")
-        }),
+            Err(format!("unknown host \"{n}\"{hint}"))
+        }
     }
+}
+
+/// The index of host `h` in `topo`, or why it names no host (a server of
+/// several NICs is not one host).
+pub fn resolve_host(topo: &TopologySpec, h: &HostRef) -> Result<u32, String> {
+    match resolve_endpoint(topo, h)? {
+        Endpoint::Host(i) => Ok(i),
+        Endpoint::Server(s) => Err(server_is_not_a_host(&topo.servers[s as usize])),
+    }
+}
+
+/// Why a server of several NICs cannot stand where one host must.
+pub fn server_is_not_a_host(s: &servers::ServerSpec) -> String {
+    format!(
+        "\"{n}\" is a server of {k} NICs; name one of them ({n}.0 .. {n}.{last}) here",
+        n = s.name,
+        k = s.nics,
+        last = s.nics - 1
+    )
 }

@@ -33,7 +33,7 @@ pub mod tree;
 use super::{hosts_of, label, Ctx, FlowSpec};
 use crate::de::InputError;
 use crate::id::HostId;
-use crate::net::topology::HostRef;
+use crate::net::topology::{HostRef, TopologySpec};
 use crate::units::{Size, Time};
 use serde::Deserialize;
 
@@ -105,6 +105,9 @@ pub enum GroupLayout {
     Blocks,
     /// Every `(n / g)`-th host: group `k` is hosts `k, k + n/g, k + 2 n/g, ...`.
     Strided,
+    /// `hosts` are servers of several NICs: group `r` is NIC `r` of each
+    /// (NCCL's rail-aligned rings), named `<name>.r<r>`.
+    Rails,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -293,7 +296,10 @@ impl Instance<'_> {
 }
 
 /// The groups of ranks (host indices, in rank order) an entry runs.
-fn groups(c: &CollectiveConfig, hs: Vec<u32>, err: &super::KeyErr) -> Result<Vec<Vec<u32>>, InputError> {
+fn groups(c: &CollectiveConfig, topo: &TopologySpec, hs: Vec<u32>, err: &super::KeyErr) -> Result<Vec<Vec<u32>>, InputError> {
+    if c.group_layout == Some(GroupLayout::Rails) {
+        return rails(c, topo, err);
+    }
     let Some(g) = c.group_size else {
         if c.group_layout.is_some() {
             return Err(err("group_layout", "group_layout applies with group_size".into()));
@@ -308,16 +314,56 @@ fn groups(c: &CollectiveConfig, hs: Vec<u32>, err: &super::KeyErr) -> Result<Vec
     Ok(match c.group_layout.unwrap_or_default() {
         GroupLayout::Blocks => hs.chunks(g as usize).map(|x| x.to_vec()).collect(),
         GroupLayout::Strided => (0..count).map(|k| hs.iter().skip(k).step_by(count).copied().collect()).collect(),
+        GroupLayout::Rails => unreachable!("rails are grouped above"),
     })
+}
+
+/// `group_layout = "rails"`: one group per rail, NIC `r` of every server
+/// `hosts` names (all servers when absent), in the order listed.
+fn rails(c: &CollectiveConfig, topo: &TopologySpec, err: &super::KeyErr) -> Result<Vec<Vec<u32>>, InputError> {
+    use crate::net::topology::{resolve_endpoint, Endpoint};
+    if c.group_size.is_some() {
+        return Err(err("group_size", "group_layout = \"rails\" makes one group per rail; it takes no group_size".into()));
+    }
+    let servers: Vec<u32> = match &c.hosts {
+        None if topo.servers.is_empty() => {
+            return Err(err("group_layout", "group_layout = \"rails\" needs servers of several NICs (topology key nics)".into()))
+        }
+        None => (0..topo.servers.len() as u32).collect(),
+        Some(l) => {
+            let mut out = Vec::with_capacity(l.len());
+            for (i, h) in l.iter().enumerate() {
+                match resolve_endpoint(topo, h).map_err(|m| err(&format!("hosts[{i}]"), m))? {
+                    Endpoint::Server(s) if !out.contains(&s) => out.push(s),
+                    Endpoint::Server(_) => return Err(err(&format!("hosts[{i}]"), "a server is listed twice".into())),
+                    Endpoint::Host(h) => {
+                        return Err(err(
+                            &format!("hosts[{i}]"),
+                            format!("with group_layout = \"rails\" hosts lists servers; \"{}\" is one NIC", topo.hosts[h as usize]),
+                        ))
+                    }
+                }
+            }
+            out
+        }
+    };
+    if servers.len() < 2 {
+        return Err(err("hosts", "a collective needs at least two servers".into()));
+    }
+    let nics = topo.servers[servers[0] as usize].nics;
+    if let Some(s) = servers.iter().map(|&s| &topo.servers[s as usize]).find(|s| s.nics != nics) {
+        return Err(err("hosts", format!("every server of a rails collective needs the same NICs: {} has {}, {} has {nics}", s.name, s.nics, topo.servers[servers[0] as usize].name)));
+    }
+    Ok((0..nics).map(|r| servers.iter().map(|&s| topo.servers[s as usize].first + r).collect()).collect())
 }
 
 pub fn expand(c: &CollectiveConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Result<(), InputError> {
     let err = ctx.err;
-    let hs = hosts_of(ctx.topo, &c.hosts, err)?;
-    if hs.len() < 2 {
+    let hs = if c.group_layout == Some(GroupLayout::Rails) { Vec::new() } else { hosts_of(ctx.topo, &c.hosts, err)? };
+    if hs.len() < 2 && c.group_layout != Some(GroupLayout::Rails) {
         return Err(err("hosts", "a collective needs at least two hosts".into()));
     }
-    let groups = groups(c, hs, err)?;
+    let groups = groups(c, ctx.topo, hs, err)?;
     let n = groups[0].len() as u32;
     for (key, v) in [("channels", c.channels), ("slots", c.slots), ("iterations", c.iterations)] {
         if v == 0 {
@@ -372,7 +418,11 @@ pub fn expand(c: &CollectiveConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Res
     let mut dep_count = out.deps.iter().map(|d| d.after.len() as u64).sum::<u64>();
     let grouped = groups.len() > 1;
     for (k, hosts) in groups.iter().enumerate() {
-        let name = if grouped { format!("{tag}.g{k}") } else { tag.clone() };
+        let name = match c.group_layout {
+            Some(GroupLayout::Rails) => format!("{tag}.r{k}"),
+            _ if grouped => format!("{tag}.g{k}"),
+            _ => tag.clone(),
+        };
         if legacy {
             // Kept as it was: its own numbering and its own iteration rule.
             ring::expand_legacy(&plan, hosts, &name, flows, out);

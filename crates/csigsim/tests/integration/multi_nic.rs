@@ -1,0 +1,171 @@
+//! Servers of several NICs: rail-optimised and ToR attachment, collectives
+//! on rails, connections whose queue pairs spread over a server's NICs.
+
+use crate::common::{load, world};
+use csigsim::World;
+use std::path::Path;
+
+/// 4 leaves and 2 spines at 100 Gbps, 4 host ports a leaf, grouped into
+/// servers of 4 NICs attached as `attach` says.
+fn servers(attach: &str, extra: &str) -> String {
+    format!(
+        r#"name = "servers"
+[topology]
+kind = "leaf_spine"
+leaves = 4
+spines = 2
+hosts_per_leaf = 4
+nics = 4
+nic_attach = "{attach}"
+{extra}
+"#
+    )
+}
+
+const RAILS: &str = r#"
+[[workload]]
+kind = "collective"
+name = "ar"
+op = "all_reduce"
+size = "4MB"
+group_layout = "rails"
+"#;
+
+fn run(toml: &str) -> csigsim::RunOutput {
+    let out = csigsim::run(load(toml), |_| true);
+    assert!(out.summary.invariants_ok);
+    assert_eq!(out.summary.flows_completed as usize, out.summary.flows_total);
+    out
+}
+
+/// (name, start, finish) of every collective instance.
+fn instances(out: &csigsim::RunOutput) -> Vec<(String, u64, u64)> {
+    let t = out.tables.collectives.as_ref().unwrap();
+    (0..t.len()).filter(|&i| t.step[i].is_none()).map(|i| (t.name[i].clone(), t.start_ps[i].unwrap(), t.finish_ps[i].unwrap())).collect()
+}
+
+#[test]
+fn names_and_attachment() {
+    let w = world(&servers("rail", ""), &[]);
+    let topo = &w.scenario().topology;
+    assert_eq!(topo.hosts.len(), 16);
+    assert_eq!(topo.servers.len(), 4);
+    assert_eq!(topo.hosts[5], "h1.1");
+    // Rail-optimised: NIC r of every server on leaf r.
+    for s in 0..4 {
+        for r in 0..4 {
+            assert!(w.port_between(&format!("h{s}.{r}"), &format!("leaf{r}")).is_some(), "h{s}.{r} on leaf{r}");
+        }
+    }
+    // ToR-attached: server s on leaf s.
+    let w = world(&servers("tor", ""), &[]);
+    for s in 0..4 {
+        for r in 0..4 {
+            assert!(w.port_between(&format!("h{s}.{r}"), &format!("leaf{s}")).is_some(), "h{s}.{r} on leaf{s}");
+        }
+    }
+}
+
+#[test]
+fn rail_aligned_rings_on_rail_switches_never_leave_the_rail() {
+    // On rail-attached servers each rail's ring runs inside one leaf: every
+    // instance takes exactly as long as the same ring of 4 hosts on one
+    // switch, and the fabric carries exactly its link hops.
+    let rails = run(&servers("rail", RAILS));
+    let star = run(&format!(
+        r#"name = "star"
+[topology]
+kind = "leaf_spine"
+leaves = 1
+spines = 1
+hosts_per_leaf = 4
+[[workload]]
+kind = "collective"
+name = "ar"
+op = "all_reduce"
+size = "4MB"
+"#
+    ));
+    let one = instances(&star)[0].2 - instances(&star)[0].1;
+    let got = instances(&rails);
+    assert_eq!(got.iter().map(|x| x.0.as_str()).collect::<Vec<_>>(), ["ar.r0", "ar.r1", "ar.r2", "ar.r3"]);
+    for (name, start, finish) in &got {
+        assert_eq!(finish - start, one, "{name}");
+    }
+    // Two links a packet (NIC -> leaf -> NIC): four rings, four times the hops.
+    assert_eq!(rails.summary.link_hops, 4 * star.summary.link_hops);
+    // ToR-attached, the same rings cross the spines: twice the hops a ring.
+    let tor = run(&servers("tor", RAILS));
+    assert_eq!(tor.summary.link_hops, 2 * rails.summary.link_hops);
+    for (name, start, finish) in instances(&tor) {
+        assert!(finish - start > one, "{name}: a ring through the spines is slower than on one switch");
+    }
+}
+
+#[test]
+fn a_connection_between_servers_spreads_its_queue_pairs_over_the_nics() {
+    // 8 MB from server h0 to server h1 on 4 queue pairs, striped: QP q runs
+    // from NIC q of h0 to NIC q of h1, so four NICs carry a quarter each.
+    let flows = |src: &str, dst: &str| format!("[transport.connection]\nqps = 4\nsplit_data = true\n[[flow]]\nsrc = \"{src}\"\ndst = \"{dst}\"\nsize = \"8MB\"\n");
+    let spread = run(&servers("rail", &flows("h0", "h1")));
+    assert_eq!(spread.tables.flows.src, ["h0.0", "h0.1", "h0.2", "h0.3"]);
+    assert_eq!(spread.tables.flows.dst, ["h1.0", "h1.1", "h1.2", "h1.3"]);
+    let one_nic = run(&servers("rail", &flows("h0.0", "h1.0")));
+    assert_eq!(one_nic.tables.flows.src, ["h0.0"; 4]);
+    let fct = |o: &csigsim::RunOutput| o.tables.flows.fct_ps.iter().map(|f| f.unwrap()).max().unwrap() as f64;
+    let ratio = fct(&spread) / fct(&one_nic);
+    assert!((0.24..0.30).contains(&ratio), "four NICs against one: {ratio}");
+    // A server to one NIC: the server's side spreads, the other stays.
+    let mixed = run(&servers("rail", &flows("h0", "h1.2")));
+    assert_eq!(mixed.tables.flows.dst, ["h1.2"; 4]);
+    assert_eq!(mixed.tables.flows.src, ["h0.0", "h0.1", "h0.2", "h0.3"]);
+}
+
+#[test]
+fn a_server_in_a_host_list_stands_for_its_nics() {
+    let t = servers("tor", "[[workload]]\nkind = \"permutation\"\nsize = \"1MB\"\nhosts = [\"h0\", \"h2\"]\n");
+    let w = world(&t, &[]);
+    let mut hosts: Vec<u32> = w.flows().iter().map(|f| f.src.0).collect();
+    hosts.sort();
+    assert_eq!(hosts, [0, 1, 2, 3, 8, 9, 10, 11]);
+}
+
+#[test]
+fn the_cast_scenario_is_rails_of_servers() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    let sc = load(&std::fs::read_to_string(dir.join("cast_leaf_spine.toml")).unwrap());
+    assert_eq!((sc.topology.servers.len(), sc.topology.hosts.len()), (4, 32));
+    // Rail r's ring: NIC r of servers 0..3, in order.
+    let w = World::new(sc);
+    let f = &w.flows()[0];
+    assert_eq!((f.src.0, f.dst.0), (0, 8));
+}
+
+fn refused(toml: &str) -> csigsim::InputError {
+    csigsim::scenario::load_str(toml, "bad.toml", Path::new("."), &[], None).expect_err("must be refused")
+}
+
+#[test]
+fn misuse_is_refused_naming_the_key() {
+    let e = refused(&servers("tor", "[[flow]]\nsrc = \"h0\"\ndst = \"h1\"\nsize = \"1MB\"\n"));
+    assert_eq!(e.key.as_deref(), Some("flow[0].src"), "{e}");
+    assert!(e.to_string().contains("[transport.connection]"), "{e}");
+    let e = refused(&servers("tor", "[transport.connection]\nqps = 4\n[[flow]]\nsrc = \"h0\"\ndst = \"h0.1\"\nsize = \"1MB\"\n"));
+    assert_eq!(e.key.as_deref(), Some("flow[0].dst"), "{e}");
+    let e = refused(&servers("tor", "[[workload]]\nkind = \"incast\"\nreceiver = \"h1\"\nsize = \"1MB\"\n"));
+    assert_eq!(e.key.as_deref(), Some("workload[0].receiver"), "{e}");
+    assert!(e.to_string().contains("\"h1\" is a server of 4 NICs; name one of them (h1.0 .. h1.3)"), "{e}");
+    let e = refused(&servers("tor", "[[workload]]\nkind = \"collective\"\nop = \"all_reduce\"\nsize = \"1MB\"\ngroup_layout = \"rails\"\nhosts = [\"h0\", \"h1.0\"]\n"));
+    assert_eq!(e.key.as_deref(), Some("workload[0].hosts[1]"), "{e}");
+    let e = refused(&servers("rail", "").replace("nics = 4", "nics = 3"));
+    assert_eq!(e.key.as_deref(), Some("topology.nics"), "{e}");
+    let e = refused(&servers("tor", "").replace("nics = 4", "nics = 3"));
+    assert!(e.to_string().contains("must divide the 4 host ports of a ToR"), "{e}");
+    let ft = "name = \"ft\"\n[topology]\nkind = \"fat_tree\"\nk = 4\nnics = 4\nnic_attach = \"rail\"\n";
+    let e = refused(ft);
+    assert!(e.to_string().contains("k/2 = 2 ToRs of a pod"), "{e}");
+    // The same NICs on a fat tree's pod: k = 8 has 4 ToRs a pod.
+    let w = world(&ft.replace("k = 4", "k = 8"), &[]);
+    assert_eq!(w.scenario().topology.servers.len(), 32);
+    assert!(w.port_between("h0.3", "tor3").is_some() && w.port_between("h4.0", "tor4").is_some());
+}
