@@ -169,3 +169,50 @@ fn misuse_is_refused_naming_the_key() {
     assert_eq!(w.scenario().topology.servers.len(), 32);
     assert!(w.port_between("h0.3", "tor3").is_some() && w.port_between("h4.0", "tor4").is_some());
 }
+
+/// Two servers of two NICs on a custom fabric: NIC 0 of both on `rail0`,
+/// NIC 1 on `rail1`.
+const CUSTOM: &str = r#"name = "custom servers"
+[topology]
+kind = "custom"
+hosts = ["a0", "a1", "b0", "b1"]
+switches = ["rail0", "rail1"]
+links = [
+  { a = "a0", b = "rail0", rate = "100Gbps", delay = "1us" },
+  { a = "a1", b = "rail1", rate = "100Gbps", delay = "1us" },
+  { a = "b0", b = "rail0", rate = "100Gbps", delay = "1us" },
+  { a = "b1", b = "rail1", rate = "100Gbps", delay = "1us" },
+  { a = "rail0", b = "rail1", rate = "100Gbps", delay = "1us" },
+]
+servers = [{ name = "a", nics = ["a0", "a1"] }, { name = "b", nics = ["b0", "b1"] }]
+"#;
+
+#[test]
+fn custom_topologies_name_their_servers() {
+    let t = format!("{CUSTOM}[transport.connection]\nqps = 2\nsplit_data = true\n[[flow]]\nsrc = \"a\"\ndst = \"b\"\nsize = \"2MB\"\n");
+    let out = run(&t);
+    assert_eq!(out.tables.flows.src, ["a0", "a1"]);
+    assert_eq!(out.tables.flows.dst, ["b0", "b1"]);
+    // Each QP alone on its rail (NIC -> rail switch -> NIC, never the
+    // rail0 - rail1 link): exactly the store-and-forward time of its stripe.
+    let (mtu, header) = (4096u64, 64u64);
+    for (i, &bytes) in out.tables.flows.size_bytes.iter().enumerate() {
+        let wire: Vec<u64> = (0..bytes.div_ceil(mtu)).map(|k| (bytes - k * mtu).min(mtu) + header).collect();
+        let hop = (100_000_000_000u64, 1_000_000u64);
+        assert_eq!(out.tables.flows.fct_ps[i], Some(crate::common::analytic_fct(&wire, &[hop, hop])), "QP {i}");
+    }
+    let rails = run(&format!("{CUSTOM}[[workload]]\nkind = \"collective\"\nop = \"all_gather\"\nsize = \"1MB\"\ngroup_layout = \"rails\"\n"));
+    assert_eq!(instances(&rails).len(), 2);
+    for (bad, key, needle) in [
+        (r#"servers = [{ name = "a", nics = ["a0", "b0"] }]"#, "topology.servers[0].nics[1]", "consecutive"),
+        (r#"servers = [{ name = "a0", nics = ["a0", "a1"] }]"#, "topology.servers[0].name", "used twice"),
+        (r#"servers = [{ name = "a", nics = ["a0"] }]"#, "topology.servers[0].nics", "at least two"),
+        (r#"servers = [{ name = "a", nics = ["a0", "rail0"] }]"#, "topology.servers[0].nics[1]", "not a host"),
+        (r#"servers = [{ name = "a", nics = ["a0", "a1"] }, { name = "c", nics = ["a1", "b0"] }]"#, "topology.servers[1].nics[0]", "already"),
+    ] {
+        let t = CUSTOM.replace(r#"servers = [{ name = "a", nics = ["a0", "a1"] }, { name = "b", nics = ["b0", "b1"] }]"#, bad);
+        let e = refused(&t);
+        assert_eq!(e.key.as_deref(), Some(key), "{e}");
+        assert!(e.to_string().contains(needle), "{e}");
+    }
+}

@@ -1,5 +1,6 @@
 //! `kind = "custom"`: hosts, switches and links named in the scenario.
 
+use super::servers::ServerSpec;
 use super::{LinkSpec, NodeRef, SwitchSpec, TopologyError, TopologySpec};
 use crate::units::{Rate, Time};
 use serde::Deserialize;
@@ -12,6 +13,16 @@ pub struct CustomConfig {
     #[serde(default)]
     pub switches: Vec<String>,
     pub links: Vec<CustomLink>,
+    /// Servers of several NICs: each a name and its NICs, consecutive hosts.
+    #[serde(default)]
+    pub servers: Vec<CustomServer>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CustomServer {
+    pub name: String,
+    pub nics: Vec<String>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -54,11 +65,12 @@ pub fn build(c: &CustomConfig) -> Result<TopologySpec, TopologyError> {
         }
         links.push(LinkSpec { a, b, rate: l.rate, delay: l.delay });
     }
+    let servers = servers(c, &names)?;
     let spec = TopologySpec {
         hosts: c.hosts.clone(),
         switches: c.switches.iter().map(|s| SwitchSpec { name: s.clone(), tier: 0, dmodk_divisor: 1 }).collect(),
         links,
-        servers: Vec::new(),
+        servers,
     };
     // Each host attaches to exactly one switch port (single-homed NIC).
     let mut host_links = vec![0u32; spec.hosts.len()];
@@ -82,4 +94,42 @@ pub fn build(c: &CustomConfig) -> Result<TopologySpec, TopologyError> {
         }
     }
     Ok(spec)
+}
+
+/// The `servers` list: unique names that name no host or switch, each with
+/// at least two NICs that are consecutive hosts in `hosts` order, and no
+/// host in two servers.
+fn servers(c: &CustomConfig, names: &HashMap<&str, NodeRef>) -> Result<Vec<ServerSpec>, TopologyError> {
+    let mut out: Vec<ServerSpec> = Vec::with_capacity(c.servers.len());
+    let mut owner = vec![u32::MAX; c.hosts.len()];
+    for (i, s) in c.servers.iter().enumerate() {
+        let key = |k: &str| format!("servers[{i}].{k}");
+        if names.contains_key(s.name.as_str()) || out.iter().any(|o| o.name == s.name) {
+            return Err(TopologyError::new(key("name"), format!("the name \"{}\" is used twice", s.name)));
+        }
+        if s.nics.len() < 2 {
+            return Err(TopologyError::new(key("nics"), "a server lists at least two NICs (a host alone is a server of one)"));
+        }
+        let mut first = 0;
+        for (j, nic) in s.nics.iter().enumerate() {
+            let h = match names.get(nic.as_str()) {
+                Some(NodeRef::Host(h)) => *h,
+                _ => return Err(TopologyError::new(format!("servers[{i}].nics[{j}]"), format!("\"{nic}\" is not a host of this topology"))),
+            };
+            if owner[h as usize] != u32::MAX {
+                return Err(TopologyError::new(format!("servers[{i}].nics[{j}]"), format!("host \"{nic}\" is already a NIC of another server")));
+            }
+            owner[h as usize] = i as u32;
+            if j == 0 {
+                first = h;
+            } else if h != first + j as u32 {
+                return Err(TopologyError::new(
+                    format!("servers[{i}].nics[{j}]"),
+                    format!("a server's NICs must be consecutive in `hosts`, in order: \"{nic}\" should follow \"{}\" there", s.nics[j - 1]),
+                ));
+            }
+        }
+        out.push(ServerSpec { name: s.name.clone(), first, nics: s.nics.len() as u32 });
+    }
+    Ok(out)
 }
