@@ -216,3 +216,25 @@ fn custom_topologies_name_their_servers() {
         assert!(e.to_string().contains(needle), "{e}");
     }
 }
+
+#[test]
+fn the_shipped_rail_optimized_fabric_beats_tor_attachment() {
+    // scenarios/rail_optimized.toml (lb.md): each rail's ring leaves its
+    // rail leaf only between the two rail groups; ToR-attached, every hop
+    // crosses a spine under ECMP.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/rail_optimized.toml");
+    let toml = std::fs::read_to_string(path).unwrap();
+    let busbw = |out: &csigsim::RunOutput| {
+        let t = out.tables.collectives.as_ref().unwrap();
+        let b: Vec<f64> = (0..t.len()).filter(|&i| t.step[i].is_none()).map(|i| t.busbw_gbps[i].unwrap()).collect();
+        assert_eq!(b.len(), 4);
+        b
+    };
+    let rail = run(&toml);
+    let tor = run(&toml.replace("nic_attach = \"rail\"", "nic_attach = \"tor\""));
+    let (r, t) = (busbw(&rail), busbw(&tor));
+    // Rails near the 400 Gb/s line rate (payload 4096 of 4160 B: 393.8).
+    assert!(r.iter().all(|&x| x > 370.0 && x < 393.8), "{r:?}");
+    assert!(t.iter().all(|&x| x < 0.9 * r.iter().copied().fold(f64::INFINITY, f64::min)), "{t:?} against {r:?}");
+    assert!(tor.summary.link_hops > rail.summary.link_hops * 3 / 2);
+}
