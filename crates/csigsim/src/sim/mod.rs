@@ -128,6 +128,10 @@ pub trait Handler {
     fn is_stale(&mut self, t: u64, ev: Event) -> bool;
     /// Handles one event at `ctx.now`.
     fn handle(&mut self, ctx: &mut Ctx, ev: Event);
+    /// The loop is about to handle `ev` after the current event: the owner
+    /// may ask the CPU for what `ev` will touch ([`prefetch`]). A hint only.
+    #[inline]
+    fn prefetch(&self, _ev: &Event) {}
 }
 
 /// How many events ahead the loop prefetches an arrival's packet (1 and
@@ -136,7 +140,7 @@ const PREFETCH_AHEAD: usize = 1;
 
 /// Asks the CPU to bring `x` into the cache; changes nothing else.
 #[inline(always)]
-fn prefetch<T>(x: &T) {
+pub fn prefetch<T>(x: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is a hint: it reads nothing into the program and
     // cannot fault, and the pointer comes from a live reference.
@@ -165,8 +169,10 @@ pub fn run(ctx: &mut Ctx, stop_ps: Option<u64>, max_events: u64, h: &mut impl Ha
         // The packet of the next arrival is usually out of cache on a large
         // fabric (it was written one link delay ago): ask for it now, while
         // this event is handled.
-        if let Some(&Event::Arrive { pkt, .. }) = ctx.q.peek_ahead(PREFETCH_AHEAD) {
-            prefetch(ctx.pkts.get(pkt));
+        match ctx.q.peek_ahead(PREFETCH_AHEAD) {
+            Some(&Event::Arrive { pkt, .. }) => prefetch(ctx.pkts.get(pkt)),
+            Some(ev) => h.prefetch(ev),
+            None => {}
         }
         let (t, ev) = ctx.q.pop().expect("peeked");
         if h.is_stale(t, ev) {
