@@ -106,6 +106,26 @@ impl Handler for Components {
             Event::LinkChange { change } => net.link_change(ctx, obs, change),
         }
     }
+
+    #[inline]
+    fn prefetch(&self, pkts: &PacketArena, ev: &Event, ahead: usize) {
+        // A port with a backlog is served one packet time after it was last
+        // touched: on a large fabric its lines, and the packet at the head of
+        // its queue, have left the cache by then. Two events ahead: the
+        // port's first two lines (what serving it reads and writes); one
+        // event ahead, with the port in cache: the head packet.
+        if let Event::TxDone { port } = *ev {
+            let p = &self.net.ports[port];
+            if ahead == 1 {
+                if let Some(&pkt) = p.data.front() {
+                    crate::sim::prefetch(pkts.get(pkt));
+                }
+            } else {
+                crate::sim::prefetch(p);
+                crate::sim::prefetch(&p.txdone_pending);
+            }
+        }
+    }
 }
 
 impl World {

@@ -31,27 +31,41 @@ use crate::id::{PktId, PortId, SwitchId};
 use crate::sim::Ctx;
 
 /// A switch's shared buffer, its per-switch randomness and its configuration.
+///
+/// Laid out hot first, aligned to a cache line: the first two lines hold
+/// what forwarding a data packet reads and writes (buffer counters, random
+/// streams, and copies of the few configuration fields the forwarding path
+/// reads, which sit far apart in `cfg`); before, those fields spread over
+/// four or five lines.
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct Switch {
-    pub(crate) name: String,
-    pub(crate) tier: u8,
-    pub(crate) dmodk_divisor: u32,
-    pub(crate) first_port: u32,
-    pub(crate) num_ports: u32,
-    /// The switch's configuration (buffer, mode, reservations, PFC, trimming);
-    /// ECN thresholds are resolved per egress port instead.
-    pub(crate) cfg: SwitchConfig,
+    pub(crate) spray_rng: Stream,
+    pub(crate) shared_used: u64,
     /// Shared pool after per-port reservations (and PFC headroom).
     pub(crate) shared_size: u64,
-    pub(crate) shared_used: u64,
+    /// `cfg.reserved`, `cfg.mode`, `cfg.routing`, `cfg.control_queue` and
+    /// `cfg.dt_alpha`, copied (the configuration does not change in a run).
+    pub(crate) reserved: u64,
+    pub(crate) dmodk_divisor: u32,
+    pub(crate) mode: super::SwitchMode,
+    pub(crate) routing: crate::lb::RoutingPolicy,
+    pub(crate) control_queue: ControlQueue,
+    pub(crate) tier: u8,
+    pub(crate) ecn_rng: Stream,
     /// Bytes of data in the buffer now, and the most ever.
     pub(crate) used: u64,
     pub(crate) max_used: u64,
+    pub(crate) hash_salt: u64,
+    pub(crate) dt_alpha: f64,
+    pub(crate) first_port: u32,
+    pub(crate) num_ports: u32,
     /// PFC headroom per ingress port.
     pub(crate) headroom: u64,
-    pub(crate) hash_salt: u64,
-    pub(crate) ecn_rng: Stream,
-    pub(crate) spray_rng: Stream,
+    /// The switch's configuration (buffer, mode, reservations, PFC, trimming);
+    /// ECN thresholds are resolved per egress port instead.
+    pub(crate) cfg: SwitchConfig,
+    pub(crate) name: String,
 }
 
 impl Switch {
@@ -118,7 +132,7 @@ impl Network {
         };
         let (entropy, dst, salt, divisor) = (p.entropy, p.dst.0, s.hash_salt, s.dmodk_divisor);
         let ctx = crate::lb::Ctx { cands, entropy, dst, salt, divisor, now, rng: &mut s.spray_rng, load };
-        crate::lb::choose(s.cfg.routing, ctx, group)
+        crate::lb::choose(s.routing, ctx, group)
     }
 
     fn enqueue(&mut self, ctx: &mut Ctx, obs: &mut Observers, sw: SwitchId, out: PortId, pkt: PktId, in_port: PortId) {
@@ -128,7 +142,7 @@ impl Network {
         // A trimmed header stays in the control class at every later hop too;
         // PAUSE frames always do; ACKs, NACKs and CNPs unless `control_queue = "shared"`.
         if p.flags & F_TRIMMED != 0
-            || (ctrl && (p.kind == PacketKind::Pause || self.switches[sw].cfg.control_queue == ControlQueue::Priority))
+            || (ctrl && (p.kind == PacketKind::Pause || self.switches[sw].control_queue == ControlQueue::Priority))
         {
             self.push_ctrl(ctx, obs, out, pkt);
             return;
@@ -136,7 +150,7 @@ impl Network {
         let wire = p.wire as u64;
         let flow = p.flow;
         let s = &mut self.switches[sw];
-        let mode = s.cfg.mode;
+        let mode = s.mode;
         match mode.admit(s, &mut self.ports, in_port, out, wire) {
             Admission::Admitted { send_xoff } => {
                 if send_xoff {
@@ -200,7 +214,7 @@ impl Network {
         self.ports[out].data.pop_back();
         self.release(ctx, obs, sw, out, tail);
         let s = &mut self.switches[sw];
-        let admitted = s.cfg.mode.admit(s, &mut self.ports, in_port, out, wire);
+        let admitted = s.mode.admit(s, &mut self.ports, in_port, out, wire);
         debug_assert_eq!(admitted, Admission::Admitted { send_xoff: false });
         obs.on_queue(ctx.now, out, self.ports[out].data_bytes);
         obs.on_trim(ctx.now, out);
@@ -417,7 +431,7 @@ impl Network {
         }
         let s = &mut self.switches[sw];
         s.used -= wire;
-        if s.cfg.mode.release(s, &mut self.ports, in_port, out, wire) {
+        if s.mode.release(s, &mut self.ports, in_port, out, wire) {
             self.send_pause(ctx, obs, in_port, false);
         }
     }
@@ -437,6 +451,11 @@ mod tests {
             dmodk_divisor: 1,
             first_port: 0,
             num_ports: 4,
+            reserved: cfg.reserved.0,
+            dt_alpha: cfg.dt_alpha,
+            mode: cfg.mode,
+            routing: cfg.routing,
+            control_queue: cfg.control_queue,
             cfg,
             shared_size: shared,
             shared_used: 0,
@@ -499,6 +518,14 @@ mod tests {
         assert!(pfc.release(&mut s, &mut ports, PortId(0), PortId(1), 1000));
         assert!(!ports[0].xoff_sent);
         assert_eq!(ports[1].data_bytes, 7000, "the egress queue drains by what left");
+    }
+
+    #[test]
+    fn the_forwarding_fields_fill_the_first_two_lines() {
+        use std::mem::{align_of, offset_of, size_of};
+        assert_eq!(align_of::<Switch>(), 64);
+        assert_eq!(offset_of!(Switch, ecn_rng), 64);
+        assert_eq!(offset_of!(Switch, dt_alpha) + size_of::<f64>(), 128);
     }
 
     #[test]

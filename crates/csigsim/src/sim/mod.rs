@@ -128,15 +128,23 @@ pub trait Handler {
     fn is_stale(&mut self, t: u64, ev: Event) -> bool;
     /// Handles one event at `ctx.now`.
     fn handle(&mut self, ctx: &mut Ctx, ev: Event);
+    /// The loop will handle `ev` `ahead` events after the current one (2,
+    /// then 1): the owner may ask the CPU for what `ev` will touch
+    /// ([`prefetch`]), the first line two events ahead and, one event ahead,
+    /// what that line leads to. A hint only.
+    #[inline]
+    fn prefetch(&self, _pkts: &PacketArena, _ev: &Event, _ahead: usize) {}
 }
 
 /// How many events ahead the loop prefetches an arrival's packet (1 and
 /// 2 measured alike; 1 is the more likely to be still in cache when used).
 const PREFETCH_AHEAD: usize = 1;
+/// How far ahead the owner's [`Handler::prefetch`] starts.
+const HANDLER_AHEAD: usize = 2;
 
 /// Asks the CPU to bring `x` into the cache; changes nothing else.
 #[inline(always)]
-fn prefetch<T>(x: &T) {
+pub fn prefetch<T>(x: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is a hint: it reads nothing into the program and
     // cannot fault, and the pointer comes from a live reference.
@@ -167,6 +175,11 @@ pub fn run(ctx: &mut Ctx, stop_ps: Option<u64>, max_events: u64, h: &mut impl Ha
         // this event is handled.
         if let Some(&Event::Arrive { pkt, .. }) = ctx.q.peek_ahead(PREFETCH_AHEAD) {
             prefetch(ctx.pkts.get(pkt));
+        }
+        for ahead in (1..=HANDLER_AHEAD).rev() {
+            if let Some(ev) = ctx.q.peek_ahead(ahead) {
+                h.prefetch(&ctx.pkts, ev, ahead);
+            }
         }
         let (t, ev) = ctx.q.pop().expect("peeked");
         if h.is_stale(t, ev) {

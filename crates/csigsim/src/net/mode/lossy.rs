@@ -26,7 +26,7 @@ pub fn admit(s: &mut Switch, ports: &mut [Port], _in_port: PortId, out: PortId, 
 /// left it? Changes nothing (trimming the last queued packet asks first).
 #[inline]
 pub fn admits_after(s: &Switch, ports: &[Port], out: PortId, freed: u64, wire: u64) -> bool {
-    let reserved = s.cfg.reserved.0;
+    let reserved = s.reserved;
     let q = ports[out].data_bytes;
     let rest = q - freed;
     fits(s, rest, s.shared_used - (over(q, reserved) - over(rest, reserved)), wire).is_some()
@@ -36,13 +36,13 @@ pub fn admits_after(s: &Switch, ports: &[Port], out: PortId, freed: u64, wire: u
 /// with `shared_used` of the pool in use, if they fit.
 #[inline]
 fn fits(s: &Switch, q: u64, shared_used: u64, wire: u64) -> Option<u64> {
-    let reserved = s.cfg.reserved.0;
+    let reserved = s.reserved;
     let extra = over(q + wire, reserved) - over(q, reserved);
     if extra == 0 {
         return Some(0);
     }
     let free = s.shared_size - shared_used;
-    let limit = (s.cfg.dt_alpha * free as f64) as u64;
+    let limit = (s.dt_alpha * free as f64) as u64;
     (extra <= free && over(q + wire, reserved) <= limit).then_some(extra)
 }
 
@@ -52,7 +52,7 @@ fn fits(s: &Switch, q: u64, shared_used: u64, wire: u64) -> Option<u64> {
 pub fn release(s: &mut Switch, ports: &mut [Port], _in_port: PortId, out: PortId, wire: u64) -> bool {
     let p = &mut ports[out];
     let q = p.data_bytes;
-    s.shared_used -= over(q, s.cfg.reserved.0) - over(q - wire, s.cfg.reserved.0);
+    s.shared_used -= over(q, s.reserved) - over(q - wire, s.reserved);
     p.data_bytes -= wire;
     false
 }

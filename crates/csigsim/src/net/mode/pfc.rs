@@ -16,7 +16,7 @@ pub const HEADROOM: bool = true;
 #[inline]
 pub fn admit(s: &mut Switch, ports: &mut [Port], in_port: PortId, _out: PortId, wire: u64) -> Admission {
     let ip = &mut ports[in_port];
-    let reserved = s.cfg.reserved.0;
+    let reserved = s.reserved;
     let alpha = ip.pfc_alpha;
     let q = ip.in_bytes;
     let extra = over(q + wire, reserved) - over(q, reserved);
@@ -47,7 +47,7 @@ pub fn admit(s: &mut Switch, ports: &mut [Port], in_port: PortId, _out: PortId, 
 pub fn release(s: &mut Switch, ports: &mut [Port], in_port: PortId, out: PortId, wire: u64) -> bool {
     ports[out].data_bytes -= wire;
     let ip = &mut ports[in_port];
-    let reserved = s.cfg.reserved.0;
+    let reserved = s.reserved;
     let from_headroom = ip.in_headroom.min(wire);
     ip.in_headroom -= from_headroom;
     let rest = wire - from_headroom;
