@@ -72,7 +72,7 @@ fn rail_aligned_rings_on_rail_switches_never_leave_the_rail() {
     // instance takes exactly as long as the same ring of 4 hosts on one
     // switch, and the fabric carries exactly its link hops.
     let rails = run(&servers("rail", RAILS));
-    let star = run(&format!(
+    let star = run(
         r#"name = "star"
 [topology]
 kind = "leaf_spine"
@@ -84,8 +84,8 @@ kind = "collective"
 name = "ar"
 op = "all_reduce"
 size = "4MB"
-"#
-    ));
+"#,
+    );
     let one = instances(&star)[0].2 - instances(&star)[0].1;
     let got = instances(&rails);
     assert_eq!(got.iter().map(|x| x.0.as_str()).collect::<Vec<_>>(), ["ar.r0", "ar.r1", "ar.r2", "ar.r3"]);

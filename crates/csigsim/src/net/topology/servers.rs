@@ -58,13 +58,13 @@ pub fn assign(
     let n = nics;
     let perm: Vec<u32> = match attach {
         NicAttach::Tor => {
-            if hosts_per_tor % n != 0 {
+            if !hosts_per_tor.is_multiple_of(n) {
                 return Err(TopologyError::new(
                     "nics",
                     format!("with nic_attach = \"tor\" a server's {n} NICs sit on one ToR, so nics must divide the {hosts_per_tor} host ports of a ToR"),
                 ));
             }
-            if ports % n != 0 {
+            if !ports.is_multiple_of(n) {
                 return Err(TopologyError::new("nics", format!("the {ports} host ports are not a whole number of servers of {n} NICs")));
             }
             (0..ports).collect()
@@ -72,7 +72,7 @@ pub fn assign(
         NicAttach::Rail => {
             rail_group_ok.map_err(|m| TopologyError::new("nics", m))?;
             let group = hosts_per_tor as u64 * n as u64;
-            if ports as u64 % group != 0 {
+            if !(ports as u64).is_multiple_of(group) {
                 return Err(TopologyError::new(
                     "nics",
                     format!("with nic_attach = \"rail\" the {ports} host ports must fill whole rail groups of {n} ToRs ({group} ports)"),
