@@ -296,14 +296,9 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
 /// A `[[flow]]` end: its first host, and how many consecutive NIC hosts
 /// its queue pairs spread over (1 for a host, the NICs for a server).
 fn flow_end(topo: &TopologySpec, h: &HostRef, key: &str, err: &ErrFn) -> Result<(u32, u32), InputError> {
-    use crate::net::topology::{resolve_endpoint, Endpoint};
-    match resolve_endpoint(topo, h).map_err(|m| err(key, m))? {
-        Endpoint::Host(id) => Ok((id, 1)),
-        Endpoint::Server(s) => {
-            let s = &topo.servers[s as usize];
-            Ok((s.first, s.nics))
-        }
-    }
+    let e = crate::net::topology::resolve_endpoint(topo, h).map_err(|m| err(key, m))?;
+    let hosts = topo.endpoint_hosts(e);
+    Ok((hosts.start, hosts.end - hosts.start))
 }
 
 /// The `after` lists of `[[flow]]` entries: known entries, no flow waiting

@@ -7,7 +7,7 @@
 
 use crate::net::topology::TopologySpec;
 use crate::de::InputError;
-use crate::net::topology::{resolve_endpoint, Endpoint, HostRef};
+use crate::net::topology::{resolve_endpoint, HostRef};
 use std::path::{Path, PathBuf};
 
 /// Builds the error for a key of the workload (relative to its table).
@@ -95,14 +95,8 @@ fn hosts_of(topo: &TopologySpec, list: &Option<Vec<HostRef>>, err: &KeyErr) -> R
         Some(l) => {
             let mut out = Vec::with_capacity(l.len());
             for (i, h) in l.iter().enumerate() {
-                let ids = match resolve_endpoint(topo, h).map_err(|m| err(&format!("hosts[{i}]"), m))? {
-                    Endpoint::Host(id) => id..id + 1,
-                    Endpoint::Server(s) => {
-                        let s = &topo.servers[s as usize];
-                        s.first..s.first + s.nics
-                    }
-                };
-                for id in ids {
+                let e = resolve_endpoint(topo, h).map_err(|m| err(&format!("hosts[{i}]"), m))?;
+                for id in topo.endpoint_hosts(e) {
                     if out.contains(&id) {
                         return Err(err(&format!("hosts[{i}]"), format!("host {} is listed twice", topo.hosts[id as usize])));
                     }

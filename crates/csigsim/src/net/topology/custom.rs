@@ -101,7 +101,7 @@ pub fn build(c: &CustomConfig) -> Result<TopologySpec, TopologyError> {
 /// host in two servers.
 fn servers(c: &CustomConfig, names: &HashMap<&str, NodeRef>) -> Result<Vec<ServerSpec>, TopologyError> {
     let mut out: Vec<ServerSpec> = Vec::with_capacity(c.servers.len());
-    let mut owner = vec![u32::MAX; c.hosts.len()];
+    let mut owned = vec![false; c.hosts.len()];
     for (i, s) in c.servers.iter().enumerate() {
         let key = |k: &str| format!("servers[{i}].{k}");
         if names.contains_key(s.name.as_str()) || out.iter().any(|o| o.name == s.name) {
@@ -116,10 +116,10 @@ fn servers(c: &CustomConfig, names: &HashMap<&str, NodeRef>) -> Result<Vec<Serve
                 Some(NodeRef::Host(h)) => *h,
                 _ => return Err(TopologyError::new(format!("servers[{i}].nics[{j}]"), format!("\"{nic}\" is not a host of this topology"))),
             };
-            if owner[h as usize] != u32::MAX {
+            if owned[h as usize] {
                 return Err(TopologyError::new(format!("servers[{i}].nics[{j}]"), format!("host \"{nic}\" is already a NIC of another server")));
             }
-            owner[h as usize] = i as u32;
+            owned[h as usize] = true;
             if j == 0 {
                 first = h;
             } else if h != first + j as u32 {

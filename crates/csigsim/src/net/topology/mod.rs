@@ -215,6 +215,19 @@ pub enum Endpoint {
     Server(u32),
 }
 
+impl TopologySpec {
+    /// The hosts an endpoint stands for: one host, or a server's NICs in order.
+    pub fn endpoint_hosts(&self, e: Endpoint) -> std::ops::Range<u32> {
+        match e {
+            Endpoint::Host(h) => h..h + 1,
+            Endpoint::Server(s) => {
+                let s = &self.servers[s as usize];
+                s.first..s.first + s.nics
+            }
+        }
+    }
+}
+
 /// What `h` names in `topo`: a host by index or name, else a server by
 /// name; or why it names neither.
 pub fn resolve_endpoint(topo: &TopologySpec, h: &HostRef) -> Result<Endpoint, String> {

@@ -296,10 +296,7 @@ impl Instance<'_> {
 }
 
 /// The groups of ranks (host indices, in rank order) an entry runs.
-fn groups(c: &CollectiveConfig, topo: &TopologySpec, hs: Vec<u32>, err: &super::KeyErr) -> Result<Vec<Vec<u32>>, InputError> {
-    if c.group_layout == Some(GroupLayout::Rails) {
-        return rails(c, topo, err);
-    }
+fn groups(c: &CollectiveConfig, hs: Vec<u32>, err: &super::KeyErr) -> Result<Vec<Vec<u32>>, InputError> {
     let Some(g) = c.group_size else {
         if c.group_layout.is_some() {
             return Err(err("group_layout", "group_layout applies with group_size".into()));
@@ -314,7 +311,7 @@ fn groups(c: &CollectiveConfig, topo: &TopologySpec, hs: Vec<u32>, err: &super::
     Ok(match c.group_layout.unwrap_or_default() {
         GroupLayout::Blocks => hs.chunks(g as usize).map(|x| x.to_vec()).collect(),
         GroupLayout::Strided => (0..count).map(|k| hs.iter().skip(k).step_by(count).copied().collect()).collect(),
-        GroupLayout::Rails => unreachable!("rails are grouped above"),
+        GroupLayout::Rails => unreachable!("expand groups rails with `rails`"),
     })
 }
 
@@ -359,11 +356,15 @@ fn rails(c: &CollectiveConfig, topo: &TopologySpec, err: &super::KeyErr) -> Resu
 
 pub fn expand(c: &CollectiveConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Result<(), InputError> {
     let err = ctx.err;
-    let hs = if c.group_layout == Some(GroupLayout::Rails) { Vec::new() } else { hosts_of(ctx.topo, &c.hosts, err)? };
-    if hs.len() < 2 && c.group_layout != Some(GroupLayout::Rails) {
-        return Err(err("hosts", "a collective needs at least two hosts".into()));
-    }
-    let groups = groups(c, ctx.topo, hs, err)?;
+    let groups = if c.group_layout == Some(GroupLayout::Rails) {
+        rails(c, ctx.topo, err)?
+    } else {
+        let hs = hosts_of(ctx.topo, &c.hosts, err)?;
+        if hs.len() < 2 {
+            return Err(err("hosts", "a collective needs at least two hosts".into()));
+        }
+        groups(c, hs, err)?
+    };
     let n = groups[0].len() as u32;
     for (key, v) in [("channels", c.channels), ("slots", c.slots), ("iterations", c.iterations)] {
         if v == 0 {
