@@ -354,6 +354,10 @@ fn version() -> &'static str {
     csigsim::VERSION
 }
 
+/// Large blocks on huge pages (csigsim::hugepages), as in the command.
+#[global_allocator]
+static ALLOC: csigsim::hugepages::HugePages = csigsim::hugepages::HugePages;
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();

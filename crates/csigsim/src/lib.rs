@@ -34,6 +34,7 @@ pub mod bench;
 pub mod cc;
 pub mod de;
 pub mod engine;
+pub mod hugepages;
 pub mod id;
 pub mod lb;
 pub mod monitor;
