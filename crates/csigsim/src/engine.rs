@@ -109,21 +109,44 @@ impl Handler for Components {
 
     #[inline]
     fn prefetch(&self, pkts: &PacketArena, ev: &Event, ahead: usize) {
-        // A port with a backlog is served one packet time after it was last
-        // touched: on a large fabric its lines, and the packet at the head of
-        // its queue, have left the cache by then. Two events ahead: the
-        // port's first two lines (what serving it reads and writes); one
-        // event ahead, with the port in cache: the head packet.
-        if let Event::TxDone { port } = *ev {
-            let p = &self.net.ports[port];
-            if ahead == 1 {
-                if let Some(&pkt) = p.data.front() {
-                    crate::sim::prefetch(pkts.get(pkt));
+        match *ev {
+            // A port with a backlog is served one packet time after it was
+            // last touched: on a large fabric its lines, the slot of its
+            // queue's head and the packet in it have left the cache by then.
+            // Each is asked for one event after the line it is found from
+            // (a demand load here would stall the loop as long as a miss in
+            // the handler).
+            Event::TxDone { port } => {
+                let p = &self.net.ports[port];
+                match ahead {
+                    3 => {
+                        crate::sim::prefetch(p);
+                        crate::sim::prefetch(&p.txdone_pending);
+                    }
+                    2 => {
+                        if let Some(slot) = p.data.front() {
+                            crate::sim::prefetch(slot);
+                        }
+                    }
+                    _ => {
+                        if let Some(&pkt) = p.data.front() {
+                            crate::sim::prefetch(pkts.get(pkt));
+                        }
+                    }
                 }
-            } else {
-                crate::sim::prefetch(p);
-                crate::sim::prefetch(&p.txdone_pending);
             }
+            // An arrival at a switch reads its packet, the node of its port,
+            // the route entry, then the egress port: each asked for an event
+            // after what it is found from.
+            Event::Arrive { pkt, port } => {
+                if ahead == 3 {
+                    crate::sim::prefetch(pkts.get(pkt));
+                    crate::sim::prefetch(&self.port_node[port.ix()]);
+                } else if let Some(sw) = self.net.switch_of(self.port_node[port.ix()]) {
+                    self.net.prefetch_forward(sw, pkts.get(pkt), ahead);
+                }
+            }
+            _ => {}
         }
     }
 }

@@ -160,6 +160,25 @@ macro_rules! policies {
     };
 }
 
+/// The next hop a stateless policy will choose for a packet, computed on a
+/// copy of the switch's random stream (so the choice itself is untouched),
+/// for a prefetch; None for policies that look at queues or keep state.
+#[inline]
+pub fn predict(policy: RoutingPolicy, cands: &[PortId], entropy: u32, dst: u32, salt: u64, divisor: u32, rng: &Stream) -> Option<PortId> {
+    if cands.len() == 1 {
+        return Some(cands[0]);
+    }
+    let mut rng = rng.clone();
+    let mut c = Ctx { cands, entropy, dst, salt, divisor, now: 0, rng: &mut rng, load: |_| Load::default() };
+    let i = match policy {
+        RoutingPolicy::Ecmp => ecmp::choose(&mut c, &mut ()),
+        RoutingPolicy::Spray => spray::choose(&mut c, &mut ()),
+        RoutingPolicy::Deterministic => deterministic::choose(&mut c, &mut ()),
+        RoutingPolicy::Adaptive | RoutingPolicy::RoundRobin => return None,
+    };
+    Some(cands[i])
+}
+
 // One line per policy: its file, variant, `switch.routing` name and description.
 policies! {
     #[default] (ecmp, Ecmp, "ecmp", "per-flow hash of the packet's entropy over equal-cost next hops"),
@@ -167,6 +186,35 @@ policies! {
     (adaptive, Adaptive, "adaptive", "the equal-cost next hop with the shortest egress queue"),
     (deterministic, Deterministic, "deterministic", "D-mod-K: candidate (dst / k^stage) mod n, balanced on k-ary trees"),
     (round_robin, RoundRobin, "round_robin", "per packet, the next of the equal-cost next hops in turn (per switch and destination edge)"),
+}
+
+#[cfg(test)]
+mod predict_tests {
+    use super::*;
+
+    /// The prediction is the choice the policy then makes, and spends no
+    /// draw of the switch's stream; policies with state or loads are not
+    /// predicted.
+    #[test]
+    fn predict_equals_the_choice_and_leaves_the_stream_alone() {
+        let cands = [PortId(4), PortId(5), PortId(6), PortId(7), PortId(8)];
+        for policy in [RoutingPolicy::Ecmp, RoutingPolicy::Spray, RoutingPolicy::Deterministic] {
+            let mut rng = test_util::stream();
+            for entropy in 0..200u32 {
+                let before = rng.clone();
+                let want = predict(policy, &cands, entropy, entropy * 7, 0x5eed, 3, &rng).unwrap();
+                let mut b = before.clone();
+                assert_eq!(rng.next_u64(), b.next_u64(), "{policy:?}: the stream did not move");
+                rng = before;
+                let c = Ctx { cands: &cands, entropy, dst: entropy * 7, salt: 0x5eed, divisor: 3, now: 0, rng: &mut rng, load: |_| Load::default() };
+                assert_eq!(choose(policy, c, &mut GroupState::default()), want, "{policy:?} entropy {entropy}");
+            }
+        }
+        let rng = test_util::stream();
+        assert_eq!(predict(RoutingPolicy::Adaptive, &cands, 1, 1, 0, 1, &rng), None);
+        assert_eq!(predict(RoutingPolicy::RoundRobin, &cands, 1, 1, 0, 1, &rng), None);
+        assert_eq!(predict(RoutingPolicy::Adaptive, &cands[..1], 1, 1, 0, 1, &rng), Some(PortId(4)));
+    }
 }
 
 #[cfg(test)]

@@ -212,6 +212,36 @@ impl Routes {
         (cands, Some(&mut self.groups[i]))
     }
 
+    /// The route group of `dst` at `switch`, or None at its own switch.
+    #[inline(always)]
+    fn group_index(&self, switch: SwitchId, dst: HostId) -> Option<usize> {
+        let a = self.attach_switch[dst.ix()];
+        (a != switch).then(|| switch.ix() * self.num_edges + self.edge_index[a.ix()] as usize)
+    }
+
+    /// Asks the CPU for the table entry that [`Routes::candidates_of`] will
+    /// read (a hint only).
+    #[inline]
+    pub fn prefetch(&self, switch: SwitchId, dst: HostId) {
+        if let Some(i) = self.group_index(switch, dst) {
+            crate::sim::prefetch(&self.runs[i]);
+        }
+    }
+
+    /// The candidates of [`Routes::next_hops`], without the group's state.
+    #[inline]
+    pub fn candidates_of(&self, switch: SwitchId, dst: HostId) -> &[PortId] {
+        let Some(i) = self.group_index(switch, dst) else { return std::slice::from_ref(&self.attach_port[dst.ix()]) };
+        let r = self.runs[i];
+        if r == LISTED {
+            let (s, n) = self.span[i];
+            &self.ports[s as usize..(s + n) as usize]
+        } else {
+            let b = self.first[switch.ix()] as usize + (r & 0xff) as usize;
+            &self.ident[b..b + (r >> 8) as usize]
+        }
+    }
+
     /// Bytes the table occupies, for the benchmark's memory report.
     pub fn heap_bytes(&self) -> usize {
         self.runs.len() * 2 + self.first.len() * 4 + self.ident.len() * 4

@@ -121,6 +121,23 @@ impl Network {
         self.enqueue(ctx, obs, sw, out, pkt, in_port);
     }
 
+    /// Asks the CPU, in stages an event apart, for what forwarding `p` at
+    /// `sw` will read: its route entry and the switch (`stage` 2), then the
+    /// egress port a stateless policy will choose (`stage` 1). A hint only.
+    #[inline]
+    pub(crate) fn prefetch_forward(&self, sw: SwitchId, p: &Packet, stage: usize) {
+        let s = &self.switches[sw];
+        if stage == 2 {
+            self.routes.prefetch(sw, p.dst);
+            crate::sim::prefetch(s);
+            return;
+        }
+        let cands = self.routes.candidates_of(sw, p.dst);
+        if let Some(out) = crate::lb::predict(s.routing, cands, p.entropy, p.dst.0, s.hash_salt, s.dmodk_divisor, &s.spray_rng) {
+            crate::sim::prefetch(&self.ports[out]);
+        }
+    }
+
     fn choose_egress(&mut self, now: u64, sw: SwitchId, p: &Packet) -> PortId {
         let (cands, group) = self.routes.next_hops(sw, p.dst);
         let Some(group) = group else { return cands[0] };

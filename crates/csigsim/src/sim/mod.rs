@@ -128,10 +128,10 @@ pub trait Handler {
     fn is_stale(&mut self, t: u64, ev: Event) -> bool;
     /// Handles one event at `ctx.now`.
     fn handle(&mut self, ctx: &mut Ctx, ev: Event);
-    /// The loop will handle `ev` `ahead` events after the current one (2,
-    /// then 1): the owner may ask the CPU for what `ev` will touch
-    /// ([`prefetch`]), the first line two events ahead and, one event ahead,
-    /// what that line leads to. A hint only.
+    /// The loop will handle `ev` `ahead` events after the current one (3,
+    /// then 2, then 1): the owner may ask the CPU for what `ev` will touch
+    /// ([`prefetch`]), the first line three events ahead and, as the event
+    /// comes closer, what each line fetched before leads to. A hint only.
     #[inline]
     fn prefetch(&self, _pkts: &PacketArena, _ev: &Event, _ahead: usize) {}
 }
@@ -140,7 +140,7 @@ pub trait Handler {
 /// 2 measured alike; 1 is the more likely to be still in cache when used).
 const PREFETCH_AHEAD: usize = 1;
 /// How far ahead the owner's [`Handler::prefetch`] starts.
-const HANDLER_AHEAD: usize = 2;
+const HANDLER_AHEAD: usize = 3;
 
 /// Asks the CPU to bring `x` into the cache; changes nothing else.
 #[inline(always)]
