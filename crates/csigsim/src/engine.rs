@@ -23,7 +23,17 @@ pub struct Components {
     /// not fit the caches (the ingress port is not touched again on a lossy
     /// or trimming switch).
     port_node: Vec<NodeId>,
+    /// Prefetch an arrival's route and egress port ahead: on fabrics whose
+    /// ports alone outgrow a core's cache (see `DEEP_PREFETCH_PORTS`).
+    deep_prefetch: bool,
 }
+
+/// Fabrics of more ports than this prefetch what forwarding an arrival reads
+/// (route entry, switch, egress port) ahead. Below, the state stays in the
+/// caches and the prefetches would cost instructions for nothing: 4096
+/// ports of 192 bytes fill most of a 1 MiB second-level cache. A 128-host
+/// fat tree has 768 ports, a 1024-host one 6144.
+const DEEP_PREFETCH_PORTS: usize = 4096;
 
 /// A simulation: its context, its components and the scenario it runs.
 pub struct World {
@@ -55,7 +65,7 @@ impl Handler for Components {
 
     #[inline]
     fn handle(&mut self, ctx: &mut Ctx, ev: Event) {
-        let Components { net, transport, obs, port_node } = self;
+        let Components { net, transport, obs, port_node, .. } = self;
         match ev {
             Event::Arrive { pkt, port } => {
                 let node = port_node[port.ix()];
@@ -138,7 +148,7 @@ impl Handler for Components {
             // An arrival at a switch reads its packet, the node of its port,
             // the route entry, then the egress port: each asked for an event
             // after what it is found from.
-            Event::Arrive { pkt, port } => {
+            Event::Arrive { pkt, port } if self.deep_prefetch => {
                 if ahead == 3 {
                     crate::sim::prefetch(pkts.get(pkt));
                     crate::sim::prefetch(&self.port_node[port.ix()]);
@@ -197,7 +207,8 @@ impl World {
             transport.set_connections(crate::transport::connection::Connections::new(cfg, plan));
         }
         let port_node = net.ports().iter().map(|p| p.node()).collect();
-        World { ctx, c: Components { net, transport, obs, port_node }, stop_ps: sc.stop.map(|s| s.0), sc }
+        let deep_prefetch = net.ports().len() > DEEP_PREFETCH_PORTS;
+        World { ctx, c: Components { net, transport, obs, port_node, deep_prefetch }, stop_ps: sc.stop.map(|s| s.0), sc }
     }
 
     /// Runs until the queue is empty, the stop time, or `max_events` events.
