@@ -196,19 +196,9 @@ impl Routes {
     /// group, or None at the destination's own switch (a single port).
     #[inline]
     pub fn next_hops(&mut self, switch: SwitchId, dst: HostId) -> (&[PortId], Option<&mut GroupState>) {
-        let a = self.attach_switch[dst.ix()];
-        if a == switch {
-            return (std::slice::from_ref(&self.attach_port[dst.ix()]), None);
-        }
-        let i = switch.ix() * self.num_edges + self.edge_index[a.ix()] as usize;
-        let r = self.runs[i];
-        let cands = if r == LISTED {
-            let (s, n) = self.span[i];
-            &self.ports[s as usize..(s + n) as usize]
-        } else {
-            let b = self.first[switch.ix()] as usize + (r & 0xff) as usize;
-            &self.ident[b..b + (r >> 8) as usize]
-        };
+        let Some(i) = self.group_index(switch, dst) else { return (std::slice::from_ref(&self.attach_port[dst.ix()]), None) };
+        let (listed, start, len) = self.group_ports(switch, i);
+        let cands = if listed { &self.ports[start..start + len] } else { &self.ident[start..start + len] };
         (cands, Some(&mut self.groups[i]))
     }
 
@@ -217,6 +207,19 @@ impl Routes {
     fn group_index(&self, switch: SwitchId, dst: HostId) -> Option<usize> {
         let a = self.attach_switch[dst.ix()];
         (a != switch).then(|| switch.ix() * self.num_edges + self.edge_index[a.ix()] as usize)
+    }
+
+    /// Where group `i` of `switch` keeps its ports: in `ports` (a listed
+    /// group) or in `ident` (a run), from `start`, `len` of them.
+    #[inline(always)]
+    fn group_ports(&self, switch: SwitchId, i: usize) -> (bool, usize, usize) {
+        let r = self.runs[i];
+        if r == LISTED {
+            let (s, n) = self.span[i];
+            (true, s as usize, n as usize)
+        } else {
+            (false, self.first[switch.ix()] as usize + (r & 0xff) as usize, (r >> 8) as usize)
+        }
     }
 
     /// Asks the CPU for the table entry that [`Routes::candidates_of`] will
@@ -232,13 +235,11 @@ impl Routes {
     #[inline]
     pub fn candidates_of(&self, switch: SwitchId, dst: HostId) -> &[PortId] {
         let Some(i) = self.group_index(switch, dst) else { return std::slice::from_ref(&self.attach_port[dst.ix()]) };
-        let r = self.runs[i];
-        if r == LISTED {
-            let (s, n) = self.span[i];
-            &self.ports[s as usize..(s + n) as usize]
+        let (listed, start, len) = self.group_ports(switch, i);
+        if listed {
+            &self.ports[start..start + len]
         } else {
-            let b = self.first[switch.ix()] as usize + (r & 0xff) as usize;
-            &self.ident[b..b + (r >> 8) as usize]
+            &self.ident[start..start + len]
         }
     }
 
