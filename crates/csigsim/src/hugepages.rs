@@ -59,6 +59,16 @@ fn placed(layout: Layout) -> Layout {
     }
 }
 
+/// A block the system allocator returned for layout `l`, advised when it is
+/// large.
+#[inline]
+fn advised(p: *mut u8, l: Layout) -> *mut u8 {
+    if l.size() >= HUGE && !p.is_null() {
+        advise(p, l.size());
+    }
+    p
+}
+
 // SAFETY: blocks come from the system allocator, large ones with a larger
 // alignment than asked (which every caller accepts) and freed with the same
 // layout; the advice touches no byte of the block.
@@ -68,22 +78,14 @@ unsafe impl GlobalAlloc for HugePages {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let l = placed(layout);
         // SAFETY: `l` is `layout` or the same size with a larger alignment.
-        let p = unsafe { System.alloc(l) };
-        if l.size() >= HUGE && !p.is_null() {
-            advise(p, l.size());
-        }
-        p
+        advised(unsafe { System.alloc(l) }, l)
     }
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         let l = placed(layout);
         // SAFETY: as for `alloc`.
-        let p = unsafe { System.alloc_zeroed(l) };
-        if l.size() >= HUGE && !p.is_null() {
-            advise(p, l.size());
-        }
-        p
+        advised(unsafe { System.alloc_zeroed(l) }, l)
     }
 
     #[inline]

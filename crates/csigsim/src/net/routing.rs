@@ -171,25 +171,15 @@ impl Routes {
     /// The candidate list of group `i`.
     #[inline]
     fn group_list(&self, i: usize) -> &[PortId] {
-        let r = self.runs[i];
-        if r == LISTED {
-            let (s, n) = self.span[i];
-            return &self.ports[s as usize..(s + n) as usize];
-        }
-        let b = self.first[i / self.num_edges] as usize + (r & 0xff) as usize;
-        &self.ident[b..b + (r >> 8) as usize]
+        located(&self.ports, &self.ident, self.group_ports(i / self.num_edges, i))
     }
 
     /// Candidate egress ports at `switch` towards host `dst`: either the one
     /// port to the host, or the equal-cost ports towards its edge switch.
     #[inline]
     pub fn candidates(&self, switch: SwitchId, dst: HostId) -> &[PortId] {
-        let a = self.attach_switch[dst.ix()];
-        if a == switch {
-            return std::slice::from_ref(&self.attach_port[dst.ix()]);
-        }
-        let i = switch.ix() * self.num_edges + self.edge_index[a.ix()] as usize;
-        self.group_list(i)
+        let Some(i) = self.group_index(switch, dst) else { return std::slice::from_ref(&self.attach_port[dst.ix()]) };
+        located(&self.ports, &self.ident, self.group_ports(switch.ix(), i))
     }
 
     /// As [`Routes::candidates`], with the routing policy's state for the
@@ -197,8 +187,7 @@ impl Routes {
     #[inline]
     pub fn next_hops(&mut self, switch: SwitchId, dst: HostId) -> (&[PortId], Option<&mut GroupState>) {
         let Some(i) = self.group_index(switch, dst) else { return (std::slice::from_ref(&self.attach_port[dst.ix()]), None) };
-        let (listed, start, len) = self.group_ports(switch, i);
-        let cands = if listed { &self.ports[start..start + len] } else { &self.ident[start..start + len] };
+        let cands = located(&self.ports, &self.ident, self.group_ports(switch.ix(), i));
         (cands, Some(&mut self.groups[i]))
     }
 
@@ -209,20 +198,20 @@ impl Routes {
         (a != switch).then(|| switch.ix() * self.num_edges + self.edge_index[a.ix()] as usize)
     }
 
-    /// Where group `i` of `switch` keeps its ports: in `ports` (a listed
+    /// Where group `i` of switch `sw` keeps its ports: in `ports` (a listed
     /// group) or in `ident` (a run), from `start`, `len` of them.
     #[inline(always)]
-    fn group_ports(&self, switch: SwitchId, i: usize) -> (bool, usize, usize) {
+    fn group_ports(&self, sw: usize, i: usize) -> (bool, usize, usize) {
         let r = self.runs[i];
         if r == LISTED {
             let (s, n) = self.span[i];
             (true, s as usize, n as usize)
         } else {
-            (false, self.first[switch.ix()] as usize + (r & 0xff) as usize, (r >> 8) as usize)
+            (false, self.first[sw] as usize + (r & 0xff) as usize, (r >> 8) as usize)
         }
     }
 
-    /// Asks the CPU for the table entry that [`Routes::candidates_of`] will
+    /// Asks the CPU for the table entry that [`Routes::candidates`] will
     /// read (a hint only).
     #[inline]
     pub fn prefetch(&self, switch: SwitchId, dst: HostId) {
@@ -231,23 +220,23 @@ impl Routes {
         }
     }
 
-    /// The candidates of [`Routes::next_hops`], without the group's state.
-    #[inline]
-    pub fn candidates_of(&self, switch: SwitchId, dst: HostId) -> &[PortId] {
-        let Some(i) = self.group_index(switch, dst) else { return std::slice::from_ref(&self.attach_port[dst.ix()]) };
-        let (listed, start, len) = self.group_ports(switch, i);
-        if listed {
-            &self.ports[start..start + len]
-        } else {
-            &self.ident[start..start + len]
-        }
-    }
-
     /// Bytes the table occupies, for the benchmark's memory report.
     pub fn heap_bytes(&self) -> usize {
         self.runs.len() * 2 + self.first.len() * 4 + self.ident.len() * 4
             + self.span.len() * 8 + self.ports.len() * 4 + self.edge_index.len() * 4
             + self.groups.len() * std::mem::size_of::<GroupState>()
+    }
+}
+
+/// The ports a group's location ([`Routes::group_ports`]) names: a free
+/// function over the two lists, so that `next_hops` can lend the group's
+/// state mutably beside them.
+#[inline(always)]
+fn located<'a>(ports: &'a [PortId], ident: &'a [PortId], (listed, start, len): (bool, usize, usize)) -> &'a [PortId] {
+    if listed {
+        &ports[start..start + len]
+    } else {
+        &ident[start..start + len]
     }
 }
 

@@ -132,7 +132,7 @@ impl Network {
             crate::sim::prefetch(s);
             return;
         }
-        let cands = self.routes.candidates_of(sw, p.dst);
+        let cands = self.routes.candidates(sw, p.dst);
         if let Some(out) = crate::lb::predict(s.routing, cands, p.entropy, p.dst.0, s.hash_salt, s.dmodk_divisor, &s.spray_rng) {
             crate::sim::prefetch(&self.ports[out]);
         }
