@@ -8,18 +8,23 @@ use super::Event;
 /// being read, events are kept sorted instead. Few events share a block, and
 /// sorting them is cheaper than bucketing them down to the picosecond.
 const BLOCK_BITS: u32 = 10;
-/// Bits of the block number per level.
-const BITS: u32 = 6;
-const SLOTS: usize = 1 << BITS;
-/// Levels needed to cover the block numbers of 64-bit times.
-const LEVELS: usize = (64 - BLOCK_BITS as usize).div_ceil(BITS as usize);
+/// Blocks the wheel holds: 2^12 of 2^10 ps, 4.19 us ahead of the block being
+/// read. A packet's next event (its arrival one link delay and one
+/// serialization away, its port's `TxDone`) falls within it; timers and
+/// flow starts further out wait in the far heap.
+const WHEEL_BITS: u32 = 12;
+const WHEEL: usize = 1 << WHEEL_BITS;
+const WHEEL_MASK: u64 = WHEEL as u64 - 1;
+/// Words of the wheel's occupancy bitmap (one bit a slot); a summary word
+/// has one bit a word.
+const WORDS: usize = WHEEL / 64;
 /// End of a list.
 const NIL: u32 = u32::MAX;
 
-/// Events per chunk of a bucket's list.
+/// Events per chunk of a slot's list.
 const CHUNK: usize = 16;
 
-/// A run of pending events in a bucket's list, in insertion order, or a free
+/// A run of pending events in a slot's list, in insertion order, or a free
 /// chunk. Times and events apart: 20 bytes an event rather than 24 with the
 /// padding of a (u64, Event) pair. Every chunk of a list but its tail is
 /// full; the tail's length is kept with the list, so an append writes only
@@ -33,50 +38,73 @@ struct Chunk {
 
 const EMPTY_CHUNK: Chunk = Chunk { times: [0; CHUNK], events: [Event::TxDone { port: crate::id::PortId(0) }; CHUNK], next: NIL };
 
-/// A bucket's list of chunks.
+/// A wheel slot's list of chunks.
 #[derive(Clone, Copy)]
-struct Bucket {
+struct Slot {
     first: u32,
     tail: u32,
     /// Events in the tail chunk.
     tail_len: u32,
-    /// The earliest time in the bucket, kept as events are appended, so that
-    /// taking a bucket above level 0 reads its chunks once, not twice.
-    min: u64,
 }
 
-const EMPTY_BUCKET: Bucket = Bucket { first: NIL, tail: NIL, tail_len: 0, min: u64::MAX };
+const EMPTY_SLOT: Slot = Slot { first: NIL, tail: NIL, tail_len: 0 };
 
-/// A radix heap over block numbers with 64-way digits (a hierarchical
-/// timing wheel that cascades lazily), whose buckets keep insertion order.
+/// An event beyond the wheel, ordered by (time, insertion) in a heap.
+struct Far {
+    t: u64,
+    seq: u64,
+    ev: Event,
+}
+
+impl PartialEq for Far {
+    fn eq(&self, o: &Far) -> bool {
+        (self.t, self.seq) == (o.t, o.seq)
+    }
+}
+impl Eq for Far {}
+impl PartialOrd for Far {
+    fn partial_cmp(&self, o: &Far) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Far {
+    /// Reversed: `BinaryHeap` keeps the greatest on top, the queue wants
+    /// the earliest.
+    fn cmp(&self, o: &Far) -> std::cmp::Ordering {
+        (o.t, o.seq).cmp(&(self.t, self.seq))
+    }
+}
+
+/// A timing wheel of 1024-ps blocks whose slots keep insertion order, with
+/// a heap for what lies beyond it.
 ///
 /// Times popped never decrease (the simulation never schedules into the
-/// past). `last` is the time of the latest event taken out; `now` holds the
-/// events of its block, sorted by time, ties in insertion order. Any other
-/// event is in the bucket (level, slot) where level is the highest 6-bit
-/// digit in which its block number differs from that of `last`, and slot is
-/// its block number's value in that digit. When `now` has been read to its
-/// end, the lowest non-empty bucket (found from bit masks) is taken: at
-/// level 0 its events are all of one block and become `now`, sorted; above,
-/// `last` moves to its smallest time and its events are spread over `now`
-/// and the lower levels. An event only ever moves down, at most once per
-/// level: a packet simulator's pending times lie within a few link delays
-/// (2^20 to 2^22 ps, 2^10 to 2^12 blocks), so once or twice, where a binary
-/// radix heap over picoseconds moves it up to twenty times.
+/// past). `cur` is the block being read: `now` holds its events, sorted by
+/// time, ties in insertion order. An event of a later block within
+/// [`WHEEL`] blocks of `cur` is appended to that block's slot (block modulo
+/// `WHEEL`); one further out goes to `far`, a binary heap by (time,
+/// insertion). When `now` has been read to its end, the next occupied slot
+/// (found from the bitmap) becomes `cur`; before anything can be pushed into
+/// the blocks that this brings within reach of the wheel, the far events
+/// of those blocks are moved into their slots, in (time, insertion) order.
 ///
-/// Buckets are linked lists of chunks of 16 events through one vector of
+/// A packet simulator's pending times lie within a few link delays, so
+/// nearly every event is written once, into its slot, and read once, when
+/// its block is sorted (a radix heap over block numbers moved each event
+/// down a level or two first, an event heap costs a logarithm per pop).
+///
+/// Slots are linked lists of chunks of 16 events through one vector of
 /// chunks (with a free list), so memory follows the number of pending events
-/// (plus at most one part-filled chunk per bucket), not the largest number
-/// each of the 576 buckets ever held; and a bucket is read from a few
-/// contiguous runs, not one scattered node per event (on the large fabrics
-/// the pending events do not fit the caches, and a list of single nodes
-/// cost a cache miss per event).
+/// (plus at most one part-filled chunk per slot), not the largest number
+/// each slot ever held; and a slot is read from a few contiguous runs, not
+/// one scattered node per event.
 ///
-/// Ties need no sequence number: events are only spread into buckets that
-/// are empty (every level below the one taken), by walking a bucket in
-/// order, and pushes append; so in every bucket the events of one time are
-/// in insertion order, the sort of a block is stable, and an event put into
-/// `now` goes after every event of its time.
+/// Ties need no sequence number on the wheel: a slot only ever holds one
+/// block; the far events of a block are all moved into its slot before any
+/// event of that block can be pushed there (an event within reach of the
+/// wheel is never sent to the heap), and pushes append; so in every slot the
+/// events of one time are in insertion order, the sort of a block is stable,
+/// and an event put into `now` goes after every event of its time.
 pub struct EventQueue {
     now: Vec<(u64, Event)>,
     /// Scratch space for sorting a block (see `sort_by_time`).
@@ -86,12 +114,18 @@ pub struct EventQueue {
     chunks: Vec<Chunk>,
     /// First free chunk, linked through `next`.
     free: u32,
-    /// Per bucket, its list, `LEVELS * SLOTS`, level-major.
-    lists: Box<[Bucket]>,
-    /// Per level, bit `s` set when slot `s` is not empty.
-    masks: [u64; LEVELS],
-    /// Bit `l` set when level `l` has a non-empty slot.
-    levels: u16,
+    /// Per slot of the wheel, its list.
+    slots: Box<[Slot]>,
+    /// Bit `s % 64` of word `s / 64` set when slot `s` is not empty.
+    words: [u64; WORDS],
+    /// Bit `w` set when word `w` is not 0.
+    summary: u64,
+    /// The block being read (`now`'s).
+    cur: u64,
+    /// Events [`WHEEL`] blocks or more after `cur`.
+    far: std::collections::BinaryHeap<Far>,
+    /// Insertion counter of `far`.
+    far_seq: u64,
     last: u64,
     len: usize,
     popped: u64,
@@ -168,9 +202,12 @@ impl EventQueue {
             head: 0,
             chunks: Vec::new(),
             free: NIL,
-            lists: vec![EMPTY_BUCKET; LEVELS * SLOTS].into_boxed_slice(),
-            masks: [0; LEVELS],
-            levels: 0,
+            slots: vec![EMPTY_SLOT; WHEEL].into_boxed_slice(),
+            words: [0; WORDS],
+            summary: 0,
+            cur: 0,
+            far: std::collections::BinaryHeap::new(),
+            far_seq: 0,
             last: 0,
             len: 0,
             popped: 0,
@@ -183,57 +220,46 @@ impl EventQueue {
     pub fn push(&mut self, time_ps: u64, event: Event) {
         assert!(time_ps >= self.last, "event scheduled at {time_ps} ps, before {} ps", self.last);
         self.len += 1;
-        match self.bucket(time_ps) {
-            None => self.put_now(time_ps, event),
-            Some(i) => self.append(i, time_ps, event),
+        let ahead = (time_ps >> BLOCK_BITS) - self.cur;
+        if ahead == 0 {
+            self.put_now(time_ps, event);
+        } else if ahead < WHEEL as u64 {
+            self.append((time_ps >> BLOCK_BITS & WHEEL_MASK) as usize, time_ps, event);
+        } else {
+            self.far.push(Far { t: time_ps, seq: self.far_seq, ev: event });
+            self.far_seq += 1;
         }
     }
 
-    /// The bucket of time `t`, or `None` for the block being read.
-    #[inline(always)]
-    fn bucket(&self, t: u64) -> Option<usize> {
-        let diff = (t >> BLOCK_BITS) ^ (self.last >> BLOCK_BITS);
-        if diff == 0 {
-            return None;
-        }
-        let l = (63 - diff.leading_zeros()) / BITS;
-        let s = (t >> (BLOCK_BITS + l * BITS)) as usize & (SLOTS - 1);
-        Some(l as usize * SLOTS + s)
-    }
-
-    /// Appends an event to bucket `i`. Inlined: it is called for every push
-    /// and for every event a refill moves down.
+    /// Appends an event to slot `i`. Inlined: it is called for every push.
     #[inline(always)]
     fn append(&mut self, i: usize, t: u64, e: Event) {
-        let b = self.lists[i];
+        let b = self.slots[i];
         if b.first != NIL && (b.tail_len as usize) < CHUNK {
             let c = &mut self.chunks[b.tail as usize];
             c.times[b.tail_len as usize] = t;
             c.events[b.tail_len as usize] = e;
-            let b = &mut self.lists[i];
-            b.tail_len += 1;
-            b.min = b.min.min(t);
+            self.slots[i].tail_len += 1;
             return;
         }
         self.append_chunk(i, t, e);
     }
 
-    /// Appends an event to bucket `i` in a new chunk.
+    /// Appends an event to slot `i` in a new chunk.
     fn append_chunk(&mut self, i: usize, t: u64, e: Event) {
-        let b = self.lists[i];
+        let b = self.slots[i];
         let n = self.alloc_chunk();
         let c = &mut self.chunks[n as usize];
         c.times[0] = t;
         c.events[0] = e;
         c.next = NIL;
         if b.first == NIL {
-            self.lists[i] = Bucket { first: n, tail: n, tail_len: 1, min: t };
-            let (l, s) = (i / SLOTS, i % SLOTS);
-            self.masks[l] |= 1 << s;
-            self.levels |= 1 << l;
+            self.slots[i] = Slot { first: n, tail: n, tail_len: 1 };
+            self.words[i / 64] |= 1 << (i % 64);
+            self.summary |= 1 << (i / 64);
         } else {
             self.chunks[b.tail as usize].next = n;
-            self.lists[i] = Bucket { tail: n, tail_len: 1, min: b.min.min(t), ..b };
+            self.slots[i] = Slot { tail: n, tail_len: 1, ..b };
         }
     }
 
@@ -293,54 +319,72 @@ impl EventQueue {
         Some(self.now[self.head].0)
     }
 
-    /// `now` has been read to its end: refills it from the lowest non-empty
-    /// bucket. False if the queue is empty.
+    /// The first occupied slot after `cur`'s, in wheel order, as a block.
+    #[inline]
+    fn next_occupied(&self) -> Option<u64> {
+        if self.summary == 0 {
+            return None;
+        }
+        let s0 = ((self.cur + 1) & WHEEL_MASK) as usize;
+        let w0 = s0 / 64;
+        let m = self.words[w0] & (!0u64 << (s0 % 64));
+        let s = if m != 0 {
+            w0 * 64 + m.trailing_zeros() as usize
+        } else {
+            // Words after w0, then (wrapping round) from word 0: what is
+            // left of w0 then is below s0.
+            let after = self.summary & (!0u64).checked_shl(w0 as u32 + 1).unwrap_or(0);
+            let w = if after != 0 { after } else { self.summary }.trailing_zeros() as usize;
+            w * 64 + self.words[w].trailing_zeros() as usize
+        };
+        Some(self.cur + ((s as u64).wrapping_sub(self.cur) & WHEEL_MASK))
+    }
+
+    /// `now` has been read to its end: refills it from the next occupied
+    /// slot, or from the far heap when the wheel is empty. False if the
+    /// queue is empty.
     fn refill(&mut self) -> bool {
         self.now.clear();
         self.head = 0;
-        if self.levels == 0 {
-            return false;
+        // Far events are WHEEL blocks or more after `cur`, occupied slots
+        // fewer: the far heap leads only when the wheel is empty.
+        let next = match self.next_occupied() {
+            Some(b) => b,
+            None => match self.far.peek() {
+                Some(f) => f.t >> BLOCK_BITS,
+                None => return false,
+            },
+        };
+        self.cur = next;
+        // Blocks up to next + WHEEL - 1 are now within reach: their far
+        // events go to their (still empty) slots before anything else can.
+        while let Some(f) = self.far.peek() {
+            if (f.t >> BLOCK_BITS) - next >= WHEEL as u64 {
+                break;
+            }
+            let f = self.far.pop().expect("peeked");
+            self.append((f.t >> BLOCK_BITS & WHEEL_MASK) as usize, f.t, f.ev);
         }
-        let l = self.levels.trailing_zeros() as usize;
-        let s = self.masks[l].trailing_zeros() as usize;
-        self.masks[l] &= !(1 << s);
-        if self.masks[l] == 0 {
-            self.levels &= !(1 << l);
+        let i = (next & WHEEL_MASK) as usize;
+        let b = self.slots[i];
+        self.slots[i] = EMPTY_SLOT;
+        self.words[i / 64] &= !(1 << (i % 64));
+        if self.words[i / 64] == 0 {
+            self.summary &= !(1 << (i / 64));
         }
-        let i = l * SLOTS + s;
-        let b = self.lists[i];
-        self.lists[i] = EMPTY_BUCKET;
         let mut n = b.first;
-        let len = |n: u32| if n == b.tail { b.tail_len as usize } else { CHUNK };
-        if l == 0 {
-            // Every event of a level-0 slot is in one block.
-            while n != NIL {
-                let c = &self.chunks[n as usize];
-                let (k, next) = (len(n), c.next);
-                self.now.extend(c.times[..k].iter().copied().zip(c.events[..k].iter().copied()));
-                self.free_chunk(n);
-                n = next;
-            }
-            sort_by_time(&mut self.now, &mut self.scratch);
-            self.last = self.now[0].0;
-            return true;
-        }
-        self.last = b.min;
         while n != NIL {
-            // Read in place (no copy of the chunk); freed once read, so the
-            // spread below never writes into it.
-            let (k, next) = (len(n), self.chunks[n as usize].next);
-            for j in 0..k {
-                let c = &self.chunks[n as usize];
-                let (t, ev) = (c.times[j], c.events[j]);
-                match self.bucket(t) {
-                    None => self.put_now(t, ev),
-                    Some(j) => self.append(j, t, ev),
-                }
+            let c = &self.chunks[n as usize];
+            let (k, next) = (if n == b.tail { b.tail_len as usize } else { CHUNK }, c.next);
+            if next != NIL {
+                crate::sim::prefetch(&self.chunks[next as usize]);
             }
+            self.now.extend(c.times[..k].iter().copied().zip(c.events[..k].iter().copied()));
             self.free_chunk(n);
             n = next;
         }
+        sort_by_time(&mut self.now, &mut self.scratch);
+        self.last = self.now[0].0;
         true
     }
 
@@ -457,6 +501,41 @@ mod tests {
             sort_by_time(&mut v, &mut scratch);
             assert_eq!(v, want, "{n} events");
         }
+    }
+
+    /// A time pushed while beyond the wheel, then again once the wheel has
+    /// come within reach of it, and at the wheel's last block and the first
+    /// beyond: the far event, moved into its slot, still pops first.
+    #[test]
+    fn far_events_keep_insertion_order_with_later_pushes_of_their_time() {
+        let block = 1u64 << BLOCK_BITS;
+        let far = (WHEEL as u64 + 10) * block + 5;
+        let mut q = EventQueue::new();
+        q.push(far, ev(0));
+        q.push((WHEEL as u64 - 1) * block, ev(1));
+        q.push(WHEEL as u64 * block, ev(2));
+        q.push(20 * block, ev(3));
+        // Reading block 20 brings `far` within reach.
+        assert_eq!(q.pop(), Some((20 * block, ev(3))));
+        q.push(far, ev(4));
+        q.push(far - 1, ev(5));
+        q.push(far, ev(6));
+        assert_eq!(
+            drain(&mut q),
+            vec![
+                ((WHEEL as u64 - 1) * block, ev(1)),
+                (WHEEL as u64 * block, ev(2)),
+                (far - 1, ev(5)),
+                (far, ev(0)),
+                (far, ev(4)),
+                (far, ev(6)),
+            ]
+        );
+        // An empty wheel jumps to the far heap's first block.
+        q.push(u64::MAX, ev(7));
+        q.push(u64::MAX - 1, ev(8));
+        q.push(u64::MAX, ev(9));
+        assert_eq!(drain(&mut q), vec![(u64::MAX - 1, ev(8)), (u64::MAX, ev(7)), (u64::MAX, ev(9))]);
     }
 
     #[test]
