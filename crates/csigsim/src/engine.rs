@@ -148,7 +148,7 @@ impl Handler for Components {
             // An arrival at a switch reads its packet, the node of its port,
             // the route entry, then the egress port: each asked for an event
             // after what it is found from.
-            Event::Arrive { pkt, port } if self.deep_prefetch => {
+            Event::Arrive { pkt, port } => {
                 if ahead == 3 {
                     crate::sim::prefetch(pkts.get(pkt));
                     crate::sim::prefetch(&self.port_node[port.ix()]);
@@ -158,6 +158,10 @@ impl Handler for Components {
             }
             _ => {}
         }
+    }
+
+    fn prefetches(&self) -> bool {
+        self.deep_prefetch
     }
 }
 

@@ -134,6 +134,11 @@ pub trait Handler {
     /// comes closer, what each line fetched before leads to. A hint only.
     #[inline]
     fn prefetch(&self, _pkts: &PacketArena, _ev: &Event, _ahead: usize) {}
+    /// Whether [`Handler::prefetch`] is worth calling at all (asked once a
+    /// run): not when the state fits the caches.
+    fn prefetches(&self) -> bool {
+        false
+    }
 }
 
 /// How many events ahead the loop prefetches an arrival's packet (1 and
@@ -159,6 +164,7 @@ pub fn prefetch<T>(x: &T) {
 /// Runs events until the queue is empty, the stop time, or `max_events` events.
 pub fn run(ctx: &mut Ctx, stop_ps: Option<u64>, max_events: u64, h: &mut impl Handler) -> RunState {
     let mut budget = max_events;
+    let staged = h.prefetches();
     while let Some(t) = ctx.q.peek_time() {
         if let Some(stop) = stop_ps {
             if t > stop {
@@ -176,9 +182,11 @@ pub fn run(ctx: &mut Ctx, stop_ps: Option<u64>, max_events: u64, h: &mut impl Ha
         if let Some(&Event::Arrive { pkt, .. }) = ctx.q.peek_ahead(PREFETCH_AHEAD) {
             prefetch(ctx.pkts.get(pkt));
         }
-        for ahead in (1..=HANDLER_AHEAD).rev() {
-            if let Some(ev) = ctx.q.peek_ahead(ahead) {
-                h.prefetch(&ctx.pkts, ev, ahead);
+        if staged {
+            for ahead in (1..=HANDLER_AHEAD).rev() {
+                if let Some(ev) = ctx.q.peek_ahead(ahead) {
+                    h.prefetch(&ctx.pkts, ev, ahead);
+                }
             }
         }
         let (t, ev) = ctx.q.pop().expect("peeked");
