@@ -231,6 +231,7 @@ impl Network {
                 }
                 let port = &mut self.ports[pid];
                 (port.pfc_alpha, port.xon_delta) = (alpha, xon_delta);
+                port.ctrl_buffer = s.cfg.ctrl_buffer.0;
             }
         }
         if sw.trim_victim == TrimVictim::Either {

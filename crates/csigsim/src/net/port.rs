@@ -33,6 +33,9 @@ pub struct Port {
     /// Bytes of trimmed headers committed since the last data packet started
     /// (switch ports): trimmed headers share the wire with data by bytes.
     pub(crate) trim_run: u64,
+    /// Switch ports: the switch's `ctrl_buffer`, copied here because a
+    /// control packet committed to the port reads nothing else of the switch.
+    pub(crate) ctrl_buffer: u64,
     /// The node that owns the port: hosts first (0..hosts), then switches.
     pub(crate) node: NodeId,
     /// The port at the other end of the link.
@@ -77,6 +80,7 @@ impl Port {
             data: VecDeque::new(),
             data_bytes: 0,
             trim_run: 0,
+            ctrl_buffer: u64::MAX,
             in_bytes: 0,
             in_headroom: 0,
             xoff_sent: false,

@@ -392,9 +392,8 @@ impl Network {
         // faster than the port drains them (and ACKs behind them) are dropped.
         // PAUSE frames always go.
         if ctx.pkts.get(pkt).kind != PacketKind::Pause {
-            let sw = self.switch_of(p.node).expect("a switch port");
             let backlog = crate::units::bytes_in(start - now, p.rate_bps);
-            if backlog + ctx.pkts.get(pkt).wire as u64 > self.switches[sw].cfg.ctrl_buffer.0 {
+            if backlog + ctx.pkts.get(pkt).wire as u64 > p.ctrl_buffer {
                 obs.on_drop(now, port);
                 ctx.drop_packet(pkt);
                 return;
