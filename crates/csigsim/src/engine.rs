@@ -132,17 +132,17 @@ impl Handler for Components {
                     3 => {
                         crate::sim::prefetch(p);
                         crate::sim::prefetch(&p.txdone_pending);
+                        self.prefetch_nic(self.port_node[port.ix()], 3);
                     }
-                    2 => {
-                        if let Some(slot) = p.data.front() {
-                            crate::sim::prefetch(slot);
-                        }
-                    }
-                    _ => {
-                        if let Some(&pkt) = p.data.front() {
-                            crate::sim::prefetch(pkts.get(pkt));
-                        }
-                    }
+                    2 => match p.data.front() {
+                        Some(slot) => crate::sim::prefetch(slot),
+                        // A NIC: its ring of flows, then the flow to send.
+                        None => self.prefetch_nic(p.node, 2),
+                    },
+                    _ => match p.data.front() {
+                        Some(&pkt) => crate::sim::prefetch(pkts.get(pkt)),
+                        None => self.prefetch_nic(p.node, 1),
+                    },
                 }
             }
             // An arrival at a switch reads its packet, the node of its port,
@@ -152,8 +152,13 @@ impl Handler for Components {
                 if ahead == 3 {
                     crate::sim::prefetch(pkts.get(pkt));
                     crate::sim::prefetch(&self.port_node[port.ix()]);
-                } else if let Some(sw) = self.net.switch_of(self.port_node[port.ix()]) {
-                    self.net.prefetch_forward(sw, pkts.get(pkt), ahead);
+                } else {
+                    let node = self.port_node[port.ix()];
+                    match self.net.switch_of(node) {
+                        Some(sw) => self.net.prefetch_forward(sw, pkts.get(pkt), ahead),
+                        // At a host: the flow's state, then the word of its bitmap.
+                        None => self.transport.prefetch_receive(pkts.get(pkt), ahead),
+                    }
                 }
             }
             _ => {}
@@ -162,6 +167,17 @@ impl Handler for Components {
 
     fn prefetches(&self) -> bool {
         self.deep_prefetch
+    }
+}
+
+impl Components {
+    /// The prefetch stage `stage` of a `TxDone` at the port of `node`, if a
+    /// host's.
+    #[inline]
+    fn prefetch_nic(&self, node: NodeId, stage: usize) {
+        if let Some(host) = self.net.host_of(node) {
+            self.transport.prefetch_nic(host, stage);
+        }
     }
 }
 

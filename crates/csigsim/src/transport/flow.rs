@@ -389,6 +389,44 @@ impl Flow {
         out
     }
 
+    /// Asks the CPU for the fields choosing and building the next packet
+    /// reads (a hint only).
+    #[inline]
+    pub(crate) fn prefetch_send(&self) {
+        crate::sim::prefetch(&self.snd_nxt);
+        crate::sim::prefetch(&self.rtx_queue);
+        crate::sim::prefetch(&self.next_send_ps);
+        crate::sim::prefetch(&self.outstanding_bytes);
+        crate::sim::prefetch(&self.cc);
+    }
+
+    /// Asks the CPU for what taking `p` reads: at `stage` 2 the fields, at
+    /// stage 1 the word of the bitmap the packet's number falls in (a hint
+    /// only).
+    #[inline]
+    pub(crate) fn prefetch_receive(&self, p: &Packet, stage: usize) {
+        let data = p.kind == PacketKind::Data;
+        if stage == 2 {
+            if data {
+                crate::sim::prefetch(&self.finish_ps);
+                crate::sim::prefetch(&self.rcv_nxt);
+                crate::sim::prefetch(&self.received);
+                crate::sim::prefetch(&self.rcv_cc);
+                crate::sim::prefetch(&self.ack_at);
+            } else {
+                crate::sim::prefetch(&self.sender_done_ps);
+                crate::sim::prefetch(&self.snd_una);
+                crate::sim::prefetch(&self.acked);
+                crate::sim::prefetch(&self.cc);
+            }
+            return;
+        }
+        let bits = if data { &self.received } else { &self.acked };
+        if let Some(w) = bits.get((p.psn / 64) as usize) {
+            crate::sim::prefetch(w);
+        }
+    }
+
     /// Next packet to (re)send, if any, without consuming it.
     fn next_psn(&mut self) -> Option<(u32, bool)> {
         if self.selective() {

@@ -14,7 +14,7 @@ pub use flow::{Flow, FlowShared, FlowInit};
 use crate::cc::CongestionControl;
 use crate::monitor::{AckSeen, Observers};
 use crate::net::Port;
-use crate::packet::{IntStack, PacketKind, Signals, F_XOFF};
+use crate::packet::{IntStack, Packet, PacketKind, Signals, F_XOFF};
 use crate::id::{FlowId, HostId, PktId, PortId};
 use crate::sim::{Ctx, Event};
 use flow::{AckOutcome, Reflection, RtoOutcome, RxAction, SendCheck};
@@ -172,6 +172,31 @@ impl Transport {
         if hp.port.kick(hp.id, ctx) {
             self.transmit(ctx, obs, hp, host);
         }
+    }
+
+    /// Prefetch stages of a NIC's `TxDone` (a hint only): the NIC (stage
+    /// 3), its ring (stage 2), then the state of the flow at its head
+    /// (stage 1).
+    #[inline]
+    pub(crate) fn prefetch_nic(&self, host: HostId, stage: usize) {
+        let ring = &self.nics[host].ring;
+        if stage == 3 {
+            crate::sim::prefetch(&self.nics[host]);
+        } else if stage == 2 {
+            if let Some(slot) = ring.front() {
+                crate::sim::prefetch(slot);
+            }
+        } else if let Some(&flow) = ring.front() {
+            self.flows[flow].prefetch_send();
+        }
+    }
+
+    /// Prefetch stages of a packet's arrival at its host (a hint only): the
+    /// state of its flow (stage 2), then the word of its bitmap (stage 1).
+    #[inline]
+    pub(crate) fn prefetch_receive(&self, p: &Packet, stage: usize) {
+        let Some(f) = self.flows.get(p.flow.ix()) else { return };
+        f.prefetch_receive(p, stage);
     }
 
     /// The NIC's transmitter is free: send the next data packet, if any.
