@@ -23,13 +23,16 @@ pub struct Components {
     /// not fit the caches (the ingress port is not touched again on a lossy
     /// or trimming switch).
     port_node: Vec<NodeId>,
-    /// Prefetch an arrival's route and egress port ahead: on fabrics whose
-    /// ports alone outgrow a core's cache (see `DEEP_PREFETCH_PORTS`).
+    /// Prefetch what the next events will touch, in stages
+    /// ([`Handler::prefetch`]): on fabrics whose ports alone outgrow a
+    /// core's cache (see `DEEP_PREFETCH_PORTS`).
     deep_prefetch: bool,
 }
 
-/// Fabrics of more ports than this prefetch what forwarding an arrival reads
-/// (route entry, switch, egress port) ahead. Below, the state stays in the
+/// Fabrics of more ports than this prefetch what the next events read (a
+/// backlogged port, its queue and packet; a NIC and its head flow; an
+/// arrival's route entry, switch and egress port, or its flow at a host)
+/// ahead. Below, the state stays in the
 /// caches and the prefetches would cost instructions for nothing: 4096
 /// ports of 192 bytes fill most of a 1 MiB second-level cache. A 128-host
 /// fat tree has 768 ports, a 1024-host one 6144.
@@ -145,9 +148,10 @@ impl Handler for Components {
                     },
                 }
             }
-            // An arrival at a switch reads its packet, the node of its port,
-            // the route entry, then the egress port: each asked for an event
-            // after what it is found from.
+            // An arrival reads its packet and the node of its port; at a
+            // switch then the route entry and the egress port, at a host its
+            // flow's fields and the word of the flow's bitmap: each asked for
+            // an event after what it is found from.
             Event::Arrive { pkt, port } => {
                 if ahead == 3 {
                     crate::sim::prefetch(pkts.get(pkt));
