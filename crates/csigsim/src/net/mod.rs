@@ -4,7 +4,7 @@
 //! [`Network`] owns the ports, the switches and the routing table, each
 //! switch with the configuration resolved for it and each egress port with
 //! its own ECN marking. Host NICs live in the transport; they own their host's
-//! port through [`Network::host_port_mut`].
+//! port through `Network::host_port_mut`.
 
 pub mod config;
 pub mod failure;
