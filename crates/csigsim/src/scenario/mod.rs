@@ -1,4 +1,4 @@
-//! Scenarios: TOML text -> validated [`Scenario`] -> a [`World`](crate::sim::World).
+//! Scenarios: TOML text -> validated [`Scenario`] -> a [`World`](crate::engine::World).
 //!
 //! Loading applies `--set` overrides to the document, deserializes it with
 //! unknown keys refused, builds the topology and resolves every host reference

@@ -81,7 +81,7 @@ impl Ord for Far {
 /// Times popped never decrease (the simulation never schedules into the
 /// past). `cur` is the block being read: `now` holds its events, sorted by
 /// time, ties in insertion order. An event of a later block within
-/// [`WHEEL`] blocks of `cur` is appended to that block's slot (block modulo
+/// `WHEEL` blocks of `cur` is appended to that block's slot (block modulo
 /// `WHEEL`); one further out goes to `far`, a binary heap by (time,
 /// insertion). When `now` has been read to its end, the next occupied slot
 /// (found from the bitmap) becomes `cur`; before anything can be pushed into
@@ -122,7 +122,7 @@ pub struct EventQueue {
     summary: u64,
     /// The block being read (`now`'s).
     cur: u64,
-    /// Events [`WHEEL`] blocks or more after `cur`.
+    /// Events `WHEEL` blocks or more after `cur`.
     far: std::collections::BinaryHeap<Far>,
     /// Insertion counter of `far`.
     far_seq: u64,
