@@ -32,10 +32,10 @@ pub struct Components {
 /// Fabrics of more ports than this prefetch what the next events read (a
 /// backlogged port, its queue and packet; a NIC and its head flow; an
 /// arrival's route entry, switch and egress port, or its flow at a host)
-/// ahead. Below, the state stays in the
-/// caches and the prefetches would cost instructions for nothing: 4096
-/// ports of 192 bytes fill most of a 1 MiB second-level cache. A 128-host
-/// fat tree has 768 ports, a 1024-host one 6144.
+/// ahead. Below, the state stays in the caches and the prefetches would
+/// cost instructions for nothing: 4096 ports of 192 bytes fill most of a
+/// 1 MiB second-level cache. A 128-host fat tree has 768 ports, a 1024-host
+/// one 6144.
 const DEEP_PREFETCH_PORTS: usize = 4096;
 
 /// A simulation: its context, its components and the scenario it runs.
@@ -135,6 +135,8 @@ impl Handler for Components {
                     3 => {
                         crate::sim::prefetch(p);
                         crate::sim::prefetch(&p.txdone_pending);
+                        // The port's own line is not in yet: its node from
+                        // the dense copy.
                         self.prefetch_nic(self.port_node[port.ix()], 3);
                     }
                     2 => match p.data.front() {

@@ -215,8 +215,9 @@ impl Network {
     }
 
     /// Each switch port's PFC thresholds (`switch.pfc`, then every matching
-    /// `switch.pfc_rule` in order, key by key) and, for `trim_victim =
-    /// "either"`, its own random stream.
+    /// `switch.pfc_rule` in order, key by key), its copy of the switch's
+    /// `ctrl_buffer` and, for `trim_victim = "either"`, its own random
+    /// stream.
     fn resolve_port_models(&mut self, sw: &SwitchConfig, seed: u64) {
         for si in 0..self.switches.len() {
             for (j, pid) in self.switches[si].ports().enumerate() {

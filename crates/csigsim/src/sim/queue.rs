@@ -49,6 +49,12 @@ struct Slot {
 
 const EMPTY_SLOT: Slot = Slot { first: NIL, tail: NIL, tail_len: 0 };
 
+/// The wheel slot of time `t`'s block.
+#[inline(always)]
+fn slot_of(t: u64) -> usize {
+    (t >> BLOCK_BITS & WHEEL_MASK) as usize
+}
+
 /// An event beyond the wheel, ordered by (time, insertion) in a heap.
 struct Far {
     t: u64,
@@ -224,7 +230,7 @@ impl EventQueue {
         if ahead == 0 {
             self.put_now(time_ps, event);
         } else if ahead < WHEEL as u64 {
-            self.append((time_ps >> BLOCK_BITS & WHEEL_MASK) as usize, time_ps, event);
+            self.append(slot_of(time_ps), time_ps, event);
         } else {
             self.far.push(Far { t: time_ps, seq: self.far_seq, ev: event });
             self.far_seq += 1;
@@ -363,7 +369,7 @@ impl EventQueue {
                 break;
             }
             let f = self.far.pop().expect("peeked");
-            self.append((f.t >> BLOCK_BITS & WHEEL_MASK) as usize, f.t, f.ev);
+            self.append(slot_of(f.t), f.t, f.ev);
         }
         let i = (next & WHEEL_MASK) as usize;
         let b = self.slots[i];
