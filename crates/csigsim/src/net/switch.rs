@@ -314,6 +314,7 @@ impl Network {
 
     /// The transmitter of switch port `port` is free: send the next data
     /// packet, if any and not paused.
+    #[inline(always)]
     pub(crate) fn switch_transmit(&mut self, ctx: &mut Ctx, obs: &mut Observers, port: PortId) {
         if self.ports[port].paused {
             return;
@@ -437,7 +438,10 @@ impl Network {
     }
 
     /// Releases a queued packet's buffer as it starts transmission, or as
-    /// it is taken off the tail to be trimmed.
+    /// it is taken off the tail to be trimmed. Inlined, as
+    /// `switch_transmit` is: as calls their register saves cost more than
+    /// the small bodies (-1.7% instructions on the 128-host NSCC case).
+    #[inline(always)]
     pub(super) fn release(&mut self, ctx: &mut Ctx, obs: &mut Observers, sw: SwitchId, out: PortId, pkt: PktId) {
         let p = ctx.pkts.get(pkt);
         let (wire, flow, in_port) = (p.wire as u64, p.flow, p.in_port);
