@@ -106,7 +106,7 @@ impl PacketArena {
         PacketArena { with_sig: sig || int, with_int: int, ..Default::default() }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn alloc(&mut self, p: Packet) -> PktId {
         self.live += 1;
         self.live_bytes += p.wire as u64;

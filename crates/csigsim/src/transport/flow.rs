@@ -444,6 +444,7 @@ impl Flow {
     /// May the sender send at `now`, and what? New data and resends alike
     /// must fit in the window (one packet always may go when nothing is in
     /// flight).
+    #[inline(always)]
     pub fn check_send(&mut self, now: u64) -> SendCheck {
         let Some((psn, rtx)) = self.next_psn() else { return SendCheck::Blocked };
         let inflight = self.inflight_bytes();
