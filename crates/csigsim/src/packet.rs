@@ -106,6 +106,7 @@ impl PacketArena {
         PacketArena { with_sig: sig || int, with_int: int, ..Default::default() }
     }
 
+    /// A slot for `p`. Inlined: a call passed the packet through memory.
     #[inline(always)]
     pub fn alloc(&mut self, p: Packet) -> PktId {
         self.live += 1;

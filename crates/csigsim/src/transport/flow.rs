@@ -458,7 +458,9 @@ impl Flow {
     }
 
     /// Builds data packet `psn` (a resend from the queue if `rtx`) leaving a
-    /// NIC of `line_rate` at `now`.
+    /// NIC of `line_rate` at `now`. Inlined, as `check_send` is: one call
+    /// site, once per packet sent.
+    #[inline(always)]
     pub fn send(&mut self, now: u64, psn: u32, rtx: bool, line_rate: u64, sh: &FlowShared) -> Sent {
         let t = &sh.t;
         let payload = self.payload(psn);
