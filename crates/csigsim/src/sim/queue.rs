@@ -222,8 +222,7 @@ impl EventQueue {
 
     /// Schedules `event` at `time_ps`, which must not be before the time of
     /// an event already popped or peeked. Inlined into every caller: as a
-    /// call it spent a sixth of its instructions saving and restoring
-    /// registers.
+    /// call it spent a third of its instructions on its entry and exit.
     #[inline(always)]
     pub fn push(&mut self, time_ps: u64, event: Event) {
         assert!(time_ps >= self.last, "event scheduled at {time_ps} ps, before {} ps", self.last);

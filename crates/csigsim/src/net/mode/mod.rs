@@ -54,8 +54,8 @@ macro_rules! modes {
 
             /// A data packet of `wire` bytes that arrived through `in_port`
             /// leaves the queue of `out`. Returns true when `in_port` should
-            /// send XON upstream. Inlined: once per packet sent, and as a
-            /// call its match cost a third more than its body.
+            /// send XON upstream. Inlined: once per packet sent, and left a
+            /// call it took 30 instructions, 7 of them the mode's accounting.
             #[inline(always)]
             pub fn release(self, s: &mut Switch, ports: &mut [Port], in_port: PortId, out: PortId, wire: u64) -> bool {
                 match self { $( SwitchMode::$Variant => $module::release(s, ports, in_port, out, wire), )* }
