@@ -267,13 +267,45 @@ pub struct NsccStats {
     pub csig_samples: u64,
 }
 
-/// Per-flow NSCC state.
+/// Per-flow NSCC state. Laid out in the order a flow reads it: what each
+/// sent packet reads first (the window, the bytes in flight, the rate), so
+/// that a send touches one line of the controller, then what an ACK reads.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct Nscc {
-    // Resolved constants (bytes, ps).
+    // Read on every send.
+    pub cwnd: f64,
+    /// Payload bytes in flight (from the last ACK, plus sends since).
+    pub inflight: f64,
     line_rate_bps: u64,
-    pub network_rtt_ps: f64,
+    /// Payload bytes = wire bytes - this (for on_send).
+    header_bytes: u32,
+    /// Window units are wire bytes.
+    wire: bool,
+    // Read on every ACK: state.
+    pub base_rtt_ps: f64,
+    /// EWMA of the queueing delay, ps.
+    pub avg_delay_ps: f64,
+    /// Pending increase, bytes^2 (applied as `inc_bytes / cwnd`).
+    pub inc_bytes: f64,
+    pub received_bytes: f64,
+    pub achieved_bytes: f64,
+    pub bytes_to_ignore: f64,
+    pub bytes_ignored: f64,
+    pub qa_end_ps: u64,
+    pub last_adjust_ps: u64,
+    pub fi_count: f64,
+    pub max_wnd: f64,
+    pub last_dec_ps: Option<u64>,
+    pub trigger_qa: bool,
+    pub increase_mode: bool,
+    update_base: bool,
+    qa_enabled: bool,
+    qa_gate: u32,
+    delay_signal: DelaySignal,
+    // Resolved constants (bytes, ps).
     pub target_ps: f64,
+    pub network_rtt_ps: f64,
     /// Bytes per ps of delay headroom.
     pub alpha: f64,
     pub fi: f64,
@@ -284,43 +316,15 @@ pub struct Nscc {
     ewma_gain: f64,
     no_ecn_high_factor: f64,
     fast_threshold_ps: f64,
-    qa_enabled: bool,
-    qa_gate: u32,
     pub qa_threshold_ps: f64,
     pub adjust_bytes: f64,
     pub adjust_period_ps: f64,
     max_wnd_bdps: f64,
     pub min_cwnd: f64,
     nack_delay_ps: f64,
-    update_base: bool,
-    delay_signal: DelaySignal,
-    // State.
-    pub cwnd: f64,
-    pub base_rtt_ps: f64,
-    pub max_wnd: f64,
-    /// EWMA of the queueing delay, ps.
-    pub avg_delay_ps: f64,
-    /// Pending increase, bytes^2 (applied as `inc_bytes / cwnd`).
-    pub inc_bytes: f64,
-    pub received_bytes: f64,
-    pub achieved_bytes: f64,
-    /// Payload bytes in flight (from the last ACK, plus sends since).
-    pub inflight: f64,
-    pub qa_end_ps: u64,
-    pub trigger_qa: bool,
-    pub bytes_to_ignore: f64,
-    pub bytes_ignored: f64,
-    pub fi_count: f64,
-    pub increase_mode: bool,
-    pub last_dec_ps: Option<u64>,
-    pub last_adjust_ps: u64,
-    pub stats: NsccStats,
-    /// Payload bytes = wire bytes - this (for on_send).
-    header_bytes: u32,
-    /// Window units are wire bytes.
-    wire: bool,
     /// One full packet in window units (MSS, or MSS plus headers).
     unit: f64,
+    pub stats: NsccStats,
 }
 
 impl Nscc {

@@ -50,81 +50,94 @@ pub struct FlowInit<'a> {
 }
 
 /// One flow: sender and receiver state.
+///
+/// Laid out by what each packet touches, since a flow's lines have left the
+/// cache by its next packet on a large fabric: sending a packet reads the
+/// first two lines, the selective-mode vectors and the controller; taking
+/// data reads the receiver's two lines; the rest is cold (statistics, the
+/// delayed ACK's copy of the last packet, the tag stream).
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct Flow {
-    pub id: FlowId,
-    pub src: HostId,
-    pub dst: HostId,
-    pub size: u64,
-    pub start_ps: u64,
-    pub npkts: u32,
-    pub mss: u32,
-    pub entropy: u32,
-    /// `transport.entropy` other than `flow`: the per-packet choice, whose
-    /// value is XORed into `entropy`.
-    pub(crate) host_lb: Option<Box<crate::lb::HostLb>>,
-    pub base_rtt_ps: u64,
-    /// Sending-rate cap from the scenario (u64::MAX: none).
-    pub rate_cap: u64,
-    pub cc: Cc,
-    // sender
-    pub started: bool,
+    // sender, first line
     pub snd_una: u32,
     pub snd_nxt: u32,
     /// One past the highest packet ever sent: anything below it is a resend.
     pub high_sent: u32,
-    /// Selective mode: per-packet acked bits and the resend queue.
-    acked: Vec<u64>,
-    rtx_queue: VecDeque<u32>,
-    /// Selective mode: per-packet in-flight bits (sent, not acknowledged,
-    /// not NACKed, not timed out) and the payload bytes they add up to: what
-    /// the window limits.
-    outstanding: Vec<u64>,
-    outstanding_bytes: u64,
+    pub npkts: u32,
+    pub mss: u32,
     /// Bytes a packet adds to the window beyond its payload: 0, or
     /// `transport.header` when the window counts wire bytes (NSCC
     /// `window_units = "wire"`).
     window_overhead: u32,
-    pub next_send_ps: u64,
-    pub(crate) in_ring: bool,
-    pub rto_at: u64,
-    pub(crate) timer_pending: bool,
+    pub entropy: u32,
+    pub id: FlowId,
+    pub src: HostId,
+    pub dst: HostId,
     pub rto_backoff: u32,
+    pub started: bool,
+    pub(crate) in_ring: bool,
+    pub(crate) timer_pending: bool,
+    pub size: u64,
+    outstanding_bytes: u64,
+    // sender, second line
+    pub next_send_ps: u64,
+    pub rto_at: u64,
+    /// Sending-rate cap from the scenario (u64::MAX: none).
+    pub rate_cap: u64,
+    pub bytes_sent: u64,
     pub sender_done_ps: Option<u64>,
-    // receiver
+    /// `transport.entropy` other than `flow`: the per-packet choice, whose
+    /// value is XORed into `entropy`.
+    pub(crate) host_lb: Option<Box<crate::lb::HostLb>>,
+    pub retransmits: u64,
+    /// Selective mode: per-packet acked bits and the resend queue.
+    acked: Vec<u64>,
+    /// Selective mode: per-packet in-flight bits (sent, not acknowledged,
+    /// not NACKed, not timed out) and the payload bytes they add up to
+    /// (`outstanding_bytes`): what the window limits.
+    outstanding: Vec<u64>,
+    rtx_queue: VecDeque<u32>,
+    /// The pending congestion-control timer event, or u64::MAX.
+    pub(crate) cc_timer_at: u64,
+    pub cc: Cc,
+    // Cold counters, placed to start the receiver's lines on a line
+    // boundary (the layout test checks it).
+    /// The CNPs the notification point sent and those it chose not to send.
+    pub cnps: u64,
+    pub cnps_suppressed: u64,
+    pub timeouts: u64,
+    pub nacks: u64,
+    // receiver, first line
     pub rcv_nxt: u32,
-    received: Vec<u64>,
     pub pending_acks: u32,
     pub pending_ce: u32,
     /// Selective: packets held beyond the first missing one.
     ooo_held: u32,
+    pub last_nack_psn: u32,
     /// `ack_request`: a flagged packet asked for an ACK that is owed again
     /// once the out-of-order data drains.
     ack_requested: bool,
-    pub last_nack_psn: u32,
-    pub last_nack_ps: u64,
+    received: Vec<u64>,
+    /// Delayed ACK: when the pending ACK must go at the latest.
+    pub(crate) ack_at: u64,
+    pub ce_marks: u64,
+    // receiver, second line
     pub finish_ps: Option<u64>,
+    /// The receiver side of the flow's congestion control (notification
+    /// point).
+    pub rcv_cc: ReceiverCc,
+    // cold
+    /// Delayed ACK: the last data packet the pending ACK covers (for the
+    /// echo and the reflected signals).
+    last_rx: Option<(Packet, Signals)>,
     /// Reflect = worst: the worst signals over the packets the next ACK covers.
     pending_sig: Signals,
-    /// The pending congestion-control timer event, or u64::MAX.
-    pub(crate) cc_timer_at: u64,
-    /// The receiver side of the flow's congestion control (notification
-    /// point), the CNPs it sent and those it chose not to send.
-    pub rcv_cc: ReceiverCc,
-    pub cnps: u64,
-    pub cnps_suppressed: u64,
-    /// Delayed ACK: when the pending ACK must go at the latest, and the last
-    /// data packet it covers (for the echo and the reflected signals).
-    pub(crate) ack_at: u64,
-    last_rx: Option<(Packet, Signals)>,
-    tag_rng: Stream,
-    // stats
-    pub bytes_sent: u64,
-    pub retransmits: u64,
-    pub timeouts: u64,
-    pub nacks: u64,
+    pub last_nack_ps: u64,
     pub trims: u64,
-    pub ce_marks: u64,
+    pub base_rtt_ps: u64,
+    pub start_ps: u64,
+    tag_rng: Stream,
 }
 
 fn bit(v: &[u64], i: u32) -> bool {
@@ -393,10 +406,10 @@ impl Flow {
     /// reads (a hint only).
     #[inline]
     pub(crate) fn prefetch_send(&self) {
+        // The sender's two lines, the vectors' line and the controller's first.
         crate::sim::prefetch(&self.snd_nxt);
-        crate::sim::prefetch(&self.rtx_queue);
         crate::sim::prefetch(&self.next_send_ps);
-        crate::sim::prefetch(&self.outstanding_bytes);
+        crate::sim::prefetch(&self.acked);
         crate::sim::prefetch(&self.cc);
     }
 
@@ -408,11 +421,9 @@ impl Flow {
         let data = p.kind == PacketKind::Data;
         if stage == 2 {
             if data {
-                crate::sim::prefetch(&self.finish_ps);
+                // The receiver's two lines.
                 crate::sim::prefetch(&self.rcv_nxt);
-                crate::sim::prefetch(&self.received);
-                crate::sim::prefetch(&self.rcv_cc);
-                crate::sim::prefetch(&self.ack_at);
+                crate::sim::prefetch(&self.finish_ps);
             } else {
                 crate::sim::prefetch(&self.sender_done_ps);
                 crate::sim::prefetch(&self.snd_una);
@@ -910,6 +921,22 @@ impl Flow {
 mod tests {
     use super::*;
     use crate::cc::FlowParams;
+
+    /// The lines each packet touches are where the struct's comment says.
+    #[test]
+    fn the_sender_and_receiver_fields_fill_their_lines() {
+        use std::mem::{align_of, offset_of, size_of};
+        assert_eq!(align_of::<Flow>(), 64);
+        assert_eq!(offset_of!(Flow, snd_una), 0);
+        assert_eq!(offset_of!(Flow, outstanding_bytes) + size_of::<u64>(), 64);
+        assert_eq!(offset_of!(Flow, next_send_ps), 64);
+        assert_eq!(offset_of!(Flow, retransmits) + size_of::<u64>(), 128);
+        assert_eq!(offset_of!(Flow, acked), 128);
+        assert_eq!(offset_of!(Flow, rcv_nxt) % 64, 0, "rebalance the cold counters before the receiver");
+        assert_eq!(offset_of!(Flow, ce_marks) + size_of::<u64>(), offset_of!(Flow, rcv_nxt) + 64);
+        assert_eq!(offset_of!(Flow, finish_ps), offset_of!(Flow, rcv_nxt) + 64);
+        assert_eq!(offset_of!(Flow, rcv_cc) + size_of::<ReceiverCc>(), offset_of!(Flow, rcv_nxt) + 128);
+    }
 
     const MSS: u32 = 1000;
     const RTO: u64 = 500_000_000;
