@@ -18,11 +18,6 @@ pub struct Components {
     pub(crate) net: Network,
     pub(crate) transport: Transport,
     pub(crate) obs: Observers,
-    /// The node that owns each port, apart from the ports themselves: an
-    /// arrival at a switch only needs the node, and a large fabric's ports do
-    /// not fit the caches (the ingress port is not touched again on a lossy
-    /// or trimming switch).
-    port_node: Vec<NodeId>,
     /// Prefetch what the next events will touch, in stages
     /// ([`Handler::prefetch`]): on fabrics whose ports alone outgrow a
     /// core's cache (see `DEEP_PREFETCH_PORTS`).
@@ -68,10 +63,10 @@ impl Handler for Components {
 
     #[inline]
     fn handle(&mut self, ctx: &mut Ctx, ev: Event) {
-        let Components { net, transport, obs, port_node, .. } = self;
+        let Components { net, transport, obs, .. } = self;
         match ev {
             Event::Arrive { pkt, port } => {
-                let node = port_node[port.ix()];
+                let node = net.port_node[port.ix()];
                 match net.host_of(node) {
                     Some(host) => {
                         let mut hp = HostPort { id: port, port: &mut net.ports[port] };
@@ -90,7 +85,7 @@ impl Handler for Components {
                     return;
                 }
                 p.txdone_pending = false;
-                let node = p.node;
+                let node = net.port_node[port.ix()];
                 match net.host_of(node) {
                     Some(host) => {
                         let mut hp = HostPort { id: port, port: &mut net.ports[port] };
@@ -137,16 +132,16 @@ impl Handler for Components {
                         crate::sim::prefetch(&p.txdone_pending);
                         // The port's own line is not in yet: its node from
                         // the dense copy.
-                        self.prefetch_nic(self.port_node[port.ix()], 3);
+                        self.prefetch_nic(self.net.port_node[port.ix()], 3);
                     }
-                    2 => match p.data.front() {
+                    2 => match self.net.rings.front(&p.q) {
                         Some(slot) => crate::sim::prefetch(slot),
                         // A NIC: its ring of flows, then the flow to send.
-                        None => self.prefetch_nic(p.node, 2),
+                        None => self.prefetch_nic(self.net.port_node[port.ix()], 2),
                     },
-                    _ => match p.data.front() {
+                    _ => match self.net.rings.front(&p.q) {
                         Some(&pkt) => crate::sim::prefetch(pkts.get(pkt)),
-                        None => self.prefetch_nic(p.node, 1),
+                        None => self.prefetch_nic(self.net.port_node[port.ix()], 1),
                     },
                 }
             }
@@ -157,9 +152,9 @@ impl Handler for Components {
             Event::Arrive { pkt, port } => {
                 if ahead == 3 {
                     crate::sim::prefetch(pkts.get(pkt));
-                    crate::sim::prefetch(&self.port_node[port.ix()]);
+                    crate::sim::prefetch(&self.net.port_node[port.ix()]);
                 } else {
-                    let node = self.port_node[port.ix()];
+                    let node = self.net.port_node[port.ix()];
                     match self.net.switch_of(node) {
                         Some(sw) => self.net.prefetch_forward(sw, pkts.get(pkt), ahead),
                         // At a host: the flow's state, then the word of its bitmap.
@@ -232,9 +227,8 @@ impl World {
         if let (Some(plan), Some(cfg)) = (&sc.connections, sc.transport.connection) {
             transport.set_connections(crate::transport::connection::Connections::new(cfg, plan));
         }
-        let port_node = net.ports().iter().map(|p| p.node()).collect();
         let deep_prefetch = net.ports().len() > DEEP_PREFETCH_PORTS;
-        World { ctx, c: Components { net, transport, obs, port_node, deep_prefetch }, stop_ps: sc.stop.map(|s| s.0), sc }
+        World { ctx, c: Components { net, transport, obs, deep_prefetch }, stop_ps: sc.stop.map(|s| s.0), sc }
     }
 
     /// Runs until the queue is empty, the stop time, or `max_events` events.

@@ -11,6 +11,7 @@ pub mod failure;
 pub mod mode;
 pub use crate::packet;
 pub mod port;
+pub(crate) mod rings;
 pub mod routing;
 pub mod switch;
 pub mod topology;
@@ -29,6 +30,12 @@ use topology::{NodeRef, TopologySpec};
 #[derive(Debug)]
 pub struct Network {
     pub(crate) ports: Vec<Port>,
+    /// The node that owns each port, apart from the ports themselves: an
+    /// arrival at a switch or a departure only needs the node, and a large
+    /// fabric's ports do not fit the caches.
+    pub(crate) port_node: Vec<NodeId>,
+    /// The ports' data queues.
+    pub(crate) rings: rings::Rings,
     pub(crate) switches: Vec<Switch>,
     pub(crate) routes: Routes,
     pub(crate) num_hosts: u32,
@@ -151,8 +158,11 @@ impl Network {
         let routes = Routes::build(&SwitchGraph { switch_ports: &switch_ports }, attach_switch, attach_port);
         let link_ports = port_of_end.iter().map(|e| [PortId(e[0]), PortId(e[1])]).collect();
         let host_port = (0..nh).map(|h| PortId(first_port[h as usize])).collect();
+        let port_node = ports.iter().map(|p| p.node).collect();
         let mut net = Network {
             ports,
+            port_node,
+            rings: Default::default(),
             switches,
             routes,
             num_hosts: nh,
@@ -232,7 +242,9 @@ impl Network {
                 }
                 let port = &mut self.ports[pid];
                 (port.pfc_alpha, port.xon_delta) = (alpha, xon_delta);
-                port.ctrl_buffer = s.cfg.ctrl_buffer.0;
+                // 2^32 - 1 bytes and above: no limit (a control backlog
+                // of gigabytes is never reached).
+                port.ctrl_buffer = s.cfg.ctrl_buffer.0.min(u32::MAX as u64) as u32;
             }
         }
         if sw.trim_victim == TrimVictim::Either {

@@ -9,40 +9,22 @@ use crate::id::{NodeId, PktId, PortId};
 use crate::monitor::Observers;
 use crate::sim::{Ctx, Event};
 use crate::units::tx_time_ps;
-use std::collections::VecDeque;
+use super::rings::RingPos;
 
 /// No ECN marking on this port.
 pub const NO_MARKING: u16 = u16::MAX;
 
 /// Laid out hot first, aligned to a cache line: what forwarding a packet
-/// reads and writes (queue, transmitter, marking) is in the first two lines;
-/// PFC ingress accounting and ECP state follow.
+/// reads and writes (the queue's ring position and bytes, the transmitter,
+/// marking, the control class's limit) is the first line; the owner, the
+/// bytes sent, PFC ingress accounting and ECP state follow.
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct Port {
-    /// The data queue. Control packets never wait here: they are committed
-    /// to the wire as soon as they arrive (see `Network::push_ctrl`).
-    pub(crate) data: VecDeque<PktId>,
-    pub(crate) data_bytes: u64,
-    /// The transmitter is busy until this time.
-    pub(crate) busy_until: u64,
-    pub(crate) rate_bps: u64,
-    pub(crate) delay_ps: u64,
-    /// Wire bytes this port has sent in the whole run (INT's txBytes).
-    pub(crate) tx_total: u64,
-    /// Bytes of trimmed headers committed since the last data packet started
-    /// (switch ports): trimmed headers share the wire with data by bytes.
-    pub(crate) trim_run: u64,
-    /// Switch ports: the switch's `ctrl_buffer`, copied here because a
-    /// control packet committed to the port reads nothing else of the switch.
-    pub(crate) ctrl_buffer: u64,
-    /// The node that owns the port: hosts first (0..hosts), then switches.
-    pub(crate) node: NodeId,
-    /// The port at the other end of the link.
-    pub(crate) peer: PortId,
-    /// The marking profile of this egress port (an index into the network's
-    /// table of resolved ECN settings), or [`NO_MARKING`].
-    pub(crate) marking: u16,
+    /// Where the data queue's ring is in the network's `Rings`. Control
+    /// packets never wait here: they are committed to the wire as soon as
+    /// they arrive (see `Network::push_ctrl`).
+    pub(crate) q: RingPos,
     /// A `TxDone` event for `busy_until` is in the queue.
     pub(crate) txdone_pending: bool,
     /// The data class is paused by the peer's PFC.
@@ -50,9 +32,31 @@ pub struct Port {
     /// RED on this egress port happens as data leaves (`ecn_at = "dequeue"`),
     /// not as it joins.
     pub(crate) mark_at_dequeue: bool,
+    /// The marking profile of this egress port (an index into the network's
+    /// table of resolved ECN settings), or [`NO_MARKING`].
+    pub(crate) marking: u16,
     /// This port has sent XOFF upstream and not yet XON.
     pub(crate) xoff_sent: bool,
+    /// Switch ports: the switch's `ctrl_buffer` (saturated at 2^32 - 1
+    /// bytes), copied here because a control packet committed to the port
+    /// reads nothing else of the switch.
+    pub(crate) ctrl_buffer: u32,
+    /// The port at the other end of the link.
+    pub(crate) peer: PortId,
+    /// Bytes of trimmed headers committed since the last data packet started
+    /// (switch ports): trimmed headers share the wire with data by bytes.
+    pub(crate) trim_run: u32,
+    pub(crate) data_bytes: u64,
+    /// The transmitter is busy until this time.
+    pub(crate) busy_until: u64,
+    pub(crate) rate_bps: u64,
+    pub(crate) delay_ps: u64,
 
+    /// The node that owns the port: hosts first (0..hosts), then switches.
+    pub(crate) node: NodeId,
+    /// Wire bytes this switch port has sent in the whole run (INT's
+    /// txBytes), counted only when the run carries signals.
+    pub(crate) tx_total: u64,
     /// Ingress accounting (switch ports, pfc mode): bytes admitted through this
     /// port outside headroom, and in headroom.
     pub(crate) in_bytes: u64,
@@ -77,10 +81,10 @@ impl Port {
             busy_until: 0,
             txdone_pending: false,
             paused: false,
-            data: VecDeque::new(),
+            q: RingPos::EMPTY,
             data_bytes: 0,
             trim_run: 0,
-            ctrl_buffer: u64::MAX,
+            ctrl_buffer: u32::MAX,
             in_bytes: 0,
             in_headroom: 0,
             xoff_sent: false,
@@ -160,7 +164,6 @@ impl Port {
         let wire = ctx.pkts.get(pkt).wire as u64;
         let end = start + tx_time_ps(wire, self.rate_bps);
         self.busy_until = end;
-        self.tx_total += wire;
         obs.on_tx(ctx.now, id, &ctx.pkts, pkt, start, end);
         ctx.pkts.get_mut(pkt).hops += 1;
         ctx.stats.link_hops += 1;
@@ -184,3 +187,19 @@ impl Port {
 }
 
 crate::id::index_by!(PortId => Port);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What forwarding reads and writes is the first line, as the struct's
+    /// comment says.
+    #[test]
+    fn the_forwarding_fields_fill_the_first_line() {
+        use std::mem::{align_of, offset_of, size_of};
+        assert_eq!(align_of::<Port>(), 64);
+        assert_eq!(offset_of!(Port, q), 0);
+        assert_eq!(offset_of!(Port, delay_ps) + size_of::<u64>(), 64);
+        assert_eq!(offset_of!(Port, node), 64);
+    }
+}

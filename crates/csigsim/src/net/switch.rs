@@ -204,7 +204,7 @@ impl Network {
         p.in_port = in_port;
         p.enq_ps = now;
         let port = &mut self.ports[out];
-        port.data.push_back(pkt);
+        self.rings.push_back(&mut port.q, pkt);
         port.data_bytes += wire;
         obs.on_queue(now, out, port.data_bytes);
         if !port.paused {
@@ -223,12 +223,12 @@ impl Network {
             // htsim draws its coin only for a packet that does not fit.
             TrimVictim::Either => self.victim_rng.get_mut(out.ix()).is_some_and(|r| r.unit() < 0.5),
         };
-        let Some(&tail) = self.ports[out].data.back().filter(|_| take_tail) else { return false };
+        let Some(&tail) = self.rings.back(&self.ports[out].q).filter(|_| take_tail) else { return false };
         let t = ctx.pkts.get(tail);
         if t.kind != PacketKind::Data || !super::mode::trim::admits_after(&self.switches[sw], &self.ports, out, t.wire as u64, wire) {
             return false;
         }
-        self.ports[out].data.pop_back();
+        self.rings.pop_back(&mut self.ports[out].q);
         self.release(ctx, obs, sw, out, tail);
         let s = &mut self.switches[sw];
         let admitted = s.mode.admit(s, &mut self.ports, in_port, out, wire);
@@ -320,7 +320,7 @@ impl Network {
             return;
         }
         let Some(end) = self.send_data(ctx, obs, port, ctx.now) else { return };
-        if !self.ports[port].data.is_empty() {
+        if !self.ports[port].q.is_empty() {
             self.ports[port].again_at(port, ctx, end);
         }
     }
@@ -331,10 +331,9 @@ impl Network {
     fn send_data(&mut self, ctx: &mut Ctx, obs: &mut Observers, port: PortId, start: u64) -> Option<u64> {
         let now = ctx.now;
         let p = &mut self.ports[port];
-        let pkt = p.data.pop_front()?;
+        let pkt = self.rings.pop_front(&mut p.q)?;
         p.trim_run = 0;
-        let node = p.node;
-        let sw = self.switch_of(node).expect("a switch port");
+        let sw = self.switch_of(self.port_node[port.ix()]).expect("a switch port");
         self.release(ctx, obs, sw, port, pkt);
         obs.on_queue(now, port, self.ports[port].data_bytes);
         // Control packets share this queue only with `control_queue = "shared"`.
@@ -353,6 +352,10 @@ impl Network {
     /// A switch port puts `pkt` on the wire (and its ABW meter sees it).
     #[inline(always)]
     fn start_tx(&mut self, ctx: &mut Ctx, obs: &mut Observers, port: PortId, pkt: PktId, start: u64) -> u64 {
+        if self.sig.on {
+            // Only signals (INT's txBytes) read the count.
+            self.ports[port].tx_total += ctx.pkts.get(pkt).wire as u64;
+        }
         if self.sig.abw_on {
             let wire = ctx.pkts.get(pkt).wire as u64;
             let end = start + crate::units::tx_time_ps(wire, self.ports[port].rate_bps);
@@ -380,8 +383,8 @@ impl Network {
         };
         if trimmed {
             let p = &self.ports[port];
-            if let Some(&head) = p.data.front() {
-                if !p.paused && p.trim_run + wire > ctx.pkts.get(head).wire as u64 {
+            if let Some(&head) = self.rings.front(&p.q) {
+                if !p.paused && p.trim_run as u64 + wire > ctx.pkts.get(head).wire as u64 {
                     let start = p.busy_until.max(now);
                     self.send_data(ctx, obs, port, start);
                 }
@@ -394,7 +397,7 @@ impl Network {
         // PAUSE frames always go.
         if ctx.pkts.get(pkt).kind != PacketKind::Pause {
             let backlog = crate::units::bytes_in(start - now, p.rate_bps);
-            if backlog + ctx.pkts.get(pkt).wire as u64 > p.ctrl_buffer {
+            if backlog + ctx.pkts.get(pkt).wire as u64 > p.ctrl_buffer as u64 && p.ctrl_buffer != u32::MAX {
                 obs.on_drop(now, port);
                 ctx.drop_packet(pkt);
                 return;
@@ -404,7 +407,8 @@ impl Network {
         if trimmed {
             // Only headers that went ahead of waiting data count.
             let p = &mut self.ports[port];
-            p.trim_run = if p.data.is_empty() { 0 } else { p.trim_run + wire };
+            // Saturating: past 2^32 - 1 bytes the run exceeds any packet anyway.
+            p.trim_run = if p.q.is_empty() { 0 } else { p.trim_run.saturating_add(wire.min(u32::MAX as u64) as u32) };
         }
         self.start_tx(ctx, obs, port, pkt, start);
     }
