@@ -128,8 +128,8 @@ impl Handler for Components {
                 let p = &self.net.ports[port];
                 match ahead {
                     3 => {
+                        // One line: queue, transmitter and flags.
                         crate::sim::prefetch(p);
-                        crate::sim::prefetch(&p.txdone_pending);
                         // The port's own line is not in yet: its node from
                         // the dense copy.
                         self.prefetch_nic(self.net.port_node[port.ix()], 3);

@@ -6,9 +6,9 @@
 //!
 //! A ring's capacity is a power of two (indices wrap with a mask). A ring
 //! that fills is moved to a region twice as large; the region it leaves is
-//! kept for the next ring of its size, so the vector holds at most the
-//! regions the largest queues needed at once, plus one free region per
-//! size.
+//! kept for the next ring that grows to its size. Rings never shrink, so
+//! the vector holds every ring's largest region plus the regions left
+//! behind and not yet taken.
 
 use crate::id::PktId;
 

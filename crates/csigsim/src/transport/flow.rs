@@ -54,8 +54,10 @@ pub struct FlowInit<'a> {
 /// Laid out by what each packet touches, since a flow's lines have left the
 /// cache by its next packet on a large fabric: sending a packet reads the
 /// first two lines, the selective-mode vectors and the controller; taking
-/// data reads the receiver's two lines; the rest is cold (statistics, the
-/// delayed ACK's copy of the last packet, the tag stream).
+/// data reads the receiver's two lines, the first sender line (the packet
+/// count and the ids its ACK carries) and the vectors' line, and writes the
+/// delayed ACK's copy of the packet (two cold lines) when the ACK waits; the
+/// rest is cold (statistics, the reflected signals, the tag stream).
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct Flow {
@@ -928,8 +930,10 @@ mod tests {
     use super::*;
     use crate::cc::FlowParams;
 
-    /// The lines each packet touches are where the struct's comment says.
+    /// The lines each packet touches are where the struct's comment says
+    /// (offsets of a 64-bit target).
     #[test]
+    #[cfg(target_pointer_width = "64")]
     fn the_sender_and_receiver_fields_fill_their_lines() {
         use std::mem::{align_of, offset_of, size_of};
         assert_eq!(align_of::<Flow>(), 64);
