@@ -352,14 +352,15 @@ impl Network {
     /// A switch port puts `pkt` on the wire (and its ABW meter sees it).
     #[inline(always)]
     fn start_tx(&mut self, ctx: &mut Ctx, obs: &mut Observers, port: PortId, pkt: PktId, start: u64) -> u64 {
+        // Only signals read the bytes sent (INT's txBytes) and meter the
+        // port (ABW, which is on only with CSIG, so only with signals).
         if self.sig.on {
-            // Only signals (INT's txBytes) read the count.
-            self.ports[port].tx_total += ctx.pkts.get(pkt).wire as u64;
-        }
-        if self.sig.abw_on {
             let wire = ctx.pkts.get(pkt).wire as u64;
-            let end = start + crate::units::tx_time_ps(wire, self.ports[port].rate_bps);
-            crate::signal::egress::on_tx(&self.signals, &mut self.sig, port, ctx.now, start, end);
+            self.ports[port].tx_total += wire;
+            if self.sig.abw_on {
+                let end = start + crate::units::tx_time_ps(wire, self.ports[port].rate_bps);
+                crate::signal::egress::on_tx(&self.signals, &mut self.sig, port, ctx.now, start, end);
+            }
         }
         self.ports[port].start_tx(port, ctx, obs, pkt, start)
     }
