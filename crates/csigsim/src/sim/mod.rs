@@ -10,6 +10,7 @@
 //! costs one event per link; a port with a backlog adds one `TxDone` per
 //! packet it sends from the backlog.
 
+pub mod parallel;
 pub mod queue;
 /// The random streams (a leaf module; re-exported here for the components).
 pub use crate::rng;

@@ -4,10 +4,24 @@
 
 use super::Event;
 
+/// What the queue holds: a small copyable value, with a filler for the
+/// unused places of a chunk. The simulation's queue holds [`Event`]s; the
+/// parallel scheduler's (see [`super::parallel`]) tags each with where it
+/// was pushed.
+pub trait Item: Copy {
+    const FILLER: Self;
+}
+
+impl Item for Event {
+    const FILLER: Event = Event::TxDone { port: crate::id::PortId(0) };
+}
+
 /// Times are bucketed by block of 2^10 ps (about 1 ns); within the block
 /// being read, events are kept sorted instead. Few events share a block, and
 /// sorting them is cheaper than bucketing them down to the picosecond.
 const BLOCK_BITS: u32 = 10;
+/// The length of a block in picoseconds.
+pub const BLOCK_PS: u64 = 1 << BLOCK_BITS;
 /// Blocks the wheel holds: 2^12 of 2^10 ps, 4.19 us ahead of the block being
 /// read. A packet's next event (its arrival one link delay and one
 /// serialization away, its port's `TxDone`) falls within it; timers and
@@ -30,13 +44,15 @@ const CHUNK: usize = 16;
 /// full; the tail's length is kept with the list, so an append writes only
 /// the event's own lines.
 #[derive(Clone, Copy)]
-struct Chunk {
+struct Chunk<E> {
     times: [u64; CHUNK],
-    events: [Event; CHUNK],
+    events: [E; CHUNK],
     next: u32,
 }
 
-const EMPTY_CHUNK: Chunk = Chunk { times: [0; CHUNK], events: [Event::TxDone { port: crate::id::PortId(0) }; CHUNK], next: NIL };
+impl<E: Item> Chunk<E> {
+    const EMPTY: Chunk<E> = Chunk { times: [0; CHUNK], events: [E::FILLER; CHUNK], next: NIL };
+}
 
 /// A wheel slot's list of chunks.
 #[derive(Clone, Copy)]
@@ -56,27 +72,27 @@ fn slot_of(t: u64) -> usize {
 }
 
 /// An event beyond the wheel, ordered by (time, insertion) in a heap.
-struct Far {
+struct Far<E> {
     t: u64,
     seq: u64,
-    ev: Event,
+    ev: E,
 }
 
-impl PartialEq for Far {
-    fn eq(&self, o: &Far) -> bool {
+impl<E> PartialEq for Far<E> {
+    fn eq(&self, o: &Far<E>) -> bool {
         (self.t, self.seq) == (o.t, o.seq)
     }
 }
-impl Eq for Far {}
-impl PartialOrd for Far {
-    fn partial_cmp(&self, o: &Far) -> Option<std::cmp::Ordering> {
+impl<E> Eq for Far<E> {}
+impl<E> PartialOrd for Far<E> {
+    fn partial_cmp(&self, o: &Far<E>) -> Option<std::cmp::Ordering> {
         Some(self.cmp(o))
     }
 }
-impl Ord for Far {
+impl<E> Ord for Far<E> {
     /// Reversed: `BinaryHeap` keeps the greatest on top, the queue wants
     /// the earliest.
-    fn cmp(&self, o: &Far) -> std::cmp::Ordering {
+    fn cmp(&self, o: &Far<E>) -> std::cmp::Ordering {
         (o.t, o.seq).cmp(&(self.t, self.seq))
     }
 }
@@ -111,13 +127,13 @@ impl Ord for Far {
 /// wheel is never sent to the heap), and pushes append; so in every slot the
 /// events of one time are in insertion order, the sort of a block is stable,
 /// and an event put into `now` goes after every event of its time.
-pub struct EventQueue {
-    now: Vec<(u64, Event)>,
+pub struct EventQueue<E = Event> {
+    now: Vec<(u64, E)>,
     /// Scratch space for sorting a block (see `sort_by_time`).
-    scratch: Vec<(u64, Event)>,
+    scratch: Vec<(u64, E)>,
     /// Read position in `now`; the entries before it have been popped.
     head: usize,
-    chunks: Vec<Chunk>,
+    chunks: Vec<Chunk<E>>,
     /// First free chunk, linked through `next`.
     free: u32,
     /// Per slot of the wheel, its list.
@@ -129,7 +145,7 @@ pub struct EventQueue {
     /// The block being read (`now`'s).
     cur: u64,
     /// Events `WHEEL` blocks or more after `cur`.
-    far: std::collections::BinaryHeap<Far>,
+    far: std::collections::BinaryHeap<Far<E>>,
     /// Insertion counter of `far`.
     far_seq: u64,
     last: u64,
@@ -137,20 +153,20 @@ pub struct EventQueue {
     popped: u64,
 }
 
-impl Default for EventQueue {
+impl<E: Item> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl std::fmt::Debug for EventQueue {
+impl<E> std::fmt::Debug for EventQueue<E> {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         write!(f, "EventQueue {{ len: {}, popped: {} }}", self.len, self.popped)
     }
 }
 
 /// Stable insertion sort by time.
-fn insertion_sort(v: &mut [(u64, Event)]) {
+fn insertion_sort<E: Copy>(v: &mut [(u64, E)]) {
     for i in 1..v.len() {
         let x = v[i];
         let mut j = i;
@@ -174,7 +190,7 @@ const COUNTING_MIN: usize = 24;
 /// pass by sub-block first leaves a few events per sub-block for the
 /// insertion sort to order. `scratch` is kept by the queue, so this
 /// allocates only while the largest block grows.
-fn sort_by_time(v: &mut Vec<(u64, Event)>, scratch: &mut Vec<(u64, Event)>) {
+fn sort_by_time<E: Copy>(v: &mut Vec<(u64, E)>, scratch: &mut Vec<(u64, E)>) {
     let n = v.len();
     if n < COUNTING_MIN {
         insertion_sort(v);
@@ -200,7 +216,7 @@ fn sort_by_time(v: &mut Vec<(u64, Event)>, scratch: &mut Vec<(u64, Event)>) {
     insertion_sort(v);
 }
 
-impl EventQueue {
+impl<E: Item> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             now: Vec::new(),
@@ -224,7 +240,7 @@ impl EventQueue {
     /// an event already popped or peeked. Inlined into every caller: as a
     /// call it spent a third of its instructions on its entry and exit.
     #[inline(always)]
-    pub fn push(&mut self, time_ps: u64, event: Event) {
+    pub fn push(&mut self, time_ps: u64, event: E) {
         assert!(time_ps >= self.last, "event scheduled at {time_ps} ps, before {} ps", self.last);
         self.len += 1;
         let ahead = (time_ps >> BLOCK_BITS) - self.cur;
@@ -240,7 +256,7 @@ impl EventQueue {
 
     /// Appends an event to slot `i`. Inlined: it is called for every push.
     #[inline(always)]
-    fn append(&mut self, i: usize, t: u64, e: Event) {
+    fn append(&mut self, i: usize, t: u64, e: E) {
         let b = self.slots[i];
         if b.first != NIL && (b.tail_len as usize) < CHUNK {
             let c = &mut self.chunks[b.tail as usize];
@@ -253,7 +269,7 @@ impl EventQueue {
     }
 
     /// Appends an event to slot `i` in a new chunk.
-    fn append_chunk(&mut self, i: usize, t: u64, e: Event) {
+    fn append_chunk(&mut self, i: usize, t: u64, e: E) {
         let b = self.slots[i];
         let n = self.alloc_chunk();
         let c = &mut self.chunks[n as usize];
@@ -278,7 +294,7 @@ impl EventQueue {
             n
         } else {
             assert!(self.chunks.len() < NIL as usize, "too many pending events");
-            self.chunks.push(EMPTY_CHUNK);
+            self.chunks.push(Chunk::EMPTY);
             (self.chunks.len() - 1) as u32
         }
     }
@@ -286,7 +302,7 @@ impl EventQueue {
     /// Puts an event of the block being read after every event at or before
     /// its time.
     #[inline]
-    fn put_now(&mut self, t: u64, e: Event) {
+    fn put_now(&mut self, t: u64, e: E) {
         if self.now.last().is_none_or(|&(u, _)| u <= t) {
             self.now.push((t, e));
         } else {
@@ -296,7 +312,7 @@ impl EventQueue {
     }
 
     #[inline]
-    pub fn pop(&mut self) -> Option<(u64, Event)> {
+    pub fn pop(&mut self) -> Option<(u64, E)> {
         if self.head == self.now.len() && !self.refill() {
             return None;
         }
@@ -312,7 +328,7 @@ impl EventQueue {
     /// block being read (no refill): for the loop to prefetch what it will
     /// touch.
     #[inline]
-    pub fn peek_ahead(&self, k: usize) -> Option<&Event> {
+    pub fn peek_ahead(&self, k: usize) -> Option<&E> {
         self.now.get(self.head + k).map(|(_, e)| e)
     }
 
@@ -324,6 +340,31 @@ impl EventQueue {
             return None;
         }
         Some(self.now[self.head].0)
+    }
+
+    /// No pending event is earlier than this (the next event's time, or the
+    /// start of its block), and nothing moves: pushes at or after it stay
+    /// allowed. None if the queue is empty.
+    pub fn next_bound(&self) -> Option<u64> {
+        if let Some(&(t, _)) = self.now.get(self.head) {
+            return Some(t);
+        }
+        match self.next_occupied() {
+            Some(b) => Some(b << BLOCK_BITS),
+            None => self.far.peek().map(|f| f.t),
+        }
+    }
+
+    /// The time of the next event if it is before `bound`, which must be the
+    /// start of a block (a multiple of [`BLOCK_PS`]); the queue reads no
+    /// block at or after `bound`, so events may still be pushed at any time
+    /// from `bound` on.
+    pub fn peek_time_before(&mut self, bound: u64) -> Option<u64> {
+        debug_assert_eq!(bound % BLOCK_PS, 0);
+        if self.head == self.now.len() && self.next_bound()? >= bound {
+            return None;
+        }
+        self.peek_time().filter(|&t| t < bound)
     }
 
     /// The first occupied slot after `cur`'s, in wheel order, as a block.

@@ -1,0 +1,576 @@
+//! A conservative parallel scheduler that pops events in exactly the order
+//! of the single queue: (time, global insertion).
+//!
+//! The nodes are cut into partitions, each with its own queue, handled by
+//! its own [`PartHandler`]. Every event one partition schedules for another
+//! is at least `lookahead` after the event being handled (a link's delay),
+//! so the partitions can run the window `[W, end)`, `end` being `W +
+//! lookahead` rounded down to a block of the wheel, each on its own, and
+//! then meet:
+//!
+//! - **Inside a window, a partition's own order is the global order.** Its
+//!   queue holds what was pushed before the window, in global order, and
+//!   what it pushes during the window for itself before `end`, appended in
+//!   the order it pushes them. Nothing another partition does in the window
+//!   reaches it before `end`, so the events it pops in the window were
+//!   pushed by itself or before the window, and by induction over its pops
+//!   its own push order is the global one.
+//! - **Every push at or after `end` is held** (for this partition or
+//!   another), with the pop that made it.
+//! - **At the barrier, a merge gives the single queue's order.** Each
+//!   partition's log of pops is in (time, global sequence) order. A k-way
+//!   merge of the logs by that key walks the window's pops as one queue
+//!   would have; it counts every push of each pop in turn, which gives each
+//!   push its global sequence (a push the partition kept and popped later in
+//!   the window needs its sequence when its log's head is compared), and
+//!   appends the held pushes to their partitions' queues in that order.
+//!   Everything held is later than everything pushed before the window, so
+//!   every queue keeps insertion order.
+//!
+//! The merge is serial: one comparison and one counter step per push, one
+//! queue push per held event. The window's work runs on as many threads as
+//! asked; the outcome does not depend on the number of threads.
+
+use super::queue::{EventQueue, Item, BLOCK_PS};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Barrier, Mutex};
+
+/// An origin with this bit is the index of a push the partition made and
+/// kept in the current window; without it, a global sequence.
+const LOCAL: u64 = 1 << 63;
+/// A push of the window with this bit was held; the rest is its index in
+/// `held`. Without it, the index of a kept push.
+const HELD: u32 = 1 << 31;
+
+/// An event in a partition's queue with where it was pushed.
+#[derive(Clone, Copy)]
+pub struct Tagged<E> {
+    ev: E,
+    origin: u64,
+}
+
+impl<E: Item> Item for Tagged<E> {
+    const FILLER: Self = Tagged { ev: E::FILLER, origin: 0 };
+}
+
+/// A pop of the window: its time, its origin and its first push.
+#[derive(Clone, Copy)]
+struct PopRec {
+    t: u64,
+    origin: u64,
+    first_push: u32,
+}
+
+/// A partition's record of the window being run.
+struct Log<E> {
+    pops: Vec<PopRec>,
+    /// The window's pushes in order: a kept push's index, or `HELD` and a
+    /// held push's index.
+    pushes: Vec<u32>,
+    /// The global sequences of the window's kept pushes, set by the merge.
+    local_seq: Vec<u64>,
+    /// The window's held pushes: time, partition, event.
+    held: Vec<(u64, u32, E)>,
+}
+
+impl<E> Log<E> {
+    /// The global sequence of a popped event.
+    #[inline]
+    fn sequence(&self, origin: u64) -> u64 {
+        if origin & LOCAL != 0 {
+            self.local_seq[(origin & !LOCAL) as usize]
+        } else {
+            origin
+        }
+    }
+}
+
+/// One partition: its queue and the record of the window being run.
+pub struct Partition<E> {
+    id: u32,
+    q: EventQueue<Tagged<E>>,
+    /// End of the window being run (a block boundary).
+    end: u64,
+    log: Log<E>,
+}
+
+impl<E: Item> Partition<E> {
+    fn new(id: u32) -> Self {
+        let log = Log { pops: Vec::new(), pushes: Vec::new(), local_seq: Vec::new(), held: Vec::new() };
+        Partition { id, q: EventQueue::new(), end: 0, log }
+    }
+
+    /// This partition's index.
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// Schedules `ev` at `t` for partition `dest`, from the handler of the
+    /// event being handled. An event for another partition must lie at or
+    /// after the window's end: the lookahead promised that.
+    #[inline]
+    pub fn push(&mut self, t: u64, dest: u32, ev: E) {
+        let log = &mut self.log;
+        if dest == self.id && t < self.end {
+            let i = log.local_seq.len() as u64;
+            log.local_seq.push(u64::MAX);
+            self.q.push(t, Tagged { ev, origin: LOCAL | i });
+            log.pushes.push(i as u32);
+        } else {
+            assert!(
+                t >= self.end,
+                "an event for partition {dest} at {t} ps from partition {} inside its window ending at {} ps: \
+                 a delay between partitions is shorter than the lookahead",
+                self.id,
+                self.end
+            );
+            log.pushes.push(HELD | log.held.len() as u32);
+            log.held.push((t, dest, ev));
+        }
+    }
+
+    /// The next event of the window, if any, logged as popped.
+    #[inline]
+    fn pop(&mut self) -> Option<(u64, E)> {
+        self.q.peek_time_before(self.end)?;
+        let (t, e) = self.q.pop().expect("peeked");
+        self.log.pops.push(PopRec { t, origin: e.origin, first_push: self.log.pushes.len() as u32 });
+        Some((t, e.ev))
+    }
+
+    fn open(&mut self, end: u64) {
+        self.end = end;
+        self.log.pops.clear();
+        self.log.pushes.clear();
+        self.log.local_seq.clear();
+        self.log.held.clear();
+    }
+
+    /// Runs the window: pops and handles its events.
+    fn run_window<H: PartHandler<E>>(&mut self, h: &mut H) {
+        while let Some((t, ev)) = self.pop() {
+            h.handle(t, ev, self);
+        }
+    }
+}
+
+/// What handles a partition's events, pushing through
+/// [`Partition::push`].
+pub trait PartHandler<E>: Send {
+    fn handle(&mut self, t: u64, ev: E, part: &mut Partition<E>);
+}
+
+/// What a run did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ParallelStats {
+    /// Events popped, in all partitions.
+    pub events: u64,
+    /// Windows run.
+    pub windows: u64,
+    /// Events one partition pushed for another.
+    pub crossings: u64,
+    /// Wall-clock seconds spent in the merges (serial).
+    pub merge_s: f64,
+}
+
+/// The merge's state: the global insertion counter, what was counted, and
+/// scratch space kept from window to window.
+struct Merger {
+    /// Global insertion sequence: pushes counted so far.
+    seq: u64,
+    stats: ParallelStats,
+    /// The merged pops as (time, global sequence, partition), when asked for.
+    trace: Option<Vec<(u64, u64, u32)>>,
+    /// Each log's read position.
+    heads: Vec<usize>,
+}
+
+impl Merger {
+    /// The barrier's merge: walks the window's pops in the single queue's
+    /// order, numbers every push, then appends the held pushes to their
+    /// queues in that order.
+    fn merge<E: Item>(&mut self, parts: &mut [&mut Partition<E>]) {
+        let start = std::time::Instant::now();
+        // The logs apart from the queues: a log is read while another
+        // partition's queue (or its own) is pushed to.
+        let (mut logs, mut queues): (Vec<&mut Log<E>>, Vec<&mut EventQueue<Tagged<E>>>) =
+            parts.iter_mut().map(|p| (&mut p.log, &mut p.q)).unzip();
+        self.heads.clear();
+        self.heads.resize(logs.len(), 0);
+        loop {
+            // The head of least (time, sequence); a sequence is looked up
+            // only when heads tie in time.
+            let mut best: Option<(u64, usize)> = None;
+            for (i, log) in logs.iter().enumerate() {
+                let Some(r) = log.pops.get(self.heads[i]) else { continue };
+                best = match best {
+                    Some((t, _)) if t < r.t => best,
+                    Some((t, j)) if t == r.t => {
+                        let sj = logs[j].sequence(logs[j].pops[self.heads[j]].origin);
+                        if sj < log.sequence(r.origin) {
+                            best
+                        } else {
+                            Some((r.t, i))
+                        }
+                    }
+                    _ => Some((r.t, i)),
+                };
+            }
+            let Some((_, i)) = best else { break };
+            // The selected log leads up to the next head of another log:
+            // its pops before that time go in a run, without comparisons.
+            let bound = (0..logs.len()).filter(|&j| j != i).filter_map(|j| logs[j].pops.get(self.heads[j])).map(|r| r.t).min().unwrap_or(u64::MAX);
+            let log = &mut *logs[i];
+            let mut k = self.heads[i];
+            loop {
+                let r = log.pops[k];
+                if let Some(tr) = self.trace.as_mut() {
+                    tr.push((r.t, log.sequence(r.origin), i as u32));
+                }
+                let last = log.pops.get(k + 1).map_or(log.pushes.len(), |r| r.first_push as usize);
+                for &x in &log.pushes[r.first_push as usize..last] {
+                    if x & HELD == 0 {
+                        log.local_seq[x as usize] = self.seq;
+                    } else {
+                        // Delivered now, in the global order the walk
+                        // follows, so each queue keeps insertion order; it
+                        // is later than everything already queued. The
+                        // sequence goes with the event: a later merge
+                        // compares it with other partitions'.
+                        let (t, dest, ev) = log.held[(x & !HELD) as usize];
+                        self.stats.crossings += u64::from(dest as usize != i);
+                        queues[dest as usize].push(t, Tagged { ev, origin: self.seq });
+                    }
+                    self.seq += 1;
+                }
+                k += 1;
+                if log.pops.get(k).is_none_or(|r| r.t >= bound) {
+                    break;
+                }
+            }
+            self.stats.events += (k - self.heads[i]) as u64;
+            self.heads[i] = k;
+        }
+        self.stats.windows += 1;
+        self.stats.merge_s += start.elapsed().as_secs_f64();
+    }
+}
+
+/// Opens the next window on every partition: false when every queue is
+/// empty.
+fn open_window<E: Item>(parts: &mut [&mut Partition<E>], lookahead: u64) -> bool {
+    let Some(w) = parts.iter().filter_map(|p| p.q.next_bound()).min() else { return false };
+    // Rounded down to a block, so that no queue reads a block that a held
+    // push may still reach; at least one block after `w`, since the
+    // lookahead is at least a block.
+    let end = w.saturating_add(lookahead) / BLOCK_PS * BLOCK_PS;
+    for p in parts.iter_mut() {
+        p.open(end);
+    }
+    true
+}
+
+/// The partitions, the merge and the lookahead.
+pub struct Scheduler<E> {
+    parts: Vec<Partition<E>>,
+    lookahead: u64,
+    m: Merger,
+}
+
+impl<E: Item + Send> Scheduler<E> {
+    /// `partitions` queues; `lookahead` is the shortest delay of an event
+    /// one partition schedules for another, at least one block of the
+    /// wheel ([`BLOCK_PS`], 1,024 ps).
+    pub fn new(partitions: usize, lookahead: u64) -> Self {
+        assert!(partitions >= 1 && partitions < HELD as usize);
+        assert!(lookahead >= BLOCK_PS, "a lookahead of {lookahead} ps is shorter than a block of the wheel ({BLOCK_PS} ps)");
+        Scheduler {
+            parts: (0..partitions as u32).map(Partition::new).collect(),
+            lookahead,
+            m: Merger { seq: 0, stats: ParallelStats::default(), trace: None, heads: Vec::new() },
+        }
+    }
+
+    /// Records the merged order of the pops (for tests).
+    pub fn keep_trace(&mut self) {
+        self.m.trace = Some(Vec::new());
+    }
+
+    /// The merged pops so far: (time, global sequence, partition).
+    pub fn trace(&self) -> &[(u64, u64, u32)] {
+        self.m.trace.as_deref().unwrap_or(&[])
+    }
+
+    /// Schedules `ev` at `t` for partition `dest` before the run (or
+    /// between runs): the next global sequence.
+    pub fn push(&mut self, t: u64, dest: u32, ev: E) {
+        let s = self.m.seq;
+        self.m.seq += 1;
+        self.parts[dest as usize].q.push(t, Tagged { ev, origin: s });
+    }
+
+    /// Runs windows until every queue is empty, the window's work on
+    /// `threads` threads (at most one a partition); `handlers[i]` handles
+    /// partition `i`'s events. The order of events, and so the outcome, is
+    /// the same for any number of threads.
+    pub fn run<H: PartHandler<E>>(&mut self, handlers: &mut [H], threads: usize) -> ParallelStats {
+        assert_eq!(handlers.len(), self.parts.len());
+        let threads = threads.clamp(1, self.parts.len());
+        let Scheduler { parts, lookahead, m } = self;
+        let lookahead = *lookahead;
+        if threads == 1 {
+            let mut refs: Vec<&mut Partition<E>> = parts.iter_mut().collect();
+            while open_window(&mut refs, lookahead) {
+                for (p, h) in refs.iter_mut().zip(handlers.iter_mut()) {
+                    p.run_window(h);
+                }
+                m.merge(&mut refs);
+            }
+            return m.stats;
+        }
+        // Each partition with its handler behind a lock that one thread
+        // takes during a window, and the merging thread between windows.
+        let cells: Vec<Mutex<(&mut Partition<E>, &mut H)>> = parts.iter_mut().zip(handlers.iter_mut()).map(Mutex::new).collect();
+        let more = {
+            let mut guards: Vec<_> = cells.iter().map(|c| c.lock().expect("unpoisoned")).collect();
+            let mut refs: Vec<&mut Partition<E>> = guards.iter_mut().map(|g| &mut *g.0).collect();
+            open_window(&mut refs, lookahead)
+        };
+        let done = AtomicBool::new(!more);
+        let barrier = Barrier::new(threads);
+        let window = |w: usize| {
+            for cell in cells.iter().skip(w).step_by(threads) {
+                let mut g = cell.lock().expect("a window panicked");
+                let (p, h) = &mut *g;
+                p.run_window(*h);
+            }
+        };
+        std::thread::scope(|s| {
+            for w in 1..threads {
+                let (window, barrier, done) = (&window, &barrier, &done);
+                s.spawn(move || loop {
+                    barrier.wait();
+                    if done.load(Ordering::Acquire) {
+                        return;
+                    }
+                    window(w);
+                    barrier.wait();
+                });
+            }
+            loop {
+                barrier.wait();
+                if done.load(Ordering::Acquire) {
+                    return;
+                }
+                window(0);
+                barrier.wait();
+                let mut guards: Vec<_> = cells.iter().map(|c| c.lock().expect("a window panicked")).collect();
+                let mut refs: Vec<&mut Partition<E>> = guards.iter_mut().map(|g| &mut *g.0).collect();
+                m.merge(&mut refs);
+                let more = open_window(&mut refs, lookahead);
+                done.store(!more, Ordering::Release);
+            }
+        });
+        m.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    /// An event of the model: the node it is for and a value.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    struct Ev {
+        node: u32,
+        value: u64,
+    }
+
+    impl Item for Ev {
+        const FILLER: Ev = Ev { node: 0, value: 0 };
+    }
+
+    fn mix(mut x: u64) -> u64 {
+        x ^= x >> 33;
+        x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        x ^= x >> 33;
+        x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        x ^ x >> 33
+    }
+
+    /// A model whose every step depends on the order of what came before:
+    /// a node's state folds in each event it handles, and what it schedules
+    /// (how many events, for which nodes, how far ahead) comes from that
+    /// state. Delays are drawn from a few values, so ties are common, and
+    /// are at least `lookahead` between partitions.
+    #[derive(Clone)]
+    struct Model {
+        nodes: u32,
+        parts: u32,
+        lookahead: u64,
+        /// Events a node handles before it stops scheduling.
+        budget: u32,
+        state: Vec<u64>,
+        handled: Vec<u32>,
+        /// Each node's handled events, in order.
+        seen: Vec<Vec<(u64, u64)>>,
+    }
+
+    impl Model {
+        fn new(nodes: u32, parts: u32, lookahead: u64, budget: u32) -> Self {
+            let n = nodes as usize;
+            Model { nodes, parts, lookahead, budget, state: vec![0; n], handled: vec![0; n], seen: vec![Vec::new(); n] }
+        }
+
+        fn part(&self, node: u32) -> u32 {
+            node % self.parts
+        }
+
+        /// Handles `ev` at `t`; returns what it schedules.
+        fn step(&mut self, t: u64, ev: Ev, out: &mut Vec<(u64, Ev)>) {
+            let n = ev.node as usize;
+            self.state[n] = mix(self.state[n] ^ ev.value ^ t.rotate_left(17));
+            self.seen[n].push((t, ev.value));
+            self.handled[n] += 1;
+            if self.handled[n] > self.budget {
+                return;
+            }
+            let mut x = self.state[n];
+            for _ in 0..x % 3 + 1 {
+                x = mix(x);
+                let node = (x % self.nodes as u64) as u32;
+                let near = [0, 0, 1, 7, 1000, 1024, 3000][(x >> 8) as usize % 7];
+                let far = self.lookahead + [0, 0, 0, 1, 1024, 5000][(x >> 16) as usize % 6];
+                let d = if self.part(node) == self.part(ev.node) && x >> 24 & 1 == 0 { near } else { far };
+                out.push((t + d, Ev { node, value: x >> 32 }));
+            }
+        }
+    }
+
+    /// The model on one (time, insertion) queue: its pops as (time,
+    /// sequence, partition).
+    fn sequential(m: &mut Model, seeds: &[(u64, Ev)]) -> Vec<(u64, u64, u32)> {
+        let mut q: BTreeMap<(u64, u64), Ev> = BTreeMap::new();
+        let mut seq = 0;
+        for &(t, e) in seeds {
+            q.insert((t, seq), e);
+            seq += 1;
+        }
+        let mut trace = Vec::new();
+        let mut out = Vec::new();
+        while let Some(((t, s), e)) = q.pop_first() {
+            trace.push((t, s, m.part(e.node)));
+            out.clear();
+            m.step(t, e, &mut out);
+            for &(t2, e2) in &out {
+                q.insert((t2, seq), e2);
+                seq += 1;
+            }
+        }
+        trace
+    }
+
+    /// One partition's share of the model (each works on its own copy and
+    /// touches only its own nodes).
+    struct Share {
+        m: Model,
+        out: Vec<(u64, Ev)>,
+    }
+
+    impl PartHandler<Ev> for Share {
+        fn handle(&mut self, t: u64, ev: Ev, part: &mut Partition<Ev>) {
+            assert_eq!(self.m.part(ev.node), part.id());
+            self.out.clear();
+            self.m.step(t, ev, &mut self.out);
+            for &(t2, e2) in &self.out {
+                part.push(t2, self.m.part(e2.node), e2);
+            }
+        }
+    }
+
+    fn parallel(m: &Model, seeds: &[(u64, Ev)], threads: usize) -> (Vec<(u64, u64, u32)>, Model, ParallelStats) {
+        let mut s = Scheduler::new(m.parts as usize, m.lookahead);
+        s.keep_trace();
+        for &(t, e) in seeds {
+            s.push(t, m.part(e.node), e);
+        }
+        let mut shares: Vec<Share> = (0..m.parts).map(|_| Share { m: m.clone(), out: Vec::new() }).collect();
+        let stats = s.run(&mut shares, threads);
+        // Each node's state from the partition that owns it.
+        let mut merged = m.clone();
+        for node in 0..m.nodes {
+            let own = &shares[m.part(node) as usize].m;
+            let n = node as usize;
+            merged.state[n] = own.state[n];
+            merged.handled[n] = own.handled[n];
+            merged.seen[n] = own.seen[n].clone();
+        }
+        (s.trace().to_vec(), merged, stats)
+    }
+
+    fn seeds(nodes: u32, k: u64) -> Vec<(u64, Ev)> {
+        (0..nodes as u64 * 2).map(|i| ((mix(i ^ k) % 4) * 1000, Ev { node: (i % nodes as u64) as u32, value: mix(k + i) })).collect()
+    }
+
+    #[test]
+    fn parallel_order_is_the_sequential_order() {
+        for (parts, lookahead) in [(1, 1024), (2, 1024), (2, 3000), (3, 2048), (4, 1_000_000)] {
+            let model = Model::new(12, parts, lookahead, 40);
+            let seeds = seeds(12, parts as u64);
+            let mut seq = model.clone();
+            let want = sequential(&mut seq, &seeds);
+            assert!(want.len() > 400, "{}", want.len());
+            for threads in [1, 2, 4] {
+                let (got, m, stats) = parallel(&model, &seeds, threads);
+                assert_eq!(got, want, "{parts} partitions, lookahead {lookahead}, {threads} threads");
+                assert_eq!(m.seen, seq.seen);
+                assert_eq!(m.state, seq.state);
+                assert_eq!(stats.events, want.len() as u64);
+                if parts > 1 {
+                    assert!(stats.crossings > 0 && stats.windows > 1, "{stats:?}");
+                }
+            }
+        }
+    }
+
+    /// A push for another partition inside the window breaks the promise
+    /// the windows rest on, and is refused.
+    #[test]
+    #[should_panic(expected = "shorter than the lookahead")]
+    fn a_crossing_inside_the_window_is_refused() {
+        struct Early;
+        impl PartHandler<Ev> for Early {
+            fn handle(&mut self, t: u64, ev: Ev, part: &mut Partition<Ev>) {
+                if ev.value == 0 {
+                    part.push(t + 10, 1, Ev { node: 1, value: 1 });
+                }
+            }
+        }
+        let mut s = Scheduler::new(2, 2048);
+        s.push(0, 0, Ev { node: 0, value: 0 });
+        s.run(&mut [Early, Early], 1);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        #[test]
+        fn random_models_keep_the_sequential_order(
+            nodes in 1u32..20,
+            parts in 1u32..5,
+            lookahead in prop_oneof![Just(1024u64), 1024u64..5000, Just(1u64 << 20)],
+            budget in 1u32..30,
+            k in any::<u64>(),
+            threads in 1usize..4,
+        ) {
+            let model = Model::new(nodes, parts, lookahead, budget);
+            let seeds = seeds(nodes, k);
+            let mut seq = model.clone();
+            let want = sequential(&mut seq, &seeds);
+            let (got, m, _) = parallel(&model, &seeds, threads);
+            prop_assert_eq!(got, want);
+            prop_assert_eq!(m.seen, seq.seen);
+        }
+    }
+}
