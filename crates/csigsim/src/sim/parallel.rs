@@ -16,31 +16,33 @@
 //!   pushed by itself or before the window, and by induction over its pops
 //!   its own push order is the global one.
 //! - **Every push at or after `end` is held** (for this partition or
-//!   another), with the pop that made it.
-//! - **At the barrier, a merge gives the single queue's order.** Each
-//!   partition's log of pops is in (time, global sequence) order. A k-way
-//!   merge of the logs by that key walks the window's pops as one queue
-//!   would have; it counts every push of each pop in turn, which gives each
-//!   push its global sequence (a push the partition kept and popped later in
-//!   the window needs its sequence when its log's head is compared), and
-//!   appends the held pushes to their partitions' queues in that order.
-//!   Everything held is later than everything pushed before the window, so
-//!   every queue keeps insertion order.
+//!   another), with the pop that made it and its place among that pop's
+//!   pushes.
+//! - **At the barrier, a serial merge numbers the pops.** Each partition's
+//!   log of pops is in (time, global sequence) order. A k-way merge of the
+//!   logs by that key walks the window's pops as the single queue would
+//!   have, and gives each pop the global sequence of its first push (the
+//!   counter of all pushes so far); a push's sequence is then that plus its
+//!   place. The sequence of an event pushed and popped in the same window is
+//!   looked up only when heads of two logs tie in time.
+//! - **At the next window's start, each partition takes its held events in
+//!   parallel**: from every partition's list for it, in order of sequence
+//!   (each list already is). Everything held is later than everything
+//!   pushed before the window, so every queue keeps insertion order; the
+//!   sequence goes into the queue with the event, for a later merge to
+//!   compare.
 //!
-//! The merge is serial: one comparison and one counter step per push, one
-//! queue push per held event. The window's work runs on as many threads as
-//! asked; the outcome does not depend on the number of threads.
+//! Per event the serial part is a comparison of log heads (none within a
+//! run of one log's pops before the other logs' next time) and one counter
+//! step. The outcome does not depend on the number of threads.
 
 use super::queue::{EventQueue, Item, BLOCK_PS};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Barrier, Mutex};
+use std::sync::{Barrier, Mutex, RwLock};
 
 /// An origin with this bit is the index of a push the partition made and
 /// kept in the current window; without it, a global sequence.
 const LOCAL: u64 = 1 << 63;
-/// A push of the window with this bit was held; the rest is its index in
-/// `held`. Without it, the index of a kept push.
-const HELD: u32 = 1 << 31;
 
 /// An event in a partition's queue with where it was pushed.
 #[derive(Clone, Copy)]
@@ -53,35 +55,75 @@ impl<E: Item> Item for Tagged<E> {
     const FILLER: Self = Tagged { ev: E::FILLER, origin: 0 };
 }
 
-/// A pop of the window: its time, its origin and its first push.
+/// A pop of the window: its time, its origin, the number of pushes before
+/// it in the window, and (set by the merge) the global sequence of its
+/// first push.
 #[derive(Clone, Copy)]
 struct PopRec {
     t: u64,
     origin: u64,
     first_push: u32,
+    base: u64,
 }
 
-/// A partition's record of the window being run.
+/// A push held to the window's end: its time, its event, the pop that made
+/// it (an index in the log) and its place among that pop's pushes.
+#[derive(Clone, Copy)]
+struct Held<E> {
+    t: u64,
+    ev: E,
+    pop: u32,
+    place: u32,
+}
+
+/// A partition's record of one window.
 struct Log<E> {
     pops: Vec<PopRec>,
-    /// The window's pushes in order: a kept push's index, or `HELD` and a
-    /// held push's index.
-    pushes: Vec<u32>,
-    /// The global sequences of the window's kept pushes, set by the merge.
-    local_seq: Vec<u64>,
-    /// The window's held pushes: time, partition, event.
-    held: Vec<(u64, u32, E)>,
+    /// Pushes so far in the window.
+    pushes: u32,
+    /// The pop and place of each push kept in the window.
+    kept: Vec<(u32, u32)>,
+    /// The held pushes, by the partition they are for.
+    held: Vec<Vec<Held<E>>>,
+    /// The earliest held time.
+    held_min: u64,
 }
 
 impl<E> Log<E> {
-    /// The global sequence of a popped event.
+    fn new(partitions: usize) -> Self {
+        Log { pops: Vec::new(), pushes: 0, kept: Vec::new(), held: (0..partitions).map(|_| Vec::new()).collect(), held_min: u64::MAX }
+    }
+
+    fn clear(&mut self) {
+        self.pops.clear();
+        self.pushes = 0;
+        self.kept.clear();
+        self.held.iter_mut().for_each(Vec::clear);
+        self.held_min = u64::MAX;
+    }
+
+    /// The global sequence of push `place` of pop `pop` (merged).
+    #[inline]
+    fn push_sequence(&self, pop: u32, place: u32) -> u64 {
+        self.pops[pop as usize].base + place as u64
+    }
+
+    /// The global sequence of a popped event (its parent merged).
     #[inline]
     fn sequence(&self, origin: u64) -> u64 {
         if origin & LOCAL != 0 {
-            self.local_seq[(origin & !LOCAL) as usize]
+            let (pop, place) = self.kept[(origin & !LOCAL) as usize];
+            self.push_sequence(pop, place)
         } else {
             origin
         }
+    }
+
+    /// The number of pushes of pop `k`.
+    #[inline]
+    fn pushes_of(&self, k: usize) -> u64 {
+        let next = self.pops.get(k + 1).map_or(self.pushes, |r| r.first_push);
+        (next - self.pops[k].first_push) as u64
     }
 }
 
@@ -92,12 +134,13 @@ pub struct Partition<E> {
     /// End of the window being run (a block boundary).
     end: u64,
     log: Log<E>,
+    /// Read positions in the other partitions' lists of held events.
+    at: Vec<usize>,
 }
 
 impl<E: Item> Partition<E> {
-    fn new(id: u32) -> Self {
-        let log = Log { pops: Vec::new(), pushes: Vec::new(), local_seq: Vec::new(), held: Vec::new() };
-        Partition { id, q: EventQueue::new(), end: 0, log }
+    fn new(id: u32, partitions: usize) -> Self {
+        Partition { id, q: EventQueue::new(), end: 0, log: Log::new(partitions), at: vec![0; partitions] }
     }
 
     /// This partition's index.
@@ -111,11 +154,13 @@ impl<E: Item> Partition<E> {
     #[inline]
     pub fn push(&mut self, t: u64, dest: u32, ev: E) {
         let log = &mut self.log;
+        let pop = log.pops.len() as u32 - 1;
+        let place = log.pushes - log.pops[pop as usize].first_push;
+        log.pushes += 1;
         if dest == self.id && t < self.end {
-            let i = log.local_seq.len() as u64;
-            log.local_seq.push(u64::MAX);
+            let i = log.kept.len() as u64;
+            log.kept.push((pop, place));
             self.q.push(t, Tagged { ev, origin: LOCAL | i });
-            log.pushes.push(i as u32);
         } else {
             assert!(
                 t >= self.end,
@@ -124,8 +169,30 @@ impl<E: Item> Partition<E> {
                 self.id,
                 self.end
             );
-            log.pushes.push(HELD | log.held.len() as u32);
-            log.held.push((t, dest, ev));
+            log.held[dest as usize].push(Held { t, ev, pop, place });
+            log.held_min = log.held_min.min(t);
+        }
+    }
+
+    /// Takes the events the partitions held for this one in the last
+    /// window (`prev`, merged), in order of sequence.
+    fn take_held(&mut self, prev: &[Log<E>]) {
+        let me = self.id as usize;
+        self.at.iter_mut().for_each(|a| *a = 0);
+        loop {
+            let mut best: Option<(u64, usize)> = None;
+            for (s, log) in prev.iter().enumerate() {
+                if let Some(h) = log.held[me].get(self.at[s]) {
+                    let seq = log.push_sequence(h.pop, h.place);
+                    if best.is_none_or(|(b, _)| seq < b) {
+                        best = Some((seq, s));
+                    }
+                }
+            }
+            let Some((seq, s)) = best else { break };
+            let h = prev[s].held[me][self.at[s]];
+            self.at[s] += 1;
+            self.q.push(h.t, Tagged { ev: h.ev, origin: seq });
         }
     }
 
@@ -134,20 +201,14 @@ impl<E: Item> Partition<E> {
     fn pop(&mut self) -> Option<(u64, E)> {
         self.q.peek_time_before(self.end)?;
         let (t, e) = self.q.pop().expect("peeked");
-        self.log.pops.push(PopRec { t, origin: e.origin, first_push: self.log.pushes.len() as u32 });
+        self.log.pops.push(PopRec { t, origin: e.origin, first_push: self.log.pushes, base: 0 });
         Some((t, e.ev))
     }
 
-    fn open(&mut self, end: u64) {
-        self.end = end;
-        self.log.pops.clear();
-        self.log.pushes.clear();
-        self.log.local_seq.clear();
-        self.log.held.clear();
-    }
-
-    /// Runs the window: pops and handles its events.
-    fn run_window<H: PartHandler<E>>(&mut self, h: &mut H) {
+    /// Takes its held events, then runs the window: pops and handles its
+    /// events.
+    fn run_window<H: PartHandler<E>>(&mut self, prev: &[Log<E>], h: &mut H) {
+        self.take_held(prev);
         while let Some((t, ev)) = self.pop() {
             h.handle(t, ev, self);
         }
@@ -186,17 +247,38 @@ struct Merger {
 }
 
 impl Merger {
+    /// The merge of two logs while both have pops left (the rest is the
+    /// general loop's): which log leads is a comparison of times whose
+    /// outcome selects the log by index, not by a branch, since the two
+    /// partitions' pops interleave unpredictably.
+    fn merge_two<E>(&mut self, a: &mut Log<E>, b: &mut Log<E>) {
+        let (mut ia, mut ib) = (0, 0);
+        let (na, nb) = (a.pops.len(), b.pops.len());
+        while ia < na && ib < nb {
+            let (ta, tb) = (a.pops[ia].t, b.pops[ib].t);
+            let take_b = if ta != tb { tb < ta } else { b.sequence(b.pops[ib].origin) < a.sequence(a.pops[ia].origin) };
+            let (log, k) = if take_b { (&mut *b, &mut ib) } else { (&mut *a, &mut ia) };
+            log.pops[*k].base = self.seq;
+            if let Some(tr) = self.trace.as_mut() {
+                tr.push((log.pops[*k].t, log.sequence(log.pops[*k].origin), take_b as u32));
+            }
+            self.seq += log.pushes_of(*k);
+            *k += 1;
+        }
+        self.stats.events += (ia + ib) as u64;
+        self.heads[0] = ia;
+        self.heads[1] = ib;
+    }
+
     /// The barrier's merge: walks the window's pops in the single queue's
-    /// order, numbers every push, then appends the held pushes to their
-    /// queues in that order.
-    fn merge<E: Item>(&mut self, parts: &mut [&mut Partition<E>]) {
+    /// order and gives each the global sequence of its first push.
+    fn merge<E>(&mut self, logs: &mut [&mut Log<E>]) {
         let start = std::time::Instant::now();
-        // The logs apart from the queues: a log is read while another
-        // partition's queue (or its own) is pushed to.
-        let (mut logs, mut queues): (Vec<&mut Log<E>>, Vec<&mut EventQueue<Tagged<E>>>) =
-            parts.iter_mut().map(|p| (&mut p.log, &mut p.q)).unzip();
         self.heads.clear();
         self.heads.resize(logs.len(), 0);
+        if let [a, b] = logs {
+            self.merge_two(a, b);
+        }
         loop {
             // The head of least (time, sequence); a sequence is looked up
             // only when heads tie in time.
@@ -223,26 +305,11 @@ impl Merger {
             let log = &mut *logs[i];
             let mut k = self.heads[i];
             loop {
-                let r = log.pops[k];
+                log.pops[k].base = self.seq;
                 if let Some(tr) = self.trace.as_mut() {
-                    tr.push((r.t, log.sequence(r.origin), i as u32));
+                    tr.push((log.pops[k].t, log.sequence(log.pops[k].origin), i as u32));
                 }
-                let last = log.pops.get(k + 1).map_or(log.pushes.len(), |r| r.first_push as usize);
-                for &x in &log.pushes[r.first_push as usize..last] {
-                    if x & HELD == 0 {
-                        log.local_seq[x as usize] = self.seq;
-                    } else {
-                        // Delivered now, in the global order the walk
-                        // follows, so each queue keeps insertion order; it
-                        // is later than everything already queued. The
-                        // sequence goes with the event: a later merge
-                        // compares it with other partitions'.
-                        let (t, dest, ev) = log.held[(x & !HELD) as usize];
-                        self.stats.crossings += u64::from(dest as usize != i);
-                        queues[dest as usize].push(t, Tagged { ev, origin: self.seq });
-                    }
-                    self.seq += 1;
-                }
+                self.seq += log.pushes_of(k);
                 k += 1;
                 if log.pops.get(k).is_none_or(|r| r.t >= bound) {
                     break;
@@ -251,41 +318,58 @@ impl Merger {
             self.stats.events += (k - self.heads[i]) as u64;
             self.heads[i] = k;
         }
+        for (i, log) in logs.iter().enumerate() {
+            self.stats.crossings += log.held.iter().enumerate().filter(|&(d, _)| d != i).map(|(_, h)| h.len() as u64).sum::<u64>();
+        }
         self.stats.windows += 1;
         self.stats.merge_s += start.elapsed().as_secs_f64();
     }
 }
 
-/// Opens the next window on every partition: false when every queue is
-/// empty.
-fn open_window<E: Item>(parts: &mut [&mut Partition<E>], lookahead: u64) -> bool {
-    let Some(w) = parts.iter().filter_map(|p| p.q.next_bound()).min() else { return false };
+/// Opens the next window on every partition: false when every queue and
+/// every list of held events is empty.
+fn open_window<E: Item>(parts: &mut [&mut Partition<E>], prev: &[Log<E>], lookahead: u64) -> bool {
+    let queued = parts.iter().filter_map(|p| p.q.next_bound()).min();
+    let held = prev.iter().map(|l| l.held_min).min().filter(|&t| t < u64::MAX);
+    let Some(w) = queued.into_iter().chain(held).min() else { return false };
     // Rounded down to a block, so that no queue reads a block that a held
     // push may still reach; at least one block after `w`, since the
     // lookahead is at least a block.
     let end = w.saturating_add(lookahead) / BLOCK_PS * BLOCK_PS;
     for p in parts.iter_mut() {
-        p.open(end);
+        p.end = end;
+        p.log.clear();
     }
     true
+}
+
+/// After the merge: each partition's log becomes the record its held
+/// events are taken from, and the older record is reused.
+fn retire<E>(parts: &mut [&mut Partition<E>], prev: &mut [Log<E>]) {
+    for (p, l) in parts.iter_mut().zip(prev.iter_mut()) {
+        std::mem::swap(&mut p.log, l);
+    }
 }
 
 /// The partitions, the merge and the lookahead.
 pub struct Scheduler<E> {
     parts: Vec<Partition<E>>,
+    /// The last window's records, merged: where held events are taken from.
+    prev: Vec<Log<E>>,
     lookahead: u64,
     m: Merger,
 }
 
-impl<E: Item + Send> Scheduler<E> {
+impl<E: Item + Send + Sync> Scheduler<E> {
     /// `partitions` queues; `lookahead` is the shortest delay of an event
     /// one partition schedules for another, at least one block of the
     /// wheel ([`BLOCK_PS`], 1,024 ps).
     pub fn new(partitions: usize, lookahead: u64) -> Self {
-        assert!(partitions >= 1 && partitions < HELD as usize);
+        assert!(partitions >= 1 && partitions <= u32::MAX as usize);
         assert!(lookahead >= BLOCK_PS, "a lookahead of {lookahead} ps is shorter than a block of the wheel ({BLOCK_PS} ps)");
         Scheduler {
-            parts: (0..partitions as u32).map(Partition::new).collect(),
+            parts: (0..partitions).map(|i| Partition::new(i as u32, partitions)).collect(),
+            prev: (0..partitions).map(|_| Log::new(partitions)).collect(),
             lookahead,
             m: Merger { seq: 0, stats: ParallelStats::default(), trace: None, heads: Vec::new() },
         }
@@ -301,8 +385,8 @@ impl<E: Item + Send> Scheduler<E> {
         self.m.trace.as_deref().unwrap_or(&[])
     }
 
-    /// Schedules `ev` at `t` for partition `dest` before the run (or
-    /// between runs): the next global sequence.
+    /// Schedules `ev` at `t` for partition `dest` before the run: the next
+    /// global sequence.
     pub fn push(&mut self, t: u64, dest: u32, ev: E) {
         let s = self.m.seq;
         self.m.seq += 1;
@@ -316,36 +400,51 @@ impl<E: Item + Send> Scheduler<E> {
     pub fn run<H: PartHandler<E>>(&mut self, handlers: &mut [H], threads: usize) -> ParallelStats {
         assert_eq!(handlers.len(), self.parts.len());
         let threads = threads.clamp(1, self.parts.len());
-        let Scheduler { parts, lookahead, m } = self;
+        let Scheduler { parts, prev, lookahead, m } = self;
         let lookahead = *lookahead;
         if threads == 1 {
             let mut refs: Vec<&mut Partition<E>> = parts.iter_mut().collect();
-            while open_window(&mut refs, lookahead) {
+            while open_window(&mut refs, prev, lookahead) {
                 for (p, h) in refs.iter_mut().zip(handlers.iter_mut()) {
-                    p.run_window(h);
+                    p.run_window(prev, h);
                 }
-                m.merge(&mut refs);
+                let mut logs: Vec<&mut Log<E>> = refs.iter_mut().map(|p| &mut p.log).collect();
+                m.merge(&mut logs);
+                retire(&mut refs, prev);
             }
             return m.stats;
         }
         // Each partition with its handler behind a lock that one thread
-        // takes during a window, and the merging thread between windows.
+        // takes during a window, and the merging thread between windows;
+        // the last window's records are read by all during a window and
+        // written by the merging thread only.
         let cells: Vec<Mutex<(&mut Partition<E>, &mut H)>> = parts.iter_mut().zip(handlers.iter_mut()).map(Mutex::new).collect();
-        let more = {
-            let mut guards: Vec<_> = cells.iter().map(|c| c.lock().expect("unpoisoned")).collect();
+        let prev = RwLock::new(prev);
+        // The serial step between windows, on one thread while the others wait.
+        let between = |merge: bool| -> bool {
+            let mut guards: Vec<_> = cells.iter().map(|c| c.lock().expect("a window panicked")).collect();
             let mut refs: Vec<&mut Partition<E>> = guards.iter_mut().map(|g| &mut *g.0).collect();
-            open_window(&mut refs, lookahead)
+            let mut prev = prev.write().expect("a window panicked");
+            if merge {
+                let mut logs: Vec<&mut Log<E>> = refs.iter_mut().map(|p| &mut p.log).collect();
+                m.merge(&mut logs);
+                retire(&mut refs, &mut prev[..]);
+            }
+            open_window(&mut refs, &prev[..], lookahead)
         };
-        let done = AtomicBool::new(!more);
+        let done = AtomicBool::new(false);
         let barrier = Barrier::new(threads);
         let window = |w: usize| {
+            let prev = prev.read().expect("a window panicked");
             for cell in cells.iter().skip(w).step_by(threads) {
                 let mut g = cell.lock().expect("a window panicked");
                 let (p, h) = &mut *g;
-                p.run_window(*h);
+                p.run_window(&prev[..], *h);
             }
         };
         std::thread::scope(|s| {
+            let mut between = between;
+            done.store(!between(false), Ordering::Release);
             for w in 1..threads {
                 let (window, barrier, done) = (&window, &barrier, &done);
                 s.spawn(move || loop {
@@ -364,11 +463,7 @@ impl<E: Item + Send> Scheduler<E> {
                 }
                 window(0);
                 barrier.wait();
-                let mut guards: Vec<_> = cells.iter().map(|c| c.lock().expect("a window panicked")).collect();
-                let mut refs: Vec<&mut Partition<E>> = guards.iter_mut().map(|g| &mut *g.0).collect();
-                m.merge(&mut refs);
-                let more = open_window(&mut refs, lookahead);
-                done.store(!more, Ordering::Release);
+                done.store(!between(true), Ordering::Release);
             }
         });
         m.stats
