@@ -434,12 +434,22 @@ impl<E: Item + Send + Sync> Scheduler<E> {
         };
         let done = AtomicBool::new(false);
         let barrier = Barrier::new(threads);
+        // A handler that panics must not leave the other threads waiting
+        // at a barrier: its thread keeps the panic, still meets the others,
+        // and the run stops at the barrier; the panic is raised again once
+        // every thread has left.
+        let panicked: Mutex<Option<Box<dyn std::any::Any + Send>>> = Mutex::new(None);
         let window = |w: usize| {
-            let prev = prev.read().expect("a window panicked");
-            for cell in cells.iter().skip(w).step_by(threads) {
-                let mut g = cell.lock().expect("a window panicked");
-                let (p, h) = &mut *g;
-                p.run_window(&prev[..], *h);
+            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let prev = prev.read().unwrap_or_else(|e| e.into_inner());
+                for cell in cells.iter().skip(w).step_by(threads) {
+                    let mut g = cell.lock().unwrap_or_else(|e| e.into_inner());
+                    let (p, h) = &mut *g;
+                    p.run_window(&prev[..], *h);
+                }
+            }));
+            if let Err(e) = run {
+                panicked.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
             }
         };
         std::thread::scope(|s| {
@@ -463,9 +473,13 @@ impl<E: Item + Send + Sync> Scheduler<E> {
                 }
                 window(0);
                 barrier.wait();
-                done.store(!between(true), Ordering::Release);
+                let failed = panicked.lock().unwrap_or_else(|e| e.into_inner()).is_some();
+                done.store(failed || !between(true), Ordering::Release);
             }
         });
+        if let Some(e) = panicked.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            std::panic::resume_unwind(e);
+        }
         m.stats
     }
 }
@@ -646,6 +660,26 @@ mod tests {
         let mut s = Scheduler::new(2, 2048);
         s.push(0, 0, Ev { node: 0, value: 0 });
         s.run(&mut [Early, Early], 1);
+    }
+
+    /// A handler that panics on a worker thread stops the run with its
+    /// panic; the other threads do not wait for it forever.
+    #[test]
+    #[should_panic(expected = "handler failed")]
+    fn a_panic_on_a_worker_thread_ends_the_run() {
+        struct Fails;
+        impl PartHandler<Ev> for Fails {
+            fn handle(&mut self, t: u64, ev: Ev, part: &mut Partition<Ev>) {
+                if part.id() == 1 && t > 50_000 {
+                    panic!("handler failed");
+                }
+                part.push(t + 4096, ev.node % 2, ev);
+            }
+        }
+        let mut s = Scheduler::new(2, 4096);
+        s.push(0, 0, Ev { node: 0, value: 0 });
+        s.push(0, 1, Ev { node: 1, value: 0 });
+        s.run(&mut [Fails, Fails], 2);
     }
 
     proptest! {
