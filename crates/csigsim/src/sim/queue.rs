@@ -600,6 +600,40 @@ mod tests {
         assert_eq!(q.popped(), 3);
     }
 
+    /// `peek_time_before` stops at a block boundary without reading the
+    /// block beyond it, so events may still be pushed anywhere from the
+    /// boundary on and pop in (time, insertion) order; `next_bound` is a
+    /// lower bound of what is queued and moves nothing.
+    #[test]
+    fn peeking_before_a_bound_leaves_the_blocks_beyond_it_open() {
+        let b = BLOCK_PS;
+        let mut q = EventQueue::new();
+        assert_eq!(q.next_bound(), None);
+        assert_eq!(q.peek_time_before(4 * b), None);
+        q.push(3 * b + 5, ev(0));
+        q.push(9 * b + 7, ev(1));
+        q.push((WHEEL as u64 + 20) * b, ev(2));
+        assert_eq!(q.next_bound(), Some(3 * b));
+        assert_eq!(q.peek_time_before(4 * b), Some(3 * b + 5));
+        assert_eq!(q.pop(), Some((3 * b + 5, ev(0))));
+        // The next event is in block 9: not read.
+        assert_eq!(q.peek_time_before(4 * b), None);
+        assert_eq!(q.peek_time_before(9 * b), None);
+        assert_eq!(q.next_bound(), Some(9 * b));
+        // Pushes from the bound on, before the unread event and tied with it.
+        q.push(4 * b, ev(3));
+        q.push(9 * b + 7, ev(4));
+        assert_eq!(q.next_bound(), Some(4 * b));
+        assert_eq!(q.peek_time_before(10 * b), Some(4 * b));
+        assert_eq!(
+            drain(&mut q),
+            vec![(4 * b, ev(3)), (9 * b + 7, ev(1)), (9 * b + 7, ev(4)), ((WHEEL as u64 + 20) * b, ev(2))]
+        );
+        // Only the far heap left: its first time.
+        q.push(u64::MAX - 3, ev(5));
+        assert_eq!(q.next_bound(), Some(u64::MAX - 3));
+    }
+
     /// One step of a random run: push at `now + delay`, or pop.
     #[derive(Clone, Debug)]
     enum Op {
