@@ -1,6 +1,7 @@
 //! What the parallel scheduler costs and gains, on a model of packets
-//! hopping between nodes one link delay (1 us, plus a multiple of a 332-ns
-//! serialization) apart, each hop costing the handler a given amount of
+//! that, event by event, either wait a serialization (332 ns) at their node
+//! or hop to a random node one link delay (1 us, plus 0 to 3
+//! serializations) later, each event costing the handler a given amount of
 //! work. Runs the model on the single queue, then on the scheduler with two
 //! partitions on one and on two threads, checks that the three end in the
 //! same state, and prints the time per event.
@@ -48,8 +49,15 @@ impl Nodes {
         }
         self.state[n] = x;
         (h.left > 0).then(|| {
-            let node = (x % self.state.len() as u64) as u32;
-            (t + 1_000_000 + (x >> 40) % 4 * 332_000, Hop { node, left: h.left - 1, value: x >> 7 })
+            let next = Hop { node: h.node, left: h.left - 1, value: x >> 7 };
+            if x >> 20 & 1 == 0 {
+                // Its next serialization at the same node (kept in the
+                // partition's wheel when it falls in the window).
+                (t + 332_000, next)
+            } else {
+                let node = (x % self.state.len() as u64) as u32;
+                (t + 1_000_000 + (x >> 40) % 4 * 332_000, Hop { node, ..next })
+            }
         })
     }
 }
@@ -112,7 +120,7 @@ fn main() {
     // `[threads...]` after the three numbers: which scheduler runs to make
     // (default 1 and 2; 0 for none, to measure the single queue alone).
     let runs: Vec<usize> = std::env::args().skip(4).filter_map(|a| a.parse().ok()).collect();
-    for threads in if runs.is_empty() { vec![1, 2] } else { runs.into_iter().filter(|&n| n > 0).collect() } {
+    for threads in if runs.is_empty() { vec![1, 2] } else { runs.into_iter().filter(|&n| n > 0).map(|n| n.min(2)).collect() } {
         let ((state, stats), wall, cpu) = timed(|| {
             let mut s = Scheduler::new(2, 1_000_000);
             for &(t, h) in &seeds {

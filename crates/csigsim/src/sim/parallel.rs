@@ -40,6 +40,9 @@ use super::queue::{EventQueue, Item, BLOCK_PS};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Barrier, Mutex, RwLock};
 
+/// The end of a window that reaches the end of time.
+const UNBOUNDED: u64 = u64::MAX;
+
 /// An origin with this bit is the index of a push the partition made and
 /// kept in the current window; without it, a global sequence.
 const LOCAL: u64 = 1 << 63;
@@ -156,7 +159,7 @@ impl<E: Item> Partition<E> {
         let log = &mut self.log;
         let pop = log.pops.len() as u32 - 1;
         let place = log.pushes - log.pops[pop as usize].first_push;
-        log.pushes += 1;
+        log.pushes = log.pushes.checked_add(1).expect("more than 2^32 - 1 pushes in one window");
         if dest == self.id && t < self.end {
             let i = log.kept.len() as u64;
             log.kept.push((pop, place));
@@ -199,8 +202,13 @@ impl<E: Item> Partition<E> {
     /// The next event of the window, if any, logged as popped.
     #[inline]
     fn pop(&mut self) -> Option<(u64, E)> {
-        self.q.peek_time_before(self.end)?;
+        if self.end == UNBOUNDED {
+            self.q.peek_time()?;
+        } else {
+            self.q.peek_time_before(self.end)?;
+        }
         let (t, e) = self.q.pop().expect("peeked");
+        assert!(self.log.pops.len() < u32::MAX as usize, "more than 2^32 - 1 events in one window");
         self.log.pops.push(PopRec { t, origin: e.origin, first_push: self.log.pushes, base: 0 });
         Some((t, e.ev))
     }
@@ -330,12 +338,18 @@ impl Merger {
 /// every list of held events is empty.
 fn open_window<E: Item>(parts: &mut [&mut Partition<E>], prev: &[Log<E>], lookahead: u64) -> bool {
     let queued = parts.iter().filter_map(|p| p.q.next_bound()).min();
-    let held = prev.iter().map(|l| l.held_min).min().filter(|&t| t < u64::MAX);
+    // (`held_min` is u64::MAX for none, and for events at the end of time.)
+    let held = prev.iter().filter(|l| l.held.iter().any(|h| !h.is_empty())).map(|l| l.held_min).min();
     let Some(w) = queued.into_iter().chain(held).min() else { return false };
     // Rounded down to a block, so that no queue reads a block that a held
     // push may still reach; at least one block after `w`, since the
-    // lookahead is at least a block.
-    let end = w.saturating_add(lookahead) / BLOCK_PS * BLOCK_PS;
+    // lookahead is at least a block. Past the last block of time the
+    // window has no end: what is pushed there for another partition lies
+    // at the end of time, saturated, and is held for the next window.
+    let end = match w.checked_add(lookahead) {
+        Some(e) if e / BLOCK_PS * BLOCK_PS > w => e / BLOCK_PS * BLOCK_PS,
+        _ => UNBOUNDED,
+    };
     for p in parts.iter_mut() {
         p.end = end;
         p.log.clear();
@@ -353,6 +367,9 @@ fn retire<E>(parts: &mut [&mut Partition<E>], prev: &mut [Log<E>]) {
 
 /// The partitions, the merge and the lookahead.
 pub struct Scheduler<E> {
+    /// Set while a run is under way: a run that panicked leaves a window
+    /// half done, and the scheduler refuses to go on from there.
+    running: bool,
     parts: Vec<Partition<E>>,
     /// The last window's records, merged: where held events are taken from.
     prev: Vec<Log<E>>,
@@ -368,6 +385,7 @@ impl<E: Item + Send + Sync> Scheduler<E> {
         assert!(partitions >= 1 && partitions <= u32::MAX as usize);
         assert!(lookahead >= BLOCK_PS, "a lookahead of {lookahead} ps is shorter than a block of the wheel ({BLOCK_PS} ps)");
         Scheduler {
+            running: false,
             parts: (0..partitions).map(|i| Partition::new(i as u32, partitions)).collect(),
             prev: (0..partitions).map(|_| Log::new(partitions)).collect(),
             lookahead,
@@ -388,6 +406,7 @@ impl<E: Item + Send + Sync> Scheduler<E> {
     /// Schedules `ev` at `t` for partition `dest` before the run: the next
     /// global sequence.
     pub fn push(&mut self, t: u64, dest: u32, ev: E) {
+        assert!(!self.running, "the scheduler's last run panicked");
         let s = self.m.seq;
         self.m.seq += 1;
         self.parts[dest as usize].q.push(t, Tagged { ev, origin: s });
@@ -399,8 +418,16 @@ impl<E: Item + Send + Sync> Scheduler<E> {
     /// the same for any number of threads.
     pub fn run<H: PartHandler<E>>(&mut self, handlers: &mut [H], threads: usize) -> ParallelStats {
         assert_eq!(handlers.len(), self.parts.len());
+        assert!(!self.running, "the scheduler's last run panicked");
+        self.running = true;
+        let stats = self.run_windows(handlers, threads);
+        self.running = false;
+        stats
+    }
+
+    fn run_windows<H: PartHandler<E>>(&mut self, handlers: &mut [H], threads: usize) -> ParallelStats {
         let threads = threads.clamp(1, self.parts.len());
-        let Scheduler { parts, prev, lookahead, m } = self;
+        let Scheduler { parts, prev, lookahead, m, .. } = self;
         let lookahead = *lookahead;
         if threads == 1 {
             let mut refs: Vec<&mut Partition<E>> = parts.iter_mut().collect();
@@ -474,7 +501,15 @@ impl<E: Item + Send + Sync> Scheduler<E> {
                 window(0);
                 barrier.wait();
                 let failed = panicked.lock().unwrap_or_else(|e| e.into_inner()).is_some();
-                done.store(failed || !between(true), Ordering::Release);
+                let more = !failed
+                    && match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| between(true))) {
+                        Ok(more) => more,
+                        Err(e) => {
+                            panicked.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
+                            false
+                        }
+                    };
+                done.store(!more, Ordering::Release);
             }
         });
         if let Some(e) = panicked.into_inner().unwrap_or_else(|e| e.into_inner()) {
@@ -521,6 +556,8 @@ mod tests {
         lookahead: u64,
         /// Events a node handles before it stops scheduling.
         budget: u32,
+        /// Delays beyond the wheel's span (into its far heap) as well.
+        wide: bool,
         state: Vec<u64>,
         handled: Vec<u32>,
         /// Each node's handled events, in order.
@@ -530,7 +567,7 @@ mod tests {
     impl Model {
         fn new(nodes: u32, parts: u32, lookahead: u64, budget: u32) -> Self {
             let n = nodes as usize;
-            Model { nodes, parts, lookahead, budget, state: vec![0; n], handled: vec![0; n], seen: vec![Vec::new(); n] }
+            Model { nodes, parts, lookahead, budget, wide: false, state: vec![0; n], handled: vec![0; n], seen: vec![Vec::new(); n] }
         }
 
         fn part(&self, node: u32) -> u32 {
@@ -551,7 +588,11 @@ mod tests {
                 x = mix(x);
                 let node = (x % self.nodes as u64) as u32;
                 let near = [0, 0, 1, 7, 1000, 1024, 3000][(x >> 8) as usize % 7];
-                let far = self.lookahead + [0, 0, 0, 1, 1024, 5000][(x >> 16) as usize % 6];
+                let mut far = self.lookahead + [0, 0, 0, 1, 1024, 5000][(x >> 16) as usize % 6];
+                if self.wide && x >> 28 & 3 == 0 {
+                    // Around and beyond the wheel's 4,194,304 ps.
+                    far += [4_194_303, 4_194_304, 9_000_000, 1 << 33][(x >> 30) as usize % 4];
+                }
                 let d = if self.part(node) == self.part(ev.node) && x >> 24 & 1 == 0 { near } else { far };
                 out.push((t + d, Ev { node, value: x >> 32 }));
             }
@@ -623,6 +664,11 @@ mod tests {
         (0..nodes as u64 * 2).map(|i| ((mix(i ^ k) % 4) * 1000, Ev { node: (i % nodes as u64) as u32, value: mix(k + i) })).collect()
     }
 
+    /// Seeds spread over 2^34 ps: partitions idle for long stretches.
+    fn spread_seeds(nodes: u32, k: u64) -> Vec<(u64, Ev)> {
+        (0..nodes as u64 * 2).map(|i| (mix(i ^ k) % (1 << 34), Ev { node: (i % nodes as u64) as u32, value: mix(k + i) })).collect()
+    }
+
     #[test]
     fn parallel_order_is_the_sequential_order() {
         for (parts, lookahead) in [(1, 1024), (2, 1024), (2, 3000), (3, 2048), (4, 1_000_000)] {
@@ -682,19 +728,98 @@ mod tests {
         s.run(&mut [Fails, Fails], 2);
     }
 
+    /// Events in the last block of time (where a window cannot end at a
+    /// block boundary after its start) are handled, in order, and the run
+    /// ends.
+    #[test]
+    fn events_at_the_end_of_time_are_handled() {
+        let mut model = Model::new(4, 2, 1024, 3);
+        let seeds: Vec<(u64, Ev)> = [u64::MAX - 5000, u64::MAX - 1, u64::MAX, u64::MAX - 1, u64::MAX]
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| (t, Ev { node: i as u32 % 4, value: i as u64 }))
+            .collect();
+        // Saturating, as the simulation's times are.
+        struct Saturating(Share);
+        impl PartHandler<Ev> for Saturating {
+            fn handle(&mut self, t: u64, ev: Ev, part: &mut Partition<Ev>) {
+                self.0.out.clear();
+                let n = ev.node as usize;
+                self.0.m.seen[n].push((t, ev.value));
+                self.0.m.handled[n] += 1;
+                if self.0.m.handled[n] <= self.0.m.budget {
+                    let node = (ev.node + 1) % self.0.m.nodes;
+                    part.push(t.saturating_add(2048), self.0.m.part(node), Ev { node, value: ev.value + 10 });
+                }
+            }
+        }
+        let mut s = Scheduler::new(2, 1024);
+        s.keep_trace();
+        for &(t, e) in &seeds {
+            s.push(t, model.part(e.node), e);
+        }
+        let mut h: Vec<Saturating> = (0..2).map(|_| Saturating(Share { m: model.clone(), out: Vec::new() })).collect();
+        let stats = s.run(&mut h, 2);
+        // The same on one queue.
+        let mut q: BTreeMap<(u64, u64), Ev> = BTreeMap::new();
+        for (i, &(t, e)) in seeds.iter().enumerate() {
+            q.insert((t, i as u64), e);
+        }
+        let mut seq = seeds.len() as u64;
+        let mut want = Vec::new();
+        while let Some(((t, sq), e)) = q.pop_first() {
+            want.push((t, sq, model.part(e.node)));
+            let n = e.node as usize;
+            model.handled[n] += 1;
+            if model.handled[n] <= model.budget {
+                let node = (e.node + 1) % model.nodes;
+                q.insert((t.saturating_add(2048), seq), Ev { node, value: e.value + 10 });
+                seq += 1;
+            }
+        }
+        assert_eq!(s.trace(), &want[..]);
+        assert_eq!(stats.events, want.len() as u64);
+    }
+
+    /// A panic on the main thread (partition 0) ends the run too, and the
+    /// scheduler refuses to go on from the half-done window.
+    #[test]
+    fn a_panicked_run_is_not_continued() {
+        struct Fails;
+        impl PartHandler<Ev> for Fails {
+            fn handle(&mut self, t: u64, ev: Ev, part: &mut Partition<Ev>) {
+                if part.id() == 0 && t > 50_000 {
+                    panic!("handler failed");
+                }
+                part.push(t + 4096, ev.node % 2, ev);
+            }
+        }
+        let mut s = Scheduler::new(2, 4096);
+        s.push(0, 0, Ev { node: 0, value: 0 });
+        s.push(0, 1, Ev { node: 1, value: 0 });
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s.run(&mut [Fails, Fails], 2)));
+        assert!(run.is_err());
+        let again = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s.run(&mut [Fails, Fails], 1)));
+        let e = again.expect_err("refused");
+        let msg = e.downcast_ref::<&str>().map(|m| m.to_string()).or_else(|| e.downcast_ref::<String>().cloned()).unwrap_or_default();
+        assert!(msg.contains("last run panicked"), "{msg}");
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(48))]
         #[test]
         fn random_models_keep_the_sequential_order(
             nodes in 1u32..20,
             parts in 1u32..5,
-            lookahead in prop_oneof![Just(1024u64), 1024u64..5000, Just(1u64 << 20)],
+            lookahead in prop_oneof![Just(1024u64), 1024u64..5000, Just(1u64 << 20), Just(5_000_000u64)],
             budget in 1u32..30,
             k in any::<u64>(),
             threads in 1usize..4,
+            wide in any::<bool>(),
         ) {
-            let model = Model::new(nodes, parts, lookahead, budget);
-            let seeds = seeds(nodes, k);
+            let mut model = Model::new(nodes, parts, lookahead, budget);
+            model.wide = wide;
+            let seeds = if wide { spread_seeds(nodes, k) } else { seeds(nodes, k) };
             let mut seq = model.clone();
             let want = sequential(&mut seq, &seeds);
             let (got, m, _) = parallel(&model, &seeds, threads);

@@ -360,7 +360,7 @@ impl<E: Item> EventQueue<E> {
     /// block at or after `bound`, so events may still be pushed at any time
     /// from `bound` on.
     pub fn peek_time_before(&mut self, bound: u64) -> Option<u64> {
-        debug_assert_eq!(bound % BLOCK_PS, 0);
+        assert_eq!(bound % BLOCK_PS, 0, "a bound within a block");
         if self.head == self.now.len() && self.next_bound()? >= bound {
             return None;
         }
@@ -639,6 +639,9 @@ mod tests {
     enum Op {
         Push(u64),
         Pop,
+        /// `peek_time_before` the start of the block this many blocks after
+        /// the current time's.
+        PeekBefore(u64),
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -652,6 +655,7 @@ mod tests {
             1 => (0u64..1 << 40).prop_map(Op::Push),
             1 => any::<u64>().prop_map(Op::Push),
             6 => Just(Op::Pop),
+            2 => (0u64..6000).prop_map(Op::PeekBefore),
         ]
     }
 
@@ -668,6 +672,14 @@ mod tests {
                         let t = now.saturating_add(d);
                         q.push(t, ev(n));
                         reference.insert((t, n), ev(n));
+                    }
+                    Op::PeekBefore(blocks) => {
+                        let bound = (now / BLOCK_PS + blocks).min(u64::MAX / BLOCK_PS) * BLOCK_PS;
+                        let want = reference.first_key_value().map(|(&(t, _), _)| t).filter(|&t| t < bound);
+                        prop_assert_eq!(q.peek_time_before(bound), want);
+                        if let Some(t) = want {
+                            now = t;
+                        }
                     }
                     Op::Pop => {
                         let want = reference.pop_first().map(|((t, _), e)| (t, e));
