@@ -7,7 +7,7 @@
 //! same state, and prints the time per event.
 //!
 //! `cargo run --release --example parallel_scheduler -- [work] [nodes] [hops] [threads...]`
-//! (`work`: rounds of a 64-bit mix per event, about 2 ns each; default 60).
+//! (`work`: rounds of a 64-bit mix per event, the crate's `rng::mix`, about 5 ns each; default 60).
 
 use csigsim::sim::parallel::{PartHandler, Partition, Scheduler};
 use csigsim::sim::queue::{EventQueue, Item};
@@ -23,12 +23,8 @@ impl Item for Hop {
     const FILLER: Hop = Hop { node: 0, left: 0, value: 0 };
 }
 
-fn mix(mut x: u64) -> u64 {
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    x ^ x >> 33
+fn mix(x: u64) -> u64 {
+    csigsim::rng::mix(x, 0)
 }
 
 #[derive(Clone)]

@@ -88,13 +88,13 @@ struct Log<E> {
     kept: Vec<(u32, u32)>,
     /// The held pushes, by the partition they are for.
     held: Vec<Vec<Held<E>>>,
-    /// The earliest held time.
-    held_min: u64,
+    /// The earliest held time, if any push was held.
+    held_min: Option<u64>,
 }
 
 impl<E> Log<E> {
     fn new(partitions: usize) -> Self {
-        Log { pops: Vec::new(), pushes: 0, kept: Vec::new(), held: (0..partitions).map(|_| Vec::new()).collect(), held_min: u64::MAX }
+        Log { pops: Vec::new(), pushes: 0, kept: Vec::new(), held: (0..partitions).map(|_| Vec::new()).collect(), held_min: None }
     }
 
     fn clear(&mut self) {
@@ -102,7 +102,7 @@ impl<E> Log<E> {
         self.pushes = 0;
         self.kept.clear();
         self.held.iter_mut().for_each(Vec::clear);
-        self.held_min = u64::MAX;
+        self.held_min = None;
     }
 
     /// The global sequence of push `place` of pop `pop` (merged).
@@ -119,6 +119,18 @@ impl<E> Log<E> {
             self.push_sequence(pop, place)
         } else {
             origin
+        }
+    }
+
+    /// Whether pop `k` of this log comes before pop `ko` of `other` in the
+    /// single queue's order: by time, then (only on a tie) by sequence.
+    #[inline]
+    fn before(&self, k: usize, other: &Log<E>, ko: usize) -> bool {
+        let (a, b) = (&self.pops[k], &other.pops[ko]);
+        if a.t != b.t {
+            a.t < b.t
+        } else {
+            self.sequence(a.origin) < other.sequence(b.origin)
         }
     }
 
@@ -173,7 +185,7 @@ impl<E: Item> Partition<E> {
                 self.end
             );
             log.held[dest as usize].push(Held { t, ev, pop, place });
-            log.held_min = log.held_min.min(t);
+            log.held_min = Some(log.held_min.map_or(t, |m| m.min(t)));
         }
     }
 
@@ -255,6 +267,17 @@ struct Merger {
 }
 
 impl Merger {
+    /// Gives pop `k` of partition `part`'s log, next in the single queue's
+    /// order, the global sequence of its first push, and counts its pushes.
+    #[inline]
+    fn number<E>(&mut self, log: &mut Log<E>, k: usize, part: u32) {
+        log.pops[k].base = self.seq;
+        if let Some(tr) = self.trace.as_mut() {
+            tr.push((log.pops[k].t, log.sequence(log.pops[k].origin), part));
+        }
+        self.seq += log.pushes_of(k);
+    }
+
     /// The merge of two logs while both have pops left (the rest is the
     /// general loop's): which log leads is a comparison of times whose
     /// outcome selects the log by index, not by a branch, since the two
@@ -263,14 +286,9 @@ impl Merger {
         let (mut ia, mut ib) = (0, 0);
         let (na, nb) = (a.pops.len(), b.pops.len());
         while ia < na && ib < nb {
-            let (ta, tb) = (a.pops[ia].t, b.pops[ib].t);
-            let take_b = if ta != tb { tb < ta } else { b.sequence(b.pops[ib].origin) < a.sequence(a.pops[ia].origin) };
+            let take_b = b.before(ib, a, ia);
             let (log, k) = if take_b { (&mut *b, &mut ib) } else { (&mut *a, &mut ia) };
-            log.pops[*k].base = self.seq;
-            if let Some(tr) = self.trace.as_mut() {
-                tr.push((log.pops[*k].t, log.sequence(log.pops[*k].origin), take_b as u32));
-            }
-            self.seq += log.pushes_of(*k);
+            self.number(log, *k, take_b as u32);
             *k += 1;
         }
         self.stats.events += (ia + ib) as u64;
@@ -290,34 +308,20 @@ impl Merger {
         loop {
             // The head of least (time, sequence); a sequence is looked up
             // only when heads tie in time.
-            let mut best: Option<(u64, usize)> = None;
+            let mut best: Option<usize> = None;
             for (i, log) in logs.iter().enumerate() {
-                let Some(r) = log.pops.get(self.heads[i]) else { continue };
-                best = match best {
-                    Some((t, _)) if t < r.t => best,
-                    Some((t, j)) if t == r.t => {
-                        let sj = logs[j].sequence(logs[j].pops[self.heads[j]].origin);
-                        if sj < log.sequence(r.origin) {
-                            best
-                        } else {
-                            Some((r.t, i))
-                        }
-                    }
-                    _ => Some((r.t, i)),
-                };
+                if self.heads[i] < log.pops.len() && best.is_none_or(|j| log.before(self.heads[i], logs[j], self.heads[j])) {
+                    best = Some(i);
+                }
             }
-            let Some((_, i)) = best else { break };
+            let Some(i) = best else { break };
             // The selected log leads up to the next head of another log:
             // its pops before that time go in a run, without comparisons.
             let bound = (0..logs.len()).filter(|&j| j != i).filter_map(|j| logs[j].pops.get(self.heads[j])).map(|r| r.t).min().unwrap_or(u64::MAX);
             let log = &mut *logs[i];
             let mut k = self.heads[i];
             loop {
-                log.pops[k].base = self.seq;
-                if let Some(tr) = self.trace.as_mut() {
-                    tr.push((log.pops[k].t, log.sequence(log.pops[k].origin), i as u32));
-                }
-                self.seq += log.pushes_of(k);
+                self.number(log, k, i as u32);
                 k += 1;
                 if log.pops.get(k).is_none_or(|r| r.t >= bound) {
                     break;
@@ -338,8 +342,7 @@ impl Merger {
 /// every list of held events is empty.
 fn open_window<E: Item>(parts: &mut [&mut Partition<E>], prev: &[Log<E>], lookahead: u64) -> bool {
     let queued = parts.iter().filter_map(|p| p.q.next_bound()).min();
-    // (`held_min` is u64::MAX for none, and for events at the end of time.)
-    let held = prev.iter().filter(|l| l.held.iter().any(|h| !h.is_empty())).map(|l| l.held_min).min();
+    let held = prev.iter().filter_map(|l| l.held_min).min();
     let Some(w) = queued.into_iter().chain(held).min() else { return false };
     // Rounded down to a block, so that no queue reads a block that a held
     // push may still reach; at least one block after `w`, since the
@@ -357,12 +360,19 @@ fn open_window<E: Item>(parts: &mut [&mut Partition<E>], prev: &[Log<E>], lookah
     true
 }
 
-/// After the merge: each partition's log becomes the record its held
-/// events are taken from, and the older record is reused.
-fn retire<E>(parts: &mut [&mut Partition<E>], prev: &mut [Log<E>]) {
-    for (p, l) in parts.iter_mut().zip(prev.iter_mut()) {
-        std::mem::swap(&mut p.log, l);
+/// The serial step between windows: unless no window has run yet, merges
+/// the window just run and makes each partition's log the record its held
+/// events are taken from (the older record is reused); then opens the next
+/// window. False when nothing is left.
+fn between_windows<E: Item>(m: &mut Merger, parts: &mut [&mut Partition<E>], prev: &mut [Log<E>], lookahead: u64, merge: bool) -> bool {
+    if merge {
+        let mut logs: Vec<&mut Log<E>> = parts.iter_mut().map(|p| &mut p.log).collect();
+        m.merge(&mut logs);
+        for (p, l) in parts.iter_mut().zip(prev.iter_mut()) {
+            std::mem::swap(&mut p.log, l);
+        }
     }
+    open_window(parts, prev, lookahead)
 }
 
 /// The partitions, the merge and the lookahead.
@@ -431,13 +441,12 @@ impl<E: Item + Send + Sync> Scheduler<E> {
         let lookahead = *lookahead;
         if threads == 1 {
             let mut refs: Vec<&mut Partition<E>> = parts.iter_mut().collect();
-            while open_window(&mut refs, prev, lookahead) {
+            let mut more = between_windows(m, &mut refs, prev, lookahead, false);
+            while more {
                 for (p, h) in refs.iter_mut().zip(handlers.iter_mut()) {
                     p.run_window(prev, h);
                 }
-                let mut logs: Vec<&mut Log<E>> = refs.iter_mut().map(|p| &mut p.log).collect();
-                m.merge(&mut logs);
-                retire(&mut refs, prev);
+                more = between_windows(m, &mut refs, prev, lookahead, true);
             }
             return m.stats;
         }
@@ -452,12 +461,7 @@ impl<E: Item + Send + Sync> Scheduler<E> {
             let mut guards: Vec<_> = cells.iter().map(|c| c.lock().expect("a window panicked")).collect();
             let mut refs: Vec<&mut Partition<E>> = guards.iter_mut().map(|g| &mut *g.0).collect();
             let mut prev = prev.write().expect("a window panicked");
-            if merge {
-                let mut logs: Vec<&mut Log<E>> = refs.iter_mut().map(|p| &mut p.log).collect();
-                m.merge(&mut logs);
-                retire(&mut refs, &mut prev[..]);
-            }
-            open_window(&mut refs, &prev[..], lookahead)
+            between_windows(m, &mut refs, &mut prev[..], lookahead, merge)
         };
         let done = AtomicBool::new(false);
         let barrier = Barrier::new(threads);
@@ -536,12 +540,8 @@ mod tests {
         const FILLER: Ev = Ev { node: 0, value: 0 };
     }
 
-    fn mix(mut x: u64) -> u64 {
-        x ^= x >> 33;
-        x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
-        x ^= x >> 33;
-        x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-        x ^ x >> 33
+    fn mix(x: u64) -> u64 {
+        crate::rng::mix(x, 0)
     }
 
     /// A model whose every step depends on the order of what came before:
@@ -708,24 +708,31 @@ mod tests {
         s.run(&mut [Early, Early], 1);
     }
 
-    /// A handler that panics on a worker thread stops the run with its
-    /// panic; the other threads do not wait for it forever.
-    #[test]
-    #[should_panic(expected = "handler failed")]
-    fn a_panic_on_a_worker_thread_ends_the_run() {
-        struct Fails;
-        impl PartHandler<Ev> for Fails {
-            fn handle(&mut self, t: u64, ev: Ev, part: &mut Partition<Ev>) {
-                if part.id() == 1 && t > 50_000 {
-                    panic!("handler failed");
-                }
-                part.push(t + 4096, ev.node % 2, ev);
+    /// Two events bouncing between two partitions, 4,096 ps a hop, whose
+    /// handler panics in partition `.0` after 50,000 ps.
+    struct FailsIn(u32);
+    impl PartHandler<Ev> for FailsIn {
+        fn handle(&mut self, t: u64, ev: Ev, part: &mut Partition<Ev>) {
+            if part.id() == self.0 && t > 50_000 {
+                panic!("handler failed");
             }
+            part.push(t + 4096, ev.node % 2, ev);
         }
+    }
+
+    fn bouncing() -> Scheduler<Ev> {
         let mut s = Scheduler::new(2, 4096);
         s.push(0, 0, Ev { node: 0, value: 0 });
         s.push(0, 1, Ev { node: 1, value: 0 });
-        s.run(&mut [Fails, Fails], 2);
+        s
+    }
+
+    /// A handler that panics on a worker thread (partition 1) stops the
+    /// run with its panic; the other threads do not wait for it forever.
+    #[test]
+    #[should_panic(expected = "handler failed")]
+    fn a_panic_on_a_worker_thread_ends_the_run() {
+        bouncing().run(&mut [FailsIn(1), FailsIn(1)], 2);
     }
 
     /// Events in the last block of time (where a window cannot end at a
@@ -785,21 +792,10 @@ mod tests {
     /// scheduler refuses to go on from the half-done window.
     #[test]
     fn a_panicked_run_is_not_continued() {
-        struct Fails;
-        impl PartHandler<Ev> for Fails {
-            fn handle(&mut self, t: u64, ev: Ev, part: &mut Partition<Ev>) {
-                if part.id() == 0 && t > 50_000 {
-                    panic!("handler failed");
-                }
-                part.push(t + 4096, ev.node % 2, ev);
-            }
-        }
-        let mut s = Scheduler::new(2, 4096);
-        s.push(0, 0, Ev { node: 0, value: 0 });
-        s.push(0, 1, Ev { node: 1, value: 0 });
-        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s.run(&mut [Fails, Fails], 2)));
+        let mut s = bouncing();
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s.run(&mut [FailsIn(0), FailsIn(0)], 2)));
         assert!(run.is_err());
-        let again = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s.run(&mut [Fails, Fails], 1)));
+        let again = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s.run(&mut [FailsIn(0), FailsIn(0)], 1)));
         let e = again.expect_err("refused");
         let msg = e.downcast_ref::<&str>().map(|m| m.to_string()).or_else(|| e.downcast_ref::<String>().cloned()).unwrap_or_default();
         assert!(msg.contains("last run panicked"), "{msg}");
