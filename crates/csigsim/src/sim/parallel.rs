@@ -80,7 +80,7 @@ struct Held<E> {
 }
 
 /// A partition's record of one window.
-struct Log<E> {
+struct Log<E, M> {
     pops: Vec<PopRec>,
     /// Pushes so far in the window.
     pushes: u32,
@@ -90,11 +90,21 @@ struct Log<E> {
     held: Vec<Vec<Held<E>>>,
     /// The earliest held time, if any push was held.
     held_min: Option<u64>,
+    /// What the window sent each partition beside its events
+    /// ([`Partition::send`]).
+    mail: Vec<Vec<M>>,
 }
 
-impl<E> Log<E> {
+impl<E, M> Log<E, M> {
     fn new(partitions: usize) -> Self {
-        Log { pops: Vec::new(), pushes: 0, kept: Vec::new(), held: (0..partitions).map(|_| Vec::new()).collect(), held_min: None }
+        Log {
+            pops: Vec::new(),
+            pushes: 0,
+            kept: Vec::new(),
+            held: (0..partitions).map(|_| Vec::new()).collect(),
+            held_min: None,
+            mail: (0..partitions).map(|_| Vec::new()).collect(),
+        }
     }
 
     fn clear(&mut self) {
@@ -103,6 +113,7 @@ impl<E> Log<E> {
         self.kept.clear();
         self.held.iter_mut().for_each(Vec::clear);
         self.held_min = None;
+        self.mail.iter_mut().for_each(Vec::clear);
     }
 
     /// The global sequence of push `place` of pop `pop` (merged).
@@ -125,7 +136,7 @@ impl<E> Log<E> {
     /// Whether pop `k` of this log comes before pop `ko` of `other` in the
     /// single queue's order: by time, then (only on a tie) by sequence.
     #[inline]
-    fn before(&self, k: usize, other: &Log<E>, ko: usize) -> bool {
+    fn before(&self, k: usize, other: &Log<E, M>, ko: usize) -> bool {
         let (a, b) = (&self.pops[k], &other.pops[ko]);
         if a.t != b.t {
             a.t < b.t
@@ -143,19 +154,22 @@ impl<E> Log<E> {
 }
 
 /// One partition: its queue and the record of the window being run.
-pub struct Partition<E> {
+pub struct Partition<E, M = ()> {
     id: u32,
     q: EventQueue<Tagged<E>>,
     /// End of the window being run (a block boundary).
     end: u64,
-    log: Log<E>,
+    /// Events at or after this time wait for a later run
+    /// ([`Scheduler::run_until`]); `UNBOUNDED`: none do.
+    until: u64,
+    log: Log<E, M>,
     /// Read positions in the other partitions' lists of held events.
     at: Vec<usize>,
 }
 
-impl<E: Item> Partition<E> {
+impl<E: Item, M> Partition<E, M> {
     fn new(id: u32, partitions: usize) -> Self {
-        Partition { id, q: EventQueue::new(), end: 0, log: Log::new(partitions), at: vec![0; partitions] }
+        Partition { id, q: EventQueue::new(), end: 0, until: u64::MAX, log: Log::new(partitions), at: vec![0; partitions] }
     }
 
     /// This partition's index.
@@ -189,9 +203,23 @@ impl<E: Item> Partition<E> {
         }
     }
 
+    /// Sends `m` to partition `dest` beside the events of this window (a
+    /// packet that crosses, say): the answer is its index among this
+    /// window's mail from this partition to `dest`, for an event held for
+    /// `dest` to name it. `dest` reads it in [`PartHandler::import`] when it
+    /// takes the event.
+    #[inline]
+    pub fn send(&mut self, dest: u32, m: M) -> u32 {
+        let mail = &mut self.log.mail[dest as usize];
+        mail.push(m);
+        (mail.len() - 1) as u32
+    }
+
     /// Takes the events the partitions held for this one in the last
-    /// window (`prev`, merged), in order of sequence.
-    fn take_held(&mut self, prev: &[Log<E>]) {
+    /// window (`prev`, merged), in order of sequence; those from another
+    /// partition through the handler's [`PartHandler::import`] with their
+    /// sender's mail.
+    fn take_held<H: PartHandler<E, M>>(&mut self, prev: &[Log<E, M>], h: &mut H) {
         let me = self.id as usize;
         self.at.iter_mut().for_each(|a| *a = 0);
         loop {
@@ -205,19 +233,19 @@ impl<E: Item> Partition<E> {
                 }
             }
             let Some((seq, s)) = best else { break };
-            let h = prev[s].held[me][self.at[s]];
+            let held = prev[s].held[me][self.at[s]];
             self.at[s] += 1;
-            self.q.push(h.t, Tagged { ev: h.ev, origin: seq });
+            let ev = if s == me { held.ev } else { h.import(held.ev, &prev[s].mail[me]) };
+            self.q.push(held.t, Tagged { ev, origin: seq });
         }
     }
 
     /// The next event of the window, if any, logged as popped.
     #[inline]
     fn pop(&mut self) -> Option<(u64, E)> {
-        if self.end == UNBOUNDED {
-            self.q.peek_time()?;
-        } else {
-            self.q.peek_time_before(self.end)?;
+        let t = if self.end == UNBOUNDED { self.q.peek_time()? } else { self.q.peek_time_before(self.end)? };
+        if t >= self.until && self.until != UNBOUNDED {
+            return None;
         }
         let (t, e) = self.q.pop().expect("peeked");
         assert!(self.log.pops.len() < u32::MAX as usize, "more than 2^32 - 1 events in one window");
@@ -227,8 +255,8 @@ impl<E: Item> Partition<E> {
 
     /// Takes its held events, then runs the window: pops and handles its
     /// events.
-    fn run_window<H: PartHandler<E>>(&mut self, prev: &[Log<E>], h: &mut H) {
-        self.take_held(prev);
+    fn run_window<H: PartHandler<E, M>>(&mut self, prev: &[Log<E, M>], h: &mut H) {
+        self.take_held(prev, h);
         while let Some((t, ev)) = self.pop() {
             h.handle(t, ev, self);
         }
@@ -237,8 +265,17 @@ impl<E: Item> Partition<E> {
 
 /// What handles a partition's events, pushing through
 /// [`Partition::push`].
-pub trait PartHandler<E>: Send {
-    fn handle(&mut self, t: u64, ev: E, part: &mut Partition<E>);
+pub trait PartHandler<E, M = ()>: Send {
+    fn handle(&mut self, t: u64, ev: E, part: &mut Partition<E, M>);
+    /// An event another partition held for this one, as it enters this
+    /// partition's queue, with the mail its sender sent this partition in
+    /// that window: the handler may turn what the event names in `mail`
+    /// into state of its own.
+    #[inline]
+    fn import(&mut self, ev: E, mail: &[M]) -> E {
+        let _ = mail;
+        ev
+    }
 }
 
 /// What a run did.
@@ -270,7 +307,7 @@ impl Merger {
     /// Gives pop `k` of partition `part`'s log, next in the single queue's
     /// order, the global sequence of its first push, and counts its pushes.
     #[inline]
-    fn number<E>(&mut self, log: &mut Log<E>, k: usize, part: u32) {
+    fn number<E, M>(&mut self, log: &mut Log<E, M>, k: usize, part: u32) {
         log.pops[k].base = self.seq;
         if let Some(tr) = self.trace.as_mut() {
             tr.push((log.pops[k].t, log.sequence(log.pops[k].origin), part));
@@ -282,7 +319,7 @@ impl Merger {
     /// general loop's): which log leads is a comparison of times whose
     /// outcome selects the log by index, not by a branch, since the two
     /// partitions' pops interleave unpredictably.
-    fn merge_two<E>(&mut self, a: &mut Log<E>, b: &mut Log<E>) {
+    fn merge_two<E, M>(&mut self, a: &mut Log<E, M>, b: &mut Log<E, M>) {
         let (mut ia, mut ib) = (0, 0);
         let (na, nb) = (a.pops.len(), b.pops.len());
         while ia < na && ib < nb {
@@ -298,7 +335,7 @@ impl Merger {
 
     /// The barrier's merge: walks the window's pops in the single queue's
     /// order and gives each the global sequence of its first push.
-    fn merge<E>(&mut self, logs: &mut [&mut Log<E>]) {
+    fn merge<E, M>(&mut self, logs: &mut [&mut Log<E, M>]) {
         let start = std::time::Instant::now();
         self.heads.clear();
         self.heads.resize(logs.len(), 0);
@@ -339,11 +376,14 @@ impl Merger {
 }
 
 /// Opens the next window on every partition: false when every queue and
-/// every list of held events is empty.
-fn open_window<E: Item>(parts: &mut [&mut Partition<E>], prev: &[Log<E>], lookahead: u64) -> bool {
+/// every list of held events is empty, or holds nothing before `until`.
+fn open_window<E: Item, M>(parts: &mut [&mut Partition<E, M>], prev: &[Log<E, M>], lookahead: u64, until: u64) -> bool {
     let queued = parts.iter().filter_map(|p| p.q.next_bound()).min();
     let held = prev.iter().filter_map(|l| l.held_min).min();
     let Some(w) = queued.into_iter().chain(held).min() else { return false };
+    if w >= until && until != UNBOUNDED {
+        return false;
+    }
     // Rounded down to a block, so that no queue reads a block that a held
     // push may still reach; at least one block after `w`, since the
     // lookahead is at least a block. Past the last block of time the
@@ -353,8 +393,12 @@ fn open_window<E: Item>(parts: &mut [&mut Partition<E>], prev: &[Log<E>], lookah
         Some(e) if e / BLOCK_PS * BLOCK_PS > w => e / BLOCK_PS * BLOCK_PS,
         _ => UNBOUNDED,
     };
+    // A run that ends at `until` ends its last window at the block
+    // boundary at or after it (the queues stop at `until` itself).
+    let end = end.min(until.checked_next_multiple_of(BLOCK_PS).unwrap_or(UNBOUNDED));
     for p in parts.iter_mut() {
         p.end = end;
+        p.until = until;
         p.log.clear();
     }
     true
@@ -364,30 +408,34 @@ fn open_window<E: Item>(parts: &mut [&mut Partition<E>], prev: &[Log<E>], lookah
 /// the window just run and makes each partition's log the record its held
 /// events are taken from (the older record is reused); then opens the next
 /// window. False when nothing is left.
-fn between_windows<E: Item>(m: &mut Merger, parts: &mut [&mut Partition<E>], prev: &mut [Log<E>], lookahead: u64, merge: bool) -> bool {
+fn between_windows<E: Item, M>(m: &mut Merger, parts: &mut [&mut Partition<E, M>], prev: &mut [Log<E, M>], lookahead: u64, until: u64, merge: bool) -> bool {
     if merge {
-        let mut logs: Vec<&mut Log<E>> = parts.iter_mut().map(|p| &mut p.log).collect();
+        let mut logs: Vec<&mut Log<E, M>> = parts.iter_mut().map(|p| &mut p.log).collect();
         m.merge(&mut logs);
         for (p, l) in parts.iter_mut().zip(prev.iter_mut()) {
             std::mem::swap(&mut p.log, l);
         }
     }
-    open_window(parts, prev, lookahead)
+    open_window(parts, prev, lookahead, until)
 }
 
 /// The partitions, the merge and the lookahead.
-pub struct Scheduler<E> {
+pub struct Scheduler<E, M = ()> {
     /// Set while a run is under way: a run that panicked leaves a window
     /// half done, and the scheduler refuses to go on from there.
     running: bool,
-    parts: Vec<Partition<E>>,
+    /// Set by a run that ended inside a block of the wheel: events its last
+    /// window kept are numbered by that window's log, which is gone, so
+    /// the scheduler refuses to go on from there.
+    ended: bool,
+    parts: Vec<Partition<E, M>>,
     /// The last window's records, merged: where held events are taken from.
-    prev: Vec<Log<E>>,
+    prev: Vec<Log<E, M>>,
     lookahead: u64,
     m: Merger,
 }
 
-impl<E: Item + Send + Sync> Scheduler<E> {
+impl<E: Item + Send + Sync, M: Send + Sync> Scheduler<E, M> {
     /// `partitions` queues; `lookahead` is the shortest delay of an event
     /// one partition schedules for another, at least one block of the
     /// wheel ([`BLOCK_PS`], 1,024 ps).
@@ -396,6 +444,7 @@ impl<E: Item + Send + Sync> Scheduler<E> {
         assert!(lookahead >= BLOCK_PS, "a lookahead of {lookahead} ps is shorter than a block of the wheel ({BLOCK_PS} ps)");
         Scheduler {
             running: false,
+            ended: false,
             parts: (0..partitions).map(|i| Partition::new(i as u32, partitions)).collect(),
             prev: (0..partitions).map(|_| Log::new(partitions)).collect(),
             lookahead,
@@ -417,6 +466,7 @@ impl<E: Item + Send + Sync> Scheduler<E> {
     /// global sequence.
     pub fn push(&mut self, t: u64, dest: u32, ev: E) {
         assert!(!self.running, "the scheduler's last run panicked");
+        assert!(!self.ended, "the scheduler's last run ended inside a block of the wheel");
         let s = self.m.seq;
         self.m.seq += 1;
         self.parts[dest as usize].q.push(t, Tagged { ev, origin: s });
@@ -426,27 +476,49 @@ impl<E: Item + Send + Sync> Scheduler<E> {
     /// `threads` threads (at most one a partition); `handlers[i]` handles
     /// partition `i`'s events. The order of events, and so the outcome, is
     /// the same for any number of threads.
-    pub fn run<H: PartHandler<E>>(&mut self, handlers: &mut [H], threads: usize) -> ParallelStats {
+    pub fn run<H: PartHandler<E, M>>(&mut self, handlers: &mut [H], threads: usize) -> ParallelStats {
+        self.run_until(handlers, threads, u64::MAX)
+    }
+
+    /// [`Scheduler::run`] for the events before `until` only (`u64::MAX`:
+    /// every event); the others wait for a later run. A run may go on from an `until` on a block
+    /// boundary of the wheel ([`BLOCK_PS`]); from any other `until` (a
+    /// scenario's stop time) the scheduler refuses to go on.
+    pub fn run_until<H: PartHandler<E, M>>(&mut self, handlers: &mut [H], threads: usize, until: u64) -> ParallelStats {
         assert_eq!(handlers.len(), self.parts.len());
         assert!(!self.running, "the scheduler's last run panicked");
+        assert!(!self.ended, "the scheduler's last run ended inside a block of the wheel");
         self.running = true;
-        let stats = self.run_windows(handlers, threads);
+        let stats = self.run_windows(handlers, threads, until);
         self.running = false;
+        self.ended = until != u64::MAX && !until.is_multiple_of(BLOCK_PS);
         stats
     }
 
-    fn run_windows<H: PartHandler<E>>(&mut self, handlers: &mut [H], threads: usize) -> ParallelStats {
+    /// The earliest time at which an event may be pending (a lower bound),
+    /// or `None` when nothing is.
+    pub fn next_bound(&self) -> Option<u64> {
+        let queued = self.parts.iter().filter_map(|p| p.q.next_bound()).min();
+        queued.into_iter().chain(self.prev.iter().filter_map(|l| l.held_min)).min()
+    }
+
+    /// What the runs so far did.
+    pub fn stats(&self) -> ParallelStats {
+        self.m.stats
+    }
+
+    fn run_windows<H: PartHandler<E, M>>(&mut self, handlers: &mut [H], threads: usize, until: u64) -> ParallelStats {
         let threads = threads.clamp(1, self.parts.len());
         let Scheduler { parts, prev, lookahead, m, .. } = self;
         let lookahead = *lookahead;
         if threads == 1 {
-            let mut refs: Vec<&mut Partition<E>> = parts.iter_mut().collect();
-            let mut more = between_windows(m, &mut refs, prev, lookahead, false);
+            let mut refs: Vec<&mut Partition<E, M>> = parts.iter_mut().collect();
+            let mut more = between_windows(m, &mut refs, prev, lookahead, until, false);
             while more {
                 for (p, h) in refs.iter_mut().zip(handlers.iter_mut()) {
                     p.run_window(prev, h);
                 }
-                more = between_windows(m, &mut refs, prev, lookahead, true);
+                more = between_windows(m, &mut refs, prev, lookahead, until, true);
             }
             return m.stats;
         }
@@ -454,14 +526,14 @@ impl<E: Item + Send + Sync> Scheduler<E> {
         // takes during a window, and the merging thread between windows;
         // the last window's records are read by all during a window and
         // written by the merging thread only.
-        let cells: Vec<Mutex<(&mut Partition<E>, &mut H)>> = parts.iter_mut().zip(handlers.iter_mut()).map(Mutex::new).collect();
+        let cells: Vec<Mutex<(&mut Partition<E, M>, &mut H)>> = parts.iter_mut().zip(handlers.iter_mut()).map(Mutex::new).collect();
         let prev = RwLock::new(prev);
         // The serial step between windows, on one thread while the others wait.
         let between = |merge: bool| -> bool {
             let mut guards: Vec<_> = cells.iter().map(|c| c.lock().expect("a window panicked")).collect();
-            let mut refs: Vec<&mut Partition<E>> = guards.iter_mut().map(|g| &mut *g.0).collect();
+            let mut refs: Vec<&mut Partition<E, M>> = guards.iter_mut().map(|g| &mut *g.0).collect();
             let mut prev = prev.write().expect("a window panicked");
-            between_windows(m, &mut refs, &mut prev[..], lookahead, merge)
+            between_windows(m, &mut refs, &mut prev[..], lookahead, until, merge)
         };
         let done = AtomicBool::new(false);
         let barrier = Barrier::new(threads);
@@ -629,24 +701,41 @@ mod tests {
         out: Vec<(u64, Ev)>,
     }
 
-    impl PartHandler<Ev> for Share {
-        fn handle(&mut self, t: u64, ev: Ev, part: &mut Partition<Ev>) {
+    /// An event for another partition carries its value by mail (as a
+    /// packet crosses): the event holds the mail's index, and the value is
+    /// read back when the partition takes it.
+    impl PartHandler<Ev, u64> for Share {
+        fn handle(&mut self, t: u64, ev: Ev, part: &mut Partition<Ev, u64>) {
             assert_eq!(self.m.part(ev.node), part.id());
             self.out.clear();
             self.m.step(t, ev, &mut self.out);
-            for &(t2, e2) in &self.out {
-                part.push(t2, self.m.part(e2.node), e2);
+            for &(t2, mut e2) in &self.out {
+                let dest = self.m.part(e2.node);
+                if dest != part.id() {
+                    e2.value = part.send(dest, e2.value) as u64;
+                }
+                part.push(t2, dest, e2);
             }
+        }
+
+        fn import(&mut self, ev: Ev, mail: &[u64]) -> Ev {
+            Ev { value: mail[ev.value as usize], ..ev }
         }
     }
 
-    fn parallel(m: &Model, seeds: &[(u64, Ev)], threads: usize) -> (Vec<(u64, u64, u32)>, Model, ParallelStats) {
+    /// The model on `m.parts` partitions and `threads` threads, run to the
+    /// end in runs that stop at each of `untils`.
+    fn parallel_in_runs(m: &Model, seeds: &[(u64, Ev)], threads: usize, untils: &[u64]) -> (Vec<(u64, u64, u32)>, Model, ParallelStats) {
         let mut s = Scheduler::new(m.parts as usize, m.lookahead);
         s.keep_trace();
         for &(t, e) in seeds {
             s.push(t, m.part(e.node), e);
         }
         let mut shares: Vec<Share> = (0..m.parts).map(|_| Share { m: m.clone(), out: Vec::new() }).collect();
+        for &u in untils {
+            s.run_until(&mut shares, threads, u);
+            assert!(s.trace().last().is_none_or(|&(t, _, _)| t < u));
+        }
         let stats = s.run(&mut shares, threads);
         // Each node's state from the partition that owns it.
         let mut merged = m.clone();
@@ -658,6 +747,10 @@ mod tests {
             merged.seen[n] = own.seen[n].clone();
         }
         (s.trace().to_vec(), merged, stats)
+    }
+
+    fn parallel(m: &Model, seeds: &[(u64, Ev)], threads: usize) -> (Vec<(u64, u64, u32)>, Model, ParallelStats) {
+        parallel_in_runs(m, seeds, threads, &[])
     }
 
     fn seeds(nodes: u32, k: u64) -> Vec<(u64, Ev)> {
@@ -688,6 +781,39 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A run stopped at block boundaries and continued pops as one run to
+    /// the end; a run stopped inside a block pops every event before it
+    /// and refuses to go on.
+    #[test]
+    fn runs_stop_before_until_and_go_on() {
+        let model = Model::new(12, 2, 3000, 40);
+        let seeds = seeds(12, 7);
+        let mut seq = model.clone();
+        let want = sequential(&mut seq, &seeds);
+        let last = want.last().expect("events").0;
+        // Every block boundary but a few, so that runs of one block and of
+        // several alternate.
+        let untils: Vec<u64> = (1..last / BLOCK_PS).filter(|k| k % 4 != 3).map(|k| k * BLOCK_PS).collect();
+        assert!(untils.len() >= 8, "{last}");
+        for threads in [1, 2] {
+            let (got, m, _) = parallel_in_runs(&model, &seeds, threads, &untils);
+            assert_eq!(got, want);
+            assert_eq!(m.seen, seq.seen);
+        }
+        let until = untils[2] + 333;
+        let mut s: Scheduler<Ev, u64> = Scheduler::new(2, 3000);
+        s.keep_trace();
+        for &(t, e) in &seeds {
+            s.push(t, model.part(e.node), e);
+        }
+        let mut shares: Vec<Share> = (0..2).map(|_| Share { m: model.clone(), out: Vec::new() }).collect();
+        s.run_until(&mut shares, 2, until);
+        let before = want.iter().take_while(|&&(t, _, _)| t < until).count();
+        assert_eq!(s.trace(), &want[..before]);
+        let again = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s.run(&mut shares, 1)));
+        assert!(again.is_err(), "a run ended inside a block went on");
     }
 
     /// A push for another partition inside the window breaks the promise
