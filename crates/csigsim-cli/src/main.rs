@@ -66,6 +66,10 @@ enum Cmd {
         /// Also write a .parquet twin of each CSV file.
         #[arg(long)]
         parquet: bool,
+        /// Run on this many threads, the fabric cut into as many partitions
+        /// (docs/parallel.md); the outputs are the same as on one.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+        threads: u32,
     },
     /// Parse and check a scenario without running it.
     Validate {
@@ -154,6 +158,12 @@ enum Cmd {
         /// Run each case this many times and report the run with the median wall time.
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
         repeat: u32,
+        /// Run each case on this many threads (`run --threads`).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+        threads: u32,
+        /// Cut each case into this many partitions (default: as many as threads).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
+        partitions: Option<u32>,
         /// Internal: run one case in this process and print its JSON.
         #[arg(long, hide = true)]
         child: Option<String>,
@@ -163,7 +173,7 @@ enum Cmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = std::panic::catch_unwind(|| match cli.cmd {
-        Cmd::Run { scenario, out, seed, set, quiet, pcap, pcap_flow, pcap_link, pcap_start, pcap_end, snaplen, parquet } => {
+        Cmd::Run { scenario, out, seed, set, quiet, pcap, pcap_flow, pcap_link, pcap_start, pcap_end, snaplen, parquet, threads } => {
             let capture = match pcap {
                 Some(path) => Some((path, capture_filter(pcap_flow, &pcap_link, pcap_start, pcap_end, snaplen.unwrap_or(256))?)),
                 None => {
@@ -181,7 +191,8 @@ fn main() -> ExitCode {
                     None
                 }
             };
-            cmd_run(&scenario, out, seed, &set, quiet, capture, parquet)
+            let opts = csigsim::RunOptions { capture, threads: threads as usize, ..Default::default() };
+            cmd_run(&scenario, out, seed, &set, quiet, opts, parquet)
         }
         Cmd::Validate { scenario, set } => cmd_validate(&scenario, &set),
         Cmd::List => {
@@ -195,7 +206,7 @@ fn main() -> ExitCode {
                 sweep::Error::Reported => Failure::Stalled,
             })
         }
-        Cmd::Bench { json, cases, child, repeat } => cmd_bench(json, &cases, child, repeat),
+        Cmd::Bench { json, cases, child, repeat, threads, partitions } => cmd_bench(json, &cases, child, repeat, threads, partitions.unwrap_or(threads)),
         Cmd::Repro { ids, out, quick, json, jobs, no_report } => {
             let jobs = jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |j| j as usize);
             repro::cmd_repro(&ids, &out, quick, json, jobs, !no_report)
@@ -316,7 +327,7 @@ fn cmd_run(
     seed: Option<u64>,
     set: &[String],
     quiet: bool,
-    capture: Option<(PathBuf, csigsim::output::capture::CaptureFilter)>,
+    mut opts: csigsim::RunOptions,
     parquet: bool,
 ) -> Result<(), Failure> {
     let sc = load(path, set, seed)?;
@@ -334,8 +345,8 @@ fn cmd_run(
     let started = Instant::now();
     // Parquet twins are written from whole tables: with --parquet the monitor
     // rows stay in memory until the end instead of streaming to disk.
-    let stream_dir = (!parquet).then(|| dir.staging().to_path_buf());
-    let opts = csigsim::RunOptions { capture, stream_dir };
+    opts.stream_dir = (!parquet).then(|| dir.staging().to_path_buf());
+    let threads = opts.threads;
     let res = csigsim::run_with(sc, &opts, |p| {
         if let Some(b) = &bar {
             let m = progress_measure(p);
@@ -350,6 +361,9 @@ fn cmd_run(
     });
     if let Some(b) = bar {
         b.finish_and_clear();
+    }
+    if let Ok(Some(why)) = res.as_ref().map(|r| r.threads.refused.as_ref()) {
+        eprintln!("note: --threads {threads}: ran on one thread: {why}");
     }
     // The messages name the file: one in the staging directory is ours to
     // write (an internal error); otherwise it is the capture the user named.
@@ -582,12 +596,13 @@ fn cpu_times() -> Option<(f64, f64)> {
     None
 }
 
-fn cmd_bench(json: bool, only: &[String], child: Option<String>, repeat: u32) -> Result<(), Failure> {
+fn cmd_bench(json: bool, only: &[String], child: Option<String>, repeat: u32, threads: u32, partitions: u32) -> Result<(), Failure> {
     let all = csigsim::bench::cases();
     if let Some(name) = child {
         let case = all.iter().find(|c| c.name == name).ok_or_else(|| Failure::Internal(format!("no bench case {name}")))?;
         let sc = csigsim::scenario::load_str(&case.toml, case.name, Path::new("."), &[], None)?;
-        let r = csigsim::run(sc, |_| true);
+        let opts = csigsim::RunOptions { threads: threads as usize, partitions: partitions as usize, ..Default::default() };
+        let r = csigsim::run_with(sc, &opts, |_| true).map_err(Failure::Internal)?;
         let cpu = cpu_times();
         let s = &r.summary;
         let cpu_s = cpu.map(|(u, k)| u + k);
@@ -608,6 +623,7 @@ fn cmd_bench(json: bool, only: &[String], child: Option<String>, repeat: u32) ->
             "cpu_s": cpu_s,
             "link_hops_per_cpu_s": cpu_s.filter(|&c| c > 0.0).map(|c| s.link_hops as f64 / c),
             "invariants_ok": s.invariants_ok,
+            "partitions": r.threads.partitions,
         });
         println!("{v}");
         return Ok(());
@@ -630,7 +646,7 @@ fn cmd_bench(json: bool, only: &[String], child: Option<String>, repeat: u32) ->
         let mut runs = Vec::new();
         for _ in 0..repeat.max(1) {
             let out = std::process::Command::new(&exe)
-                .args(["bench", "--child", c.name])
+                .args(["bench", "--child", c.name, "--threads", &threads.to_string(), "--partitions", &partitions.to_string()])
                 .output()
                 .map_err(|e| Failure::Internal(format!("cannot start the benchmark process: {e}")))?;
             if !out.status.success() {

@@ -76,6 +76,39 @@ fn same_seed_twice_gives_identical_files() {
     let _ = std::fs::remove_dir_all(&b);
 }
 
+/// `--threads 2` writes the same files as one thread (the summary but for
+/// its wall-clock figures); a scenario that cannot be cut runs on one
+/// thread, says why, and writes its files as well.
+#[test]
+fn threads_write_the_same_files_or_say_why_not() {
+    let (a, b) = (tmp("thr-a"), tmp("thr-b"));
+    for (d, threads) in [(&a, "1"), (&b, "2")] {
+        let r = bin().arg("run").arg(repo().join("scenarios/leaf_spine_spray_trim.toml")).args(["--quiet", "--threads", threads, "--out"]).arg(d).output().unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        assert!(r.stderr.is_empty(), "{}", String::from_utf8_lossy(&r.stderr));
+    }
+    for f in ["flows.csv", "links.csv", "scenario.toml"] {
+        assert_eq!(std::fs::read(a.join(f)).unwrap(), std::fs::read(b.join(f)).unwrap(), "{f} differs");
+    }
+    let neutral = |d: &Path| {
+        let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.join("summary.json")).unwrap()).unwrap();
+        v["wall_s"] = 0.into();
+        v["link_hops_per_s"] = 0.into();
+        v
+    };
+    assert_eq!(neutral(&a), neutral(&b));
+    let c = tmp("thr-c");
+    let r = bin().arg("run").arg(repo().join("scenarios/ring_allreduce.toml")).args(["--quiet", "--threads", "2", "--out"]).arg(&c).output().unwrap();
+    assert!(r.status.success());
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(err.contains("--threads 2: ran on one thread") && err.contains("wait for others"), "{err}");
+    assert!(c.join("flows.csv").exists());
+    refused_run("threads-0", &["--threads", "0"], &["--threads"]);
+    for d in [&a, &b, &c] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
 fn bad(name: &str, text: &str, needles: &[&str]) {
     let dir = tmp(name);
     std::fs::create_dir_all(&dir).unwrap();

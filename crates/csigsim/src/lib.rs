@@ -83,6 +83,16 @@ pub struct RunOptions {
     /// run needs then does not grow with its simulated time. The output has
     /// no tables for them; [`RunOutput::streamed`] names the files.
     pub stream_dir: Option<std::path::PathBuf>,
+    /// Run on this many threads, the fabric cut into as many partitions
+    /// ([`engine::parallel`]); 0 and 1 run the sequential engine. The
+    /// outputs are the same. A run that cannot be cut runs on one thread
+    /// and says why in [`RunOutput::threads`]. A run on several threads
+    /// keeps its monitor rows in memory (it does not stream them).
+    pub threads: usize,
+    /// Partitions to cut the fabric into, when more than `threads` (0: as
+    /// many as threads). Two partitions on one thread run the parallel
+    /// mode's order and joins without its threads.
+    pub partitions: usize,
 }
 
 /// Runs a scenario to completion (or its stop time). `progress` is called
@@ -110,6 +120,24 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
         let c = monitor::capture::Capture::open(path, filter, links, w.flows().len(), w.scenario().signals.csig.as_ref())?;
         w.observers_mut().attach_capture(c);
     }
+    let mut threads = output::Threads { partitions: 1, refused: None };
+    let parts = opts.partitions.max(opts.threads);
+    let parallel = if parts > 1 {
+        match engine::parallel::Parallel::new(w, parts as u32, opts.threads.max(1)) {
+            Ok(p) => {
+                threads.partitions = parts as u32;
+                return run_parallel(p, started, threads, progress);
+            }
+            Err(refused) => {
+                let (back, why) = *refused;
+                threads.refused = Some(why);
+                back
+            }
+        }
+    } else {
+        w
+    };
+    let mut w = parallel;
     let streamer = match &opts.stream_dir {
         Some(dir) => {
             let s = output::StreamWriter::create(dir, &w).map_err(|e| e.to_string())?;
@@ -160,5 +188,55 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
     let wall = started.elapsed().as_secs_f64();
     let mut out = output::collect_watched(&w, wall, reason, watchdog.mark());
     out.streamed = streamer;
+    out.threads = threads;
+    Ok(out)
+}
+
+/// Simulated time the parallel mode runs between two looks at progress,
+/// at first; it then doubles or halves to keep about [`CHUNK_EVENTS`]
+/// events between them.
+const FIRST_STRETCH_PS: u64 = 10_000_000;
+
+/// [`run_with`] on partitions. The watchdog and the progress callback look
+/// between stretches of simulated time instead of every [`CHUNK_EVENTS`]
+/// events: a run that stalls may be called stalled at another time than
+/// on one thread (every other output is the same).
+fn run_parallel(mut p: engine::parallel::Parallel, started: std::time::Instant, threads: output::Threads, mut progress: impl FnMut(&Progress) -> bool) -> Result<RunOutput, String> {
+    let stall = p.stall_ps();
+    let mut watchdog = watchdog::Watchdog::starting(stall);
+    let flows_total = p.flows();
+    let mut stretch = FIRST_STRETCH_PS;
+    let reason = loop {
+        let events = p.events();
+        let next = p.now().saturating_add(stretch);
+        let until = watchdog.deadline().map_or(next, |d| d.min(next));
+        match p.run_to(Some(until)) {
+            sim::RunState::Idle => break "completed",
+            sim::RunState::Stopped if p.at_stop() => break "stop_time",
+            _ => {}
+        }
+        let s = p.stats();
+        if watchdog.check_counts(p.now(), &s, p.first_unfinished_start()) {
+            break "stalled";
+        }
+        let done = p.events() - events;
+        if done < CHUNK_EVENTS / 2 {
+            stretch = stretch.saturating_mul(2);
+        } else if done > CHUNK_EVENTS * 2 {
+            stretch = (stretch / 2).max(sim::queue::BLOCK_PS);
+        }
+        let pr = Progress { sim_time_ps: p.now(), stop_ps: p.stop_ps(), events: p.events(), flows_completed: s.flows_completed, flows_total };
+        if !progress(&pr) {
+            break "interrupted";
+        }
+    };
+    if reason != "stalled" {
+        watchdog.check_counts(p.now(), &p.stats(), p.first_unfinished_start());
+    }
+    let mut w = p.into_world();
+    w.finish();
+    let wall = started.elapsed().as_secs_f64();
+    let mut out = output::collect_watched(&w, wall, reason, watchdog.mark());
+    out.threads = threads;
     Ok(out)
 }

@@ -184,6 +184,13 @@ impl PacketArena {
         &mut self.slots[id.ix()]
     }
 
+    /// Counts `other`'s live packets as this arena's (the partitions of a
+    /// parallel run, joined at its end).
+    pub(crate) fn count_live_of(&mut self, other: &PacketArena) {
+        self.live += other.live;
+        self.live_bytes += other.live_bytes;
+    }
+
     /// Packets and wire bytes currently alive (in queues or on links).
     pub fn live(&self) -> (u64, u64) {
         (self.live, self.live_bytes)

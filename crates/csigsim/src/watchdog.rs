@@ -28,9 +28,13 @@ pub struct Mark {
 
 impl Mark {
     pub fn take(w: &World) -> Mark {
-        let s = w.stats();
+        Mark::of(w.now(), w.stats())
+    }
+
+    /// The mark of a run at `now` with counters `s`.
+    pub fn of(now: u64, s: &crate::sim::Stats) -> Mark {
         Mark {
-            at_ps: w.now(),
+            at_ps: now,
             data_packets_delivered: s.data_packets_delivered,
             retransmits: s.retransmits,
             timeouts: s.timeouts,
@@ -59,20 +63,30 @@ impl Watchdog {
         Watchdog { stall_ps, since: mark.at_ps, mark }
     }
 
+    /// A watchdog for a run that has not started (time 0, no counts).
+    pub fn starting(stall_ps: u64) -> Watchdog {
+        Watchdog { stall_ps, since: 0, mark: Mark::default() }
+    }
+
     /// Called between chunks of events: whether the run has stalled.
     pub fn check(&mut self, w: &World) -> bool {
-        let delivered = w.stats().data_packets_delivered;
         // A stretch without delivery starts no earlier than the first start
         // of a flow still waiting for one: a flow that starts after a long
         // idle time is not stalled by the idle time before it.
         let first_start = w.flows().iter().filter(|f| f.started && f.finish_ps.is_none()).map(|f| f.start_ps).min();
-        let Some(first_start) = first_start.filter(|_| delivered == self.mark.data_packets_delivered) else {
-            self.mark = Mark::take(w);
+        self.check_counts(w.now(), w.stats(), first_start)
+    }
+
+    /// [`Watchdog::check`] on a run at `now` with counters `s`, whose
+    /// earliest started and unfinished flow started at `first_start`.
+    pub fn check_counts(&mut self, now: u64, s: &crate::sim::Stats, first_start: Option<u64>) -> bool {
+        let Some(first_start) = first_start.filter(|_| s.data_packets_delivered == self.mark.data_packets_delivered) else {
+            self.mark = Mark::of(now, s);
             self.since = self.mark.at_ps;
             return false;
         };
         self.since = self.mark.at_ps.max(first_start);
-        self.stall_ps > 0 && w.now() - self.since >= self.stall_ps
+        self.stall_ps > 0 && now - self.since >= self.stall_ps
     }
 
     /// The simulated time by which the next check is due (the run loop

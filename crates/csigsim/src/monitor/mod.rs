@@ -144,6 +144,27 @@ impl Observers {
         self.window_ps
     }
 
+    /// Takes from `other` (a partition of a parallel run, whose observers
+    /// watched its own ports and its flows' senders) the state of the ports
+    /// and flows `port_in` and `flow_in` select, leaving this one's in
+    /// their place, and counts the rows it holds.
+    pub(crate) fn take_part(&mut self, other: &mut Observers, port_in: impl Fn(usize) -> bool, flow_in: impl Fn(usize) -> bool) {
+        fn take<T>(mine: &mut Option<Vec<T>>, theirs: &mut Option<Vec<T>>, owned: impl Fn(usize) -> bool) {
+            if let (Some(a), Some(b)) = (mine, theirs) {
+                for (i, (x, y)) in a.iter_mut().zip(b.iter_mut()).enumerate() {
+                    if owned(i) {
+                        std::mem::swap(x, y);
+                    }
+                }
+            }
+        }
+        take(&mut self.links, &mut other.links, &port_in);
+        take(&mut self.signals, &mut other.signals, &flow_in);
+        take(&mut self.cc, &mut other.cc, &flow_in);
+        self.held += other.held;
+        self.held_peak += other.held_peak;
+    }
+
     /// Whether links.csv has rows for idle windows (`monitor.idle_rows`).
     pub fn idle_rows(&self) -> bool {
         self.idle_rows
@@ -151,6 +172,11 @@ impl Observers {
 
     pub fn attach_capture(&mut self, c: capture::Capture) {
         self.capture = Some(c);
+    }
+
+    /// Whether a capture is attached.
+    pub fn capturing(&self) -> bool {
+        self.capture.is_some()
     }
 
     pub fn take_capture(&mut self) -> Option<capture::Capture> {

@@ -180,7 +180,7 @@ impl Network {
             f.dropped_at = vec![0; self.ports.len()];
         }
         for (i, c) in f.changes.iter().enumerate() {
-            ctx.q.push(c.at, Event::LinkChange { change: i as u32 });
+            ctx.push(c.at, Event::LinkChange { change: i as u32 });
         }
         self.failures = f;
     }

@@ -189,6 +189,33 @@ impl Network {
         ps.tier < s.tier || (ps.tier == s.tier && p < si as u32)
     }
 
+    /// Takes from `other` (a partition of a parallel run, which forwarded
+    /// through its own nodes only) the state of the nodes `owned` selects:
+    /// their ports with their signal meters and coins, and the switches;
+    /// this network's leave in their place. A taken port's queue still
+    /// names `other`'s rings and packets: the network is then one to read
+    /// the counters of, not to run on.
+    pub(crate) fn take_part(&mut self, other: &mut Network, owned: impl Fn(NodeId) -> bool) {
+        use std::mem::swap;
+        for p in 0..self.ports.len() {
+            if !owned(self.port_node[p]) {
+                continue;
+            }
+            swap(&mut self.ports[p], &mut other.ports[p]);
+            if let (Some(a), Some(b)) = (self.sig.abw.get_mut(p), other.sig.abw.get_mut(p)) {
+                swap(a, b);
+            }
+            if let (Some(a), Some(b)) = (self.victim_rng.get_mut(p), other.victim_rng.get_mut(p)) {
+                swap(a, b);
+            }
+        }
+        for s in 0..self.switches.len() {
+            if owned(NodeId(self.num_hosts + s as u32)) {
+                swap(&mut self.switches[s], &mut other.switches[s]);
+            }
+        }
+    }
+
     /// The switch a node is, if it is not a host.
     #[inline]
     pub fn switch_of(&self, node: NodeId) -> Option<SwitchId> {

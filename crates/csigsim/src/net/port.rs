@@ -144,7 +144,7 @@ impl Port {
             true
         } else {
             self.txdone_pending = true;
-            ctx.q.push(self.busy_until, Event::TxDone { port: id });
+            ctx.push(self.busy_until, Event::TxDone { port: id });
             false
         }
     }
@@ -153,7 +153,7 @@ impl Port {
     #[inline]
     pub(crate) fn again_at(&mut self, id: PortId, ctx: &mut Ctx, end: u64) {
         self.txdone_pending = true;
-        ctx.q.push(end, Event::TxDone { port: id });
+        ctx.push(end, Event::TxDone { port: id });
     }
 
     /// Puts `pkt` on the wire at `start` (now, or later for a control packet
@@ -167,7 +167,7 @@ impl Port {
         obs.on_tx(ctx.now, id, &ctx.pkts, pkt, start, end);
         ctx.pkts.get_mut(pkt).hops += 1;
         ctx.stats.link_hops += 1;
-        ctx.q.push(end + self.delay_ps, Event::Arrive { pkt, port: self.peer });
+        ctx.push(end + self.delay_ps, Event::Arrive { pkt, port: self.peer });
         end
     }
 

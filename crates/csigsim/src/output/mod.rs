@@ -83,6 +83,18 @@ pub struct RunOutput {
     pub tables: Tables,
     pub scenario_toml: String,
     pub streamed: Option<Streamed>,
+    /// How the run used threads (not an output file: the files are the
+    /// same whatever the number of threads).
+    pub threads: Threads,
+}
+
+/// The partitions a run ran on ([`crate::RunOptions::threads`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Threads {
+    /// Partitions of the fabric the run was cut into (1: the sequential engine).
+    pub partitions: u32,
+    /// Why a run asked to use several threads ran on one.
+    pub refused: Option<String>,
 }
 
 /// Monitor files written while the run went on: `files` in `dir`.
@@ -362,6 +374,7 @@ pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::w
         tables: Tables { flows: ft, links, signals, cc, collectives, rpcs },
         scenario_toml: sc.resolved_toml.clone(),
         streamed: None,
+        threads: Threads { partitions: 1, refused: None },
     }
 }
 

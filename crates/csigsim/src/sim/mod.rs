@@ -69,6 +69,59 @@ pub struct Stats {
     pub out_of_order_discards: u64,
 }
 
+impl Stats {
+    /// Adds `o`'s counts to these (the partitions of a parallel run).
+    pub fn add(&mut self, o: &Stats) {
+        // Destructured, so that a new counter cannot be left out.
+        let Stats {
+            link_hops,
+            packets_injected,
+            bytes_injected,
+            data_packets_delivered,
+            packets_delivered,
+            bytes_delivered,
+            packets_dropped,
+            bytes_dropped,
+            packets_trimmed,
+            bytes_trimmed,
+            ecn_marks,
+            pauses_sent,
+            resumes_sent,
+            acks_sent,
+            nacks_sent,
+            cnps_sent,
+            cnps_suppressed,
+            retransmits,
+            timeouts,
+            flows_completed,
+            bytes_stripped,
+            out_of_order_discards,
+        } = o;
+        self.link_hops += link_hops;
+        self.packets_injected += packets_injected;
+        self.bytes_injected += bytes_injected;
+        self.data_packets_delivered += data_packets_delivered;
+        self.packets_delivered += packets_delivered;
+        self.bytes_delivered += bytes_delivered;
+        self.packets_dropped += packets_dropped;
+        self.bytes_dropped += bytes_dropped;
+        self.packets_trimmed += packets_trimmed;
+        self.bytes_trimmed += bytes_trimmed;
+        self.ecn_marks += ecn_marks;
+        self.pauses_sent += pauses_sent;
+        self.resumes_sent += resumes_sent;
+        self.acks_sent += acks_sent;
+        self.nacks_sent += nacks_sent;
+        self.cnps_sent += cnps_sent;
+        self.cnps_suppressed += cnps_suppressed;
+        self.retransmits += retransmits;
+        self.timeouts += timeouts;
+        self.flows_completed += flows_completed;
+        self.bytes_stripped += bytes_stripped;
+        self.out_of_order_discards += out_of_order_discards;
+    }
+}
+
 /// What every component may touch: the clock, the event queue, the packet
 /// arena and the run counters.
 #[derive(Debug)]
@@ -77,11 +130,24 @@ pub struct Ctx {
     pub q: EventQueue,
     pub pkts: PacketArena,
     pub stats: Stats,
+    /// When a partition of a parallel run handles the event
+    /// ([`crate::engine::parallel`]): what it schedules, in the order it
+    /// does, for the partition to route; `None` on one queue.
+    pub staged: Option<Vec<(u64, Event)>>,
 }
 
 impl Ctx {
     pub fn new(pkts: PacketArena) -> Ctx {
-        Ctx { now: 0, q: EventQueue::new(), pkts, stats: Stats::default() }
+        Ctx { now: 0, q: EventQueue::new(), pkts, stats: Stats::default(), staged: None }
+    }
+
+    /// Schedules `ev` at `t`.
+    #[inline]
+    pub fn push(&mut self, t: u64, ev: Event) {
+        match &mut self.staged {
+            None => self.q.push(t, ev),
+            Some(out) => out.push((t, ev)),
+        }
     }
 
     /// Allocates a packet and counts it as injected.

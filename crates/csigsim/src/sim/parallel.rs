@@ -43,6 +43,10 @@ use std::sync::{Barrier, Mutex, RwLock};
 /// The end of a window that reaches the end of time.
 const UNBOUNDED: u64 = u64::MAX;
 
+/// How many events ahead a partition shows its handler
+/// ([`PartHandler::prefetch`]).
+pub const PREFETCH_AHEAD: usize = 3;
+
 /// An origin with this bit is the index of a push the partition made and
 /// kept in the current window; without it, a global sequence.
 const LOCAL: u64 = 1 << 63;
@@ -258,6 +262,13 @@ impl<E: Item, M> Partition<E, M> {
     fn run_window<H: PartHandler<E, M>>(&mut self, prev: &[Log<E, M>], h: &mut H) {
         self.take_held(prev, h);
         while let Some((t, ev)) = self.pop() {
+            // The next events of this block, for the handler to ask the
+            // CPU for what they will touch while this one is handled.
+            for ahead in (1..=PREFETCH_AHEAD).rev() {
+                if let Some(next) = self.q.peek_ahead(ahead - 1) {
+                    h.prefetch(&next.ev, ahead);
+                }
+            }
             h.handle(t, ev, self);
         }
     }
@@ -267,6 +278,12 @@ impl<E: Item, M> Partition<E, M> {
 /// [`Partition::push`].
 pub trait PartHandler<E, M = ()>: Send {
     fn handle(&mut self, t: u64, ev: E, part: &mut Partition<E, M>);
+    /// The partition will handle `ev` `ahead` events after the current one
+    /// (up to [`PREFETCH_AHEAD`]), as [`super::Handler::prefetch`]: a hint only.
+    #[inline]
+    fn prefetch(&self, ev: &E, ahead: usize) {
+        let _ = (ev, ahead);
+    }
     /// An event another partition held for this one, as it enters this
     /// partition's queue, with the mail its sender sent this partition in
     /// that window: the handler may turn what the event names in `mail`

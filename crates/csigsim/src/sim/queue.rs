@@ -454,6 +454,12 @@ impl<E: Item> EventQueue<E> {
     pub fn popped(&self) -> u64 {
         self.popped
     }
+
+    /// Counts `n` events popped from other queues (the partitions of a
+    /// parallel run) as popped from this one.
+    pub fn count_popped(&mut self, n: u64) {
+        self.popped += n;
+    }
 }
 
 #[cfg(test)]

@@ -228,7 +228,7 @@ impl Transport {
                     let sent = f.send(now, psn, rtx, port.rate_bps, &self.shared);
                     nic.ring.push_back(flow);
                     if let Some(at) = sent.arm_rto {
-                        ctx.q.push(at, Event::FlowTimer { flow });
+                        ctx.push(at, Event::FlowTimer { flow });
                     }
                     if sent.resend {
                         ctx.stats.retransmits += 1;
@@ -250,7 +250,7 @@ impl Transport {
         }
         if wake != u64::MAX && wake < nic.wake_at {
             nic.wake_at = wake;
-            ctx.q.push(wake, Event::NicWake { host });
+            ctx.push(wake, Event::NicWake { host });
         }
         None
     }
@@ -333,7 +333,7 @@ impl Transport {
     /// Carries out one receiver action of `flow` at the receiver's NIC.
     fn rx_action(&mut self, ctx: &mut Ctx, obs: &mut Observers, hp: &mut HostPort, flow: FlowId, a: RxAction, int: Option<&IntStack>) {
         match a {
-            RxAction::AckTimer(at) => ctx.q.push(at, Event::AckTimer { flow }),
+            RxAction::AckTimer(at) => ctx.push(at, Event::AckTimer { flow }),
             RxAction::Send(p, refl) => {
                 match p.kind {
                     PacketKind::Ack => ctx.stats.acks_sent += 1,
@@ -369,7 +369,7 @@ impl Transport {
             let at = &mut self.deps.earliest[d.ix()];
             *at = (*at).max(ctx.now + self.deps.gap[d.ix()]);
             if self.deps.waiting[d.ix()] == 0 {
-                ctx.q.push((*at).max(self.flows[d].start_ps), Event::FlowStart { flow: d });
+                ctx.push((*at).max(self.flows[d].start_ps), Event::FlowStart { flow: d });
             }
         }
     }
@@ -390,14 +390,14 @@ impl Transport {
         let at = &mut self.deps.earliest[d.ix()];
         *at = (*at).max(end);
         if self.deps.waiting[d.ix()] == 0 {
-            ctx.q.push((*at).max(self.flows[d].start_ps), Event::FlowStart { flow: d });
+            ctx.push((*at).max(self.flows[d].start_ps), Event::FlowStart { flow: d });
         }
     }
 
     /// Makes sure a `CcTimer` event is pending for the controller's next timer.
     fn arm_cc_timer(&mut self, ctx: &mut Ctx, flow: FlowId) {
         if let Some(t) = self.flows[flow].cc_timer_due(ctx.now) {
-            ctx.q.push(t, Event::CcTimer { flow });
+            ctx.push(t, Event::CcTimer { flow });
         }
     }
 
@@ -421,13 +421,13 @@ impl Transport {
     pub(crate) fn on_flow_timer(&mut self, ctx: &mut Ctx, obs: &mut Observers, hp: &mut HostPort, flow: FlowId) {
         match self.flows[flow].on_rto_timer(ctx.now, &self.shared) {
             RtoOutcome::Idle => {}
-            RtoOutcome::Rearm(at) => ctx.q.push(at, Event::FlowTimer { flow }),
+            RtoOutcome::Rearm(at) => ctx.push(at, Event::FlowTimer { flow }),
             RtoOutcome::Fired { wants_timer, rearm } => {
                 ctx.stats.timeouts += 1;
                 if wants_timer {
                     self.arm_cc_timer(ctx, flow);
                 }
-                ctx.q.push(rearm, Event::FlowTimer { flow });
+                ctx.push(rearm, Event::FlowTimer { flow });
                 self.activate(ctx, obs, hp, flow);
             }
         }

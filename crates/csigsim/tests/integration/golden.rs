@@ -59,9 +59,13 @@ fn cases() -> Vec<Case> {
 
 /// Runs one case into `dir` and returns (file name, sha256 hex, bytes) of every output.
 fn run_case(c: &Case, dir: &Path) -> Vec<(String, String, usize)> {
+    run_case_with(c, dir, csigsim::RunOptions::default()).1
+}
+
+/// [`run_case`] with options; also how the run used threads.
+fn run_case_with(c: &Case, dir: &Path, mut opts: csigsim::RunOptions) -> (csigsim::output::Threads, Vec<(String, String, usize)>) {
     let ov: Vec<csigsim::Override> = c.sets.iter().map(|s| csigsim::Override::parse(s).unwrap()).collect();
     let sc = csigsim::scenario::load_str(&c.toml, &c.name, &c.base, &ov, None).unwrap_or_else(|e| panic!("{e}"));
-    let mut opts = csigsim::RunOptions::default();
     std::fs::create_dir_all(dir).unwrap();
     if c.pcap {
         let filter = csigsim::output::capture::CaptureFilter { snaplen: 256, ..Default::default() };
@@ -73,14 +77,69 @@ fn run_case(c: &Case, dir: &Path) -> Vec<(String, String, usize)> {
     let mut names: Vec<String> =
         std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().to_string()).collect();
     names.sort();
-    names
+    let files = names
         .into_iter()
         .map(|n| {
             let bytes = std::fs::read(dir.join(&n)).unwrap();
             let hex: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
             (n, hex, bytes.len())
         })
+        .collect();
+    (out.threads, files)
+}
+
+/// The recorded outputs: "case/file" to "sha256 bytes".
+fn recorded() -> BTreeMap<String, String> {
+    std::fs::read_to_string(golden_file())
+        .expect("tests/golden/outputs.sha256 (record it with CSIGSIM_BLESS=1)")
+        .lines()
+        .filter_map(|l| l.split_once(' ').map(|(k, v)| (k.to_string(), v.to_string())))
         .collect()
+}
+
+/// The parallel mode writes the recorded outputs of every case it takes,
+/// cut into two and three partitions, on one thread and on two; the cases
+/// it refuses are those with flows that wait for others, connections of
+/// several queue pairs, link failures, a capture, or no top tier to cut.
+#[test]
+fn every_output_is_the_same_on_partitions_and_threads() {
+    let root = std::env::temp_dir().join(format!("csigsim-golden-parallel-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let expected = recorded();
+    let mut cut = 0;
+    let mut refused = Vec::new();
+    for (i, c) in cases().iter().enumerate() {
+        // Two partitions on two threads for every case; three on one
+        // thread and two on one for every other, to keep the test short.
+        let runs: &[(usize, usize)] = if i % 2 == 0 { &[(2, 2), (3, 1)] } else { &[(2, 2), (2, 1)] };
+        for &(partitions, threads) in runs {
+            let opts = csigsim::RunOptions { partitions, threads, ..Default::default() };
+            let dir = root.join(format!("{}-{partitions}-{threads}", c.name));
+            let (used, files) = run_case_with(c, &dir, opts);
+            match used.refused {
+                Some(why) => {
+                    assert_eq!(used.partitions, 1);
+                    refused.push(format!("{}: {why}", c.name));
+                }
+                None => {
+                    assert_eq!(used.partitions, partitions as u32);
+                    cut += 1;
+                }
+            }
+            for (file, hex, len) in files {
+                let k = format!("{}/{}", c.name, file);
+                assert_eq!(expected.get(&k), Some(&format!("{hex} {len}")), "{k} on {partitions} partitions, {threads} threads");
+            }
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+    refused.dedup();
+    for r in &refused {
+        assert!(["wait for others", "queue pairs", "link failures", "capture", "top tier"].iter().any(|w| r.contains(w)), "refused: {r}");
+    }
+    eprintln!("{cut} runs cut; refused:\n{}", refused.join("\n"));
+    assert!(cut >= 40, "{cut} runs cut; refused: {refused:#?}");
+    let _ = std::fs::remove_dir_all(&root);
 }
 
 #[test]
@@ -99,11 +158,7 @@ fn every_output_of_every_shipped_scenario_and_bench_case_is_unchanged() {
         let _ = std::fs::remove_dir_all(&root);
         return;
     }
-    let expected: BTreeMap<String, String> = std::fs::read_to_string(golden_file())
-        .expect("tests/golden/outputs.sha256 (record it with CSIGSIM_BLESS=1)")
-        .lines()
-        .filter_map(|l| l.split_once(' ').map(|(k, v)| (k.to_string(), v.to_string())))
-        .collect();
+    let expected = recorded();
     let mut diffs = Vec::new();
     for (k, v) in &expected {
         match actual.get(k) {

@@ -13,6 +13,8 @@ use crate::id::{FlowId, HostId, NodeId, PortId, SwitchId};
 use crate::sim::{Ctx, Event, Handler, RunState, Stats};
 use crate::transport::{Flow, FlowShared, FlowInit, HostPort, Transport};
 
+pub mod parallel;
+
 /// The components of a running simulation.
 pub struct Components {
     pub(crate) net: Network,
@@ -81,7 +83,7 @@ impl Handler for Components {
                     // Control packets were committed behind the packet that
                     // just finished: serve the backlog after them.
                     let at = p.busy_until;
-                    ctx.q.push(at, Event::TxDone { port });
+                    ctx.push(at, Event::TxDone { port });
                     return;
                 }
                 p.txdone_pending = false;
@@ -214,7 +216,7 @@ impl World {
             flows.push(Flow::new(FlowId(i as u32), &spec, t, cc, entropy, base_rtt_ps, sc.seed));
             // A flow that waits for others is started by their arrival.
             if !deps.waits(FlowId(i as u32)) {
-                ctx.q.push(f.start.0, Event::FlowStart { flow: FlowId(i as u32) });
+                ctx.push(f.start.0, Event::FlowStart { flow: FlowId(i as u32) });
             }
         }
         net.schedule_failures(&sc.failures, &mut ctx);

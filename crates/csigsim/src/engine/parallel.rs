@@ -1,0 +1,489 @@
+//! The parallel mode: one simulation on several threads, its outputs
+//! byte-identical to the sequential run's.
+//!
+//! The fabric is cut into partitions ([`Split`]); each partition is a whole
+//! [`World`] of its own (its context, packet arena and components) that
+//! handles only the events of its nodes: arrivals and transmissions at its
+//! ports, and the timers of the flows whose sender (or, for the delayed
+//! ACK, whose receiver) is one of its hosts. The scheduler of
+//! [`crate::sim::parallel`] runs the partitions window by window in
+//! exactly the single queue's (time, insertion) order; an event one
+//! partition schedules for another is an arrival across a link between
+//! them, at least the link's delay later, and the packet goes with it (by
+//! mail, into the other partition's arena). At the end the state of each
+//! node and flow is taken from the partition that owns it, the counters are
+//! added up, and the joined world is read by the outputs as a sequential
+//! one is.
+//!
+//! A flow's sender and receiver state live in the partitions of their
+//! hosts ([`crate::transport::Flow::swap_receiver`] joins them).
+//!
+//! What the mode refuses ([`Split::refusal`]), and runs on one thread
+//! instead: flows that wait for others (collectives, pipelines: a flow
+//! ending at one host starts another at another host in the same
+//! picosecond), connections of several queue pairs (shared state across
+//! the parts of a message), link failures (a change of every switch's
+//! routes at once), a packet capture (one file in the order of the whole
+//! run), and fabrics whose links between partitions are shorter than a
+//! block of the event wheel (1,024 ps).
+
+use super::World;
+use crate::id::{NodeId, PktId};
+use crate::net::Network;
+use crate::packet::{IntStack, Packet, Signals};
+use crate::sim::parallel::{ParallelStats, PartHandler, Partition, Scheduler};
+use crate::sim::queue::{EventQueue, BLOCK_PS};
+use crate::sim::{Event, Handler, RunState};
+use std::sync::Arc;
+
+/// How a fabric is cut: each node's partition and the shortest delay of a
+/// link between two partitions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Split {
+    /// Per node (hosts first, then switches): its partition.
+    pub node_part: Vec<u32>,
+    pub parts: u32,
+    /// The shortest propagation delay of a link between two partitions.
+    pub lookahead: u64,
+}
+
+impl Split {
+    /// Cuts `net` into `parts` partitions along its top tier: the switches
+    /// below the top tier fall into blocks that are connected without it
+    /// (the pods of a fat tree, the leaves of a leaf-spine), each host goes
+    /// with its switch, the blocks go to partitions in order, as evenly by
+    /// hosts as whole blocks allow, and the top tier's switches are shared
+    /// out by index. A fat tree is cut into halves of pods and of cores,
+    /// so only agg-core links cross. Refuses (naming why) a cut with an
+    /// empty partition or a link between partitions shorter than one block
+    /// of the event wheel.
+    pub fn new(net: &Network, parts: u32) -> Result<Split, String> {
+        assert!(parts >= 1);
+        let hosts = net.num_hosts() as usize;
+        let switches = net.switches();
+        let nodes = hosts + switches.len();
+        let top = switches.iter().map(|s| s.tier()).max().unwrap_or(0);
+        // Union-find over the switches below the top tier.
+        let mut root: Vec<usize> = (0..nodes).collect();
+        fn find(root: &mut [usize], mut x: usize) -> usize {
+            while root[x] != x {
+                root[x] = root[root[x]];
+                x = root[x];
+            }
+            x
+        }
+        let is_top = |n: usize| n >= hosts && switches[n - hosts].tier() == top && top > 0;
+        let ports = net.ports();
+        for p in ports {
+            let (a, b) = (p.node().ix(), ports[p.peer()].node().ix());
+            // Hosts join their switch; lower switches join each other.
+            if !is_top(a) && !is_top(b) {
+                let (ra, rb) = (find(&mut root, a), find(&mut root, b));
+                root[ra.max(rb)] = ra.min(rb);
+            }
+        }
+        // Blocks in order of their first node, weighed by their hosts.
+        let mut block_of = vec![usize::MAX; nodes];
+        let mut weight: Vec<u64> = Vec::new();
+        let mut first: Vec<usize> = Vec::new();
+        for n in 0..nodes {
+            if is_top(n) {
+                continue;
+            }
+            let r = find(&mut root, n);
+            if block_of[r] == usize::MAX {
+                block_of[r] = weight.len();
+                weight.push(0);
+                first.push(n);
+            }
+            block_of[n] = block_of[r];
+            weight[block_of[n]] += (n < hosts) as u64;
+        }
+        // Order blocks by their first switch (a block's hosts may come
+        // before or after it in the host list).
+        let lowest_switch = |b: usize| (hosts..nodes).find(|&n| block_of[n] == b).unwrap_or(first[b]);
+        let mut order: Vec<usize> = (0..weight.len()).collect();
+        order.sort_by_key(|&b| lowest_switch(b));
+        let total: u64 = weight.iter().sum::<u64>().max(1);
+        let mut block_part = vec![0u32; weight.len()];
+        let mut before = 0u64;
+        for &b in &order {
+            // The partition of the block's middle host.
+            let mid = before * 2 + weight[b];
+            block_part[b] = ((mid * parts as u64) / (total * 2)).min(parts as u64 - 1) as u32;
+            before += weight[b];
+        }
+        let tops: Vec<usize> = (hosts..nodes).filter(|&n| is_top(n)).collect();
+        let mut node_part = vec![0u32; nodes];
+        for n in 0..nodes {
+            if !is_top(n) {
+                node_part[n] = block_part[block_of[n]];
+            }
+        }
+        for (i, &n) in tops.iter().enumerate() {
+            node_part[n] = (i as u64 * parts as u64 / tops.len() as u64) as u32;
+        }
+        let mut lookahead = u64::MAX;
+        for p in ports {
+            let (a, b) = (p.node().ix(), ports[p.peer()].node().ix());
+            if node_part[a] != node_part[b] {
+                lookahead = lookahead.min(p.delay_ps());
+            }
+        }
+        let mut used = vec![false; parts as usize];
+        node_part.iter().for_each(|&k| used[k as usize] = true);
+        if let Some(k) = used.iter().position(|u| !u) {
+            return Err(format!(
+                "the fabric does not cut into {parts} partitions along a top tier of switches (partition {k} would hold no node)"
+            ));
+        }
+        if parts > 1 && lookahead < BLOCK_PS {
+            return Err(format!(
+                "a link between partitions has a delay of {lookahead} ps, under the {BLOCK_PS} ps the parallel mode needs"
+            ));
+        }
+        Ok(Split { node_part, parts, lookahead })
+    }
+
+    /// Why `w`'s scenario cannot run in partitions, if it cannot.
+    pub fn refusal(w: &World) -> Option<&'static str> {
+        let sc = &w.sc;
+        if !sc.deps.is_empty() {
+            Some("flows that wait for others (collectives, pipelines) run on one thread")
+        } else if sc.connections.is_some() && sc.transport.connection.is_some() {
+            Some("connections of several queue pairs run on one thread")
+        } else if !sc.failures.is_empty() {
+            Some("link failures run on one thread")
+        } else {
+            None
+        }
+    }
+}
+
+/// Which partition each event belongs to: its port's node, or its flow's
+/// sender (the delayed ACK: its receiver).
+struct Owners {
+    port: Vec<u32>,
+    host: Vec<u32>,
+    flow_src: Vec<u32>,
+    flow_dst: Vec<u32>,
+}
+
+impl Owners {
+    #[inline]
+    fn of(&self, ev: Event) -> u32 {
+        match ev {
+            Event::Arrive { port, .. } | Event::TxDone { port } => self.port[port.ix()],
+            Event::NicWake { host } => self.host[host.ix()],
+            Event::FlowStart { flow } | Event::FlowTimer { flow } | Event::CcTimer { flow } => self.flow_src[flow.ix()],
+            Event::AckTimer { flow } => self.flow_dst[flow.ix()],
+            Event::LinkChange { .. } => unreachable!("link failures run on one thread"),
+        }
+    }
+}
+
+/// A packet crossing to another partition, with its signal slots.
+#[derive(Clone, Copy)]
+pub struct Crossing {
+    pkt: Packet,
+    sig: Signals,
+    int: Option<IntStack>,
+}
+
+/// One partition: a world of its own that handles its nodes' events.
+struct Share {
+    id: u32,
+    w: World,
+    owners: Arc<Owners>,
+    /// Whether the world prefetches in stages ([`Handler::prefetches`]).
+    staged: bool,
+}
+
+impl PartHandler<Event, Crossing> for Share {
+    #[inline]
+    fn handle(&mut self, t: u64, ev: Event, part: &mut Partition<Event, Crossing>) {
+        let World { ctx, c, .. } = &mut self.w;
+        if c.is_stale(t, ev) {
+            return;
+        }
+        ctx.now = t;
+        c.handle(ctx, ev);
+        let mut out = ctx.staged.take().expect("a partition's context stages its pushes");
+        for &(at, e) in &out {
+            let dest = self.owners.of(e);
+            let e = match e {
+                // The packet goes with its arrival, and leaves this arena.
+                Event::Arrive { pkt, port } if dest != self.id => {
+                    let sig = if ctx.pkts.has_signals() { *ctx.pkts.sig(pkt) } else { Signals::default() };
+                    let int = ctx.pkts.has_int().then(|| *ctx.pkts.int(pkt));
+                    let m = Crossing { pkt: *ctx.pkts.get(pkt), sig, int };
+                    ctx.pkts.free(pkt);
+                    Event::Arrive { pkt: PktId(part.send(dest, m)), port }
+                }
+                e => e,
+            };
+            part.push(at, dest, e);
+        }
+        out.clear();
+        ctx.staged = Some(out);
+    }
+
+    /// As the sequential loop: the packet of the next arrival, and, on
+    /// large fabrics, the stages of [`Handler::prefetch`].
+    #[inline]
+    fn prefetch(&self, ev: &Event, ahead: usize) {
+        let World { ctx, c, .. } = &self.w;
+        if ahead == 1 {
+            if let Event::Arrive { pkt, .. } = *ev {
+                crate::sim::prefetch(ctx.pkts.get(pkt));
+            }
+        }
+        if self.staged {
+            c.prefetch(&ctx.pkts, ev, ahead);
+        }
+    }
+
+    fn import(&mut self, ev: Event, mail: &[Crossing]) -> Event {
+        let Event::Arrive { pkt, port } = ev else { return ev };
+        let m = &mail[pkt.ix()];
+        let pkts = &mut self.w.ctx.pkts;
+        let id = pkts.alloc(m.pkt);
+        if pkts.has_signals() {
+            *pkts.sig_mut(id) = m.sig;
+        }
+        if let Some(int) = &m.int {
+            *pkts.int_mut(id) = *int;
+        }
+        Event::Arrive { pkt: id, port }
+    }
+}
+
+/// A simulation run on partitions; [`Parallel::into_world`] joins them.
+pub struct Parallel {
+    sched: Scheduler<Event, Crossing>,
+    shares: Vec<Share>,
+    threads: usize,
+    split: Split,
+    /// The scenario's stop time, and whether a run reached it.
+    stop_ps: Option<u64>,
+    stopped: bool,
+}
+
+impl Parallel {
+    /// Cuts `w` (a world not yet run) into `parts` partitions to run on
+    /// `threads` threads; gives `w` back with the reason when it cannot
+    /// be cut ([`Split::refusal`], [`Split::new`]).
+    pub fn new(w: World, parts: u32, threads: usize) -> Result<Parallel, Box<(World, String)>> {
+        if let Some(why) = Split::refusal(&w) {
+            return Err(Box::new((w, why.to_string())));
+        }
+        if w.c.obs.capturing() {
+            return Err(Box::new((w, "a packet capture runs on one thread".to_string())));
+        }
+        let split = match Split::new(&w.c.net, parts) {
+            Ok(s) => s,
+            Err(e) => return Err(Box::new((w, e))),
+        };
+        let net = &w.c.net;
+        let port_node = |p: usize| net.port_node[p].ix();
+        let owners = Arc::new(Owners {
+            port: (0..net.ports().len()).map(|p| split.node_part[port_node(p)]).collect(),
+            host: split.node_part[..net.num_hosts() as usize].to_vec(),
+            flow_src: w.flows().iter().map(|f| split.node_part[f.src.ix()]).collect(),
+            flow_dst: w.flows().iter().map(|f| split.node_part[f.dst.ix()]).collect(),
+        });
+        let mut sched = Scheduler::new(parts as usize, split.lookahead);
+        let stop_ps = w.stop_ps;
+        let mut others: Vec<World> = (1..parts).map(|_| World::new(w.sc.clone())).collect();
+        let mut shares = Vec::with_capacity(parts as usize);
+        let mut first = w;
+        // The scheduled events (flow starts), in the queue's order, each to
+        // its partition; every partition's own queue stays empty.
+        let mut q = std::mem::take(&mut first.ctx.q);
+        while let Some((t, ev)) = q.pop() {
+            sched.push(t, owners.of(ev), ev);
+        }
+        for (id, mut w) in std::iter::once(first).chain(others.drain(..)).enumerate() {
+            w.ctx.q = EventQueue::new();
+            w.ctx.staged = Some(Vec::new());
+            let staged = w.c.prefetches();
+            shares.push(Share { id: id as u32, w, owners: owners.clone(), staged });
+        }
+        Ok(Parallel { sched, shares, threads, split, stop_ps, stopped: false })
+    }
+
+    /// The cut.
+    pub fn split(&self) -> &Split {
+        &self.split
+    }
+
+    /// The scenario's stop time, if it has one.
+    pub fn stop_ps(&self) -> Option<u64> {
+        self.stop_ps
+    }
+
+    /// Whether the run reached the scenario's stop time.
+    pub fn at_stop(&self) -> bool {
+        self.stopped
+    }
+
+    /// The scenario's `monitor.stall`.
+    pub fn stall_ps(&self) -> u64 {
+        self.shares[0].w.sc.monitor.stall.0
+    }
+
+    /// The number of flows.
+    pub fn flows(&self) -> usize {
+        self.shares[0].w.flows().len()
+    }
+
+    /// Runs until no event is left, the scenario's stop time, or (when
+    /// given) `until` (rounded up to a block of the wheel, 1,024 ps); the
+    /// answer is as [`World::run_to`]'s. A run may go on after `until`, not
+    /// after the stop time.
+    pub fn run_to(&mut self, until: Option<u64>) -> RunState {
+        assert!(!self.stopped, "the run reached its stop time");
+        let until = until.map(|u| u.checked_next_multiple_of(BLOCK_PS).unwrap_or(u64::MAX));
+        let (bound, at_stop) = match (until, self.stop_ps) {
+            (Some(u), Some(s)) if u <= s => (u, false),
+            (_, Some(s)) => (s.saturating_add(1), true),
+            (Some(u), None) => (u, false),
+            (None, None) => (u64::MAX, false),
+        };
+        self.sched.run_until(&mut self.shares, self.threads, bound);
+        match self.sched.next_bound() {
+            None => RunState::Idle,
+            Some(_) if at_stop => {
+                self.stopped = true;
+                RunState::Stopped
+            }
+            Some(_) => RunState::Stopped,
+        }
+    }
+
+    /// The simulated time of the last event handled (the stop time once
+    /// reached).
+    pub fn now(&self) -> u64 {
+        match (self.stopped, self.stop_ps) {
+            (true, Some(s)) => s,
+            _ => self.shares.iter().map(|s| s.w.ctx.now).max().unwrap_or(0),
+        }
+    }
+
+    /// The run's counters so far, added up.
+    pub fn stats(&self) -> crate::sim::Stats {
+        let mut s = crate::sim::Stats::default();
+        self.shares.iter().for_each(|sh| s.add(&sh.w.ctx.stats));
+        s
+    }
+
+    /// Events handled so far (stale timers included, as on one queue).
+    pub fn events(&self) -> u64 {
+        self.sched.stats().events
+    }
+
+    /// What the scheduler did.
+    pub fn sched_stats(&self) -> ParallelStats {
+        self.sched.stats()
+    }
+
+    /// The earliest start of a flow that has started and not finished.
+    pub fn first_unfinished_start(&self) -> Option<u64> {
+        let owners = &self.shares[0].owners;
+        (0..owners.flow_src.len())
+            .filter_map(|f| {
+                let sender = &self.shares[owners.flow_src[f] as usize].w.c.transport.flows[f];
+                let receiver = &self.shares[owners.flow_dst[f] as usize].w.c.transport.flows[f];
+                (sender.started && receiver.finish_ps.is_none()).then_some(sender.start_ps)
+            })
+            .min()
+    }
+
+    /// Joins the partitions into one world to read the outputs from (not to
+    /// run on): each node's and flow's state from the partition that owns
+    /// it, the counters added up.
+    pub fn into_world(self) -> World {
+        let Parallel { sched, shares, split, stopped, stop_ps, .. } = self;
+        let owners = shares[0].owners.clone();
+        let mut rest: Vec<World> = Vec::with_capacity(shares.len());
+        let mut it = shares.into_iter();
+        let mut base = it.next().expect("a partition").w;
+        rest.extend(it.map(|s| s.w));
+        let now = rest.iter().map(|w| w.ctx.now).chain([base.ctx.now]).max().unwrap_or(0);
+        let part = |n: NodeId| split.node_part[n.ix()];
+        for (k, other) in rest.iter_mut().enumerate() {
+            let k = k as u32 + 1;
+            base.c.net.take_part(&mut other.c.net, |n| part(n) == k);
+            let (bn, on) = (&mut base.c.transport.nics, &mut other.c.transport.nics);
+            for h in 0..bn.len() {
+                if owners.host[h] == k {
+                    std::mem::swap(&mut bn[h], &mut on[h]);
+                }
+            }
+            let ports_of = |p: usize| owners.port[p] == k;
+            base.c.obs.take_part(&mut other.c.obs, ports_of, |f| owners.flow_src[f] == k);
+            base.ctx.stats.add(&other.ctx.stats);
+            base.ctx.pkts.count_live_of(&other.ctx.pkts);
+        }
+        // Flows: the sender from its host's partition, then the receiver
+        // from its host's (where partition 0's flow went if it was taken).
+        for f in 0..owners.flow_src.len() {
+            let (s, d) = (owners.flow_src[f] as usize, owners.flow_dst[f] as usize);
+            if s != 0 {
+                std::mem::swap(&mut base.c.transport.flows[f], &mut rest[s - 1].c.transport.flows[f]);
+            }
+            if d != s {
+                let holder = if d == 0 { s } else { d };
+                base.c.transport.flows[f].swap_receiver(&mut rest[holder - 1].c.transport.flows[f]);
+            }
+        }
+        base.ctx.now = if stopped { stop_ps.unwrap_or(now) } else { now };
+        base.ctx.q.count_popped(sched.stats().events);
+        base.ctx.staged = None;
+        base
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn world(k: u32) -> World {
+        let case = crate::bench::cases().into_iter().find(|c| c.name == "fat_tree_128").expect("case");
+        let toml = case.toml.replace("k = 8", &format!("k = {k}"));
+        World::new(crate::scenario::load_str(&toml, "split", std::path::Path::new("."), &[], None).expect("scenario"))
+    }
+
+    /// A fat tree is cut into halves (thirds) of its pods and of its cores:
+    /// every host with its edge switch and pod, only agg-core links cross,
+    /// and the lookahead is their delay.
+    #[test]
+    fn a_fat_tree_is_cut_by_pods_and_cores() {
+        let w = world(8);
+        let net = &w.c.net;
+        for parts in [2, 4] {
+            let s = Split::new(net, parts).expect("cut");
+            let hosts = net.num_hosts() as usize;
+            // 16 hosts a pod; pods in order.
+            for h in 0..hosts {
+                assert_eq!(s.node_part[h], (h / 16 * parts as usize / 8) as u32, "host {h}");
+            }
+            let ports = net.ports();
+            let mut crossing = 0;
+            for p in ports {
+                let (a, b) = (p.node(), ports[p.peer()].node());
+                if s.node_part[a.ix()] != s.node_part[b.ix()] {
+                    crossing += 1;
+                    let tiers = [a, b].map(|n| net.switch_of(n).map(|sw| net.switches()[sw].tier()));
+                    assert!(tiers.contains(&Some(2)) && tiers.contains(&Some(1)), "{tiers:?}");
+                }
+            }
+            assert!(crossing > 0);
+            assert_eq!(s.lookahead, 1_000_000);
+            // Each partition holds the same number of nodes.
+            let count = |k: u32| s.node_part.iter().filter(|&&x| x == k).count();
+            assert!((0..parts).all(|k| count(k) == count(0)), "{:?}", (0..parts).map(count).collect::<Vec<_>>());
+        }
+        assert!(Split::new(net, 17).is_err(), "8 pods and 16 cores do not fill 17 partitions");
+    }
+}
