@@ -167,13 +167,13 @@ pub struct Partition<E, M = ()> {
     /// ([`Scheduler::run_until`]); `UNBOUNDED`: none do.
     until: u64,
     log: Log<E, M>,
-    /// Read positions in the other partitions' lists of held events.
-    at: Vec<usize>,
+    /// While held events are taken: each list's read position and its head's sequence.
+    at: Vec<(usize, u64)>,
 }
 
 impl<E: Item, M> Partition<E, M> {
     fn new(id: u32, partitions: usize) -> Self {
-        Partition { id, q: EventQueue::new(), end: 0, until: u64::MAX, log: Log::new(partitions), at: vec![0; partitions] }
+        Partition { id, q: EventQueue::new(), end: 0, until: u64::MAX, log: Log::new(partitions), at: Vec::with_capacity(partitions) }
     }
 
     /// This partition's index.
@@ -225,22 +225,43 @@ impl<E: Item, M> Partition<E, M> {
     /// sender's mail.
     fn take_held<H: PartHandler<E, M>>(&mut self, prev: &[Log<E, M>], h: &mut H) {
         let me = self.id as usize;
-        self.at.iter_mut().for_each(|a| *a = 0);
+        // Each list's read position and the sequence of its head
+        // (`u64::MAX`: read to its end).
+        let head_seq = |log: &Log<E, M>, i: usize| log.held[me].get(i).map_or(u64::MAX, |h| log.push_sequence(h.pop, h.place));
+        self.at.clear();
+        self.at.extend(prev.iter().map(|log| (0, head_seq(log, 0))));
         loop {
-            let mut best: Option<(u64, usize)> = None;
-            for (s, log) in prev.iter().enumerate() {
-                if let Some(h) = log.held[me].get(self.at[s]) {
-                    let seq = log.push_sequence(h.pop, h.place);
-                    if best.is_none_or(|(b, _)| seq < b) {
-                        best = Some((seq, s));
+            // The list of the least head, and the least head of the others:
+            // its events before that one go in a run, each sequence
+            // computed once.
+            let (mut s, mut bound) = (0, u64::MAX);
+            for (i, &(_, seq)) in self.at.iter().enumerate() {
+                if seq < self.at[s].1 || i == 0 {
+                    if i != 0 {
+                        bound = bound.min(self.at[s].1);
                     }
+                    s = i;
+                } else {
+                    bound = bound.min(seq);
                 }
             }
-            let Some((seq, s)) = best else { break };
-            let held = prev[s].held[me][self.at[s]];
-            self.at[s] += 1;
-            let ev = if s == me { held.ev } else { h.import(held.ev, &prev[s].mail[me]) };
-            self.q.push(held.t, Tagged { ev, origin: seq });
+            let (mut i, mut seq) = self.at[s];
+            if seq == u64::MAX {
+                return;
+            }
+            let log = &prev[s];
+            let list = &log.held[me];
+            loop {
+                let held = list[i];
+                let ev = if s == me { held.ev } else { h.import(held.ev, &log.mail[me]) };
+                self.q.push(held.t, Tagged { ev, origin: seq });
+                i += 1;
+                seq = head_seq(log, i);
+                if seq >= bound {
+                    break;
+                }
+            }
+            self.at[s] = (i, seq);
         }
     }
 
