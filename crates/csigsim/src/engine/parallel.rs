@@ -208,16 +208,17 @@ impl PartHandler<Event, Crossing> for Share {
         }
         ctx.now = t;
         c.handle(ctx, ev);
-        let mut out = ctx.staged.take().expect("a partition's context stages its pushes");
-        for &(at, e) in &out {
+        let crate::sim::Ctx { staged, pkts, .. } = ctx;
+        let out = staged.as_mut().expect("a partition's context stages its pushes");
+        for &(at, e) in out.iter() {
             let dest = self.owners.of(e);
             let e = match e {
                 // The packet goes with its arrival, and leaves this arena.
                 Event::Arrive { pkt, port } if dest != self.id => {
-                    let sig = if ctx.pkts.has_signals() { *ctx.pkts.sig(pkt) } else { Signals::default() };
-                    let int = ctx.pkts.has_int().then(|| *ctx.pkts.int(pkt));
-                    let m = Crossing { pkt: *ctx.pkts.get(pkt), sig, int };
-                    ctx.pkts.free(pkt);
+                    let sig = if pkts.has_signals() { *pkts.sig(pkt) } else { Signals::default() };
+                    let int = pkts.has_int().then(|| *pkts.int(pkt));
+                    let m = Crossing { pkt: *pkts.get(pkt), sig, int };
+                    pkts.free(pkt);
                     Event::Arrive { pkt: PktId(part.send(dest, m)), port }
                 }
                 e => e,
@@ -225,7 +226,6 @@ impl PartHandler<Event, Crossing> for Share {
             part.push(at, dest, e);
         }
         out.clear();
-        ctx.staged = Some(out);
     }
 
     /// As the sequential loop: the packet of the next arrival, and, on
