@@ -63,7 +63,9 @@ impl Handler for Components {
         self.transport.is_stale(t, ev)
     }
 
-    #[inline]
+    // Inlined into the loop (one queue's and a partition's): as a call it
+    // cost 3% more instructions on one queue.
+    #[inline(always)]
     fn handle(&mut self, ctx: &mut Ctx, ev: Event) {
         let Components { net, transport, obs, .. } = self;
         match ev {
