@@ -16,7 +16,7 @@
 //! one is.
 //!
 //! A flow's sender and receiver state live in the partitions of their
-//! hosts ([`crate::transport::Flow::swap_receiver`] joins them).
+//! hosts (`Flow::swap_receiver` joins them).
 //!
 //! What the mode refuses ([`Split::refusal`]), and runs on one thread
 //! instead: flows that wait for others (collectives, pipelines: a flow
