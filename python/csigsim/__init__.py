@@ -333,6 +333,7 @@ def run(
     overrides: OverridesLike = None,
     out: Union[str, "os.PathLike[str]", None] = None,
     progress: Union[bool, Callable[[Progress], Any]] = False,
+    threads: int = 1,
 ) -> Results:
     """Runs a scenario and returns its :class:`Results`.
 
@@ -345,10 +346,15 @@ def run(
     in a notebook): simulated time against the scenario's stop, or flows done
     of all, with rate and ETA; a callable instead receives a :class:`Progress`
     every 2^20 events (an exception it raises stops the run and propagates).
-    Off by default. Raises :class:`ScenarioError` on bad input; Ctrl-C stops
-    the run and raises KeyboardInterrupt.
+    Off by default. ``threads`` (1 to 64) runs the simulation on that many
+    threads, the fabric cut into as many partitions, with the same results
+    (docs/parallel.md; a scenario that cannot be cut runs on one thread).
+    Raises :class:`ScenarioError` on bad input; Ctrl-C stops the run and
+    raises KeyboardInterrupt.
     """
     seed = _check_seed(seed)
+    if isinstance(threads, bool) or not isinstance(threads, numbers.Integral) or not 1 <= int(threads) <= 64:
+        raise ValueError(f"threads must be an integer in [1, 64], got {threads!r}")
     ov = _overrides(overrides)
     out_path = Path(out) if out is not None else None
     kind, arg, source = _source(scenario)
@@ -359,9 +365,9 @@ def run(
     on_progress = None if user is None else (lambda *a: user(Progress(*a)))
     try:
         if kind == "file":
-            raw = _core.run_file(arg, seed, ov, out_path, on_progress)
+            raw = _core.run_file(arg, seed, ov, out_path, on_progress, int(threads))
         else:
-            raw = _core.run_toml(arg, source, os.getcwd(), seed, ov, out_path, on_progress)
+            raw = _core.run_toml(arg, source, os.getcwd(), seed, ov, out_path, on_progress, int(threads))
     finally:
         if bar is not None:
             bar.close()

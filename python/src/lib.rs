@@ -244,11 +244,11 @@ fn write_dir(py: Python<'_>, output: &RunOutput, dir: &Path) -> PyResult<()> {
         .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("cannot write the run directory {}: {e}", dir.display())))
 }
 
-/// Runs a loaded scenario without holding the GIL, checking for Ctrl-C between
-/// chunks of events and calling `on_progress(sim_time_ps, stop_ps,
-/// flows_completed, flows_total, events)` there if given; writes the run
-/// directory if `out` is given.
-fn run_loaded(py: Python<'_>, sc: Scenario, out: Option<PathBuf>, on_progress: Option<Py<PyAny>>) -> PyResult<Bound<'_, Output>> {
+/// Runs a loaded scenario on `threads` threads without holding the GIL,
+/// checking for Ctrl-C between chunks of events and calling
+/// `on_progress(sim_time_ps, stop_ps, flows_completed, flows_total, events)`
+/// there if given; writes the run directory if `out` is given.
+fn run_loaded(py: Python<'_>, sc: Scenario, out: Option<PathBuf>, on_progress: Option<Py<PyAny>>, threads: usize) -> PyResult<Bound<'_, Output>> {
     let (result, interrupt) = py.detach(move || {
         let mut interrupt: Option<PyErr> = None;
         let progress = |p: &csigsim::Progress| {
@@ -272,7 +272,8 @@ fn run_loaded(py: Python<'_>, sc: Scenario, out: Option<PathBuf>, on_progress: O
         };
         // An engine panic is a bug, but it should surface as a Python error,
         // not abort the interpreter's current statement with a PanicException.
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| csigsim::run(sc, progress)));
+        let opts = csigsim::RunOptions { threads, ..Default::default() };
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| csigsim::run_with(sc, &opts, progress).expect("a run without capture or streaming cannot fail")));
         (r.map_err(|p| panic_message(&*p)), interrupt)
     });
     if let Some(e) = interrupt {
@@ -288,7 +289,7 @@ fn run_loaded(py: Python<'_>, sc: Scenario, out: Option<PathBuf>, on_progress: O
 
 /// Loads scenario text and runs it; returns its `Output`.
 #[pyfunction]
-#[pyo3(signature = (text, source="<string>", base_dir=None, seed=None, overrides=Vec::new(), out=None, on_progress=None))]
+#[pyo3(signature = (text, source="<string>", base_dir=None, seed=None, overrides=Vec::new(), out=None, on_progress=None, threads=1))]
 #[allow(clippy::too_many_arguments)]
 fn run_toml<'py>(
     py: Python<'py>,
@@ -299,16 +300,17 @@ fn run_toml<'py>(
     overrides: Vec<String>,
     out: Option<PathBuf>,
     on_progress: Option<Py<PyAny>>,
+    threads: usize,
 ) -> PyResult<Bound<'py, Output>> {
     let ov = parse_overrides(py, &overrides)?;
     let base = base_dir.unwrap_or_else(|| PathBuf::from("."));
     let sc = scenario::load_str(text, source, &base, &ov, seed).map_err(|e| scenario_error(py, e))?;
-    run_loaded(py, sc, out, on_progress)
+    run_loaded(py, sc, out, on_progress, threads)
 }
 
 /// Loads a scenario file and runs it; returns its `Output`.
 #[pyfunction]
-#[pyo3(signature = (path, seed=None, overrides=Vec::new(), out=None, on_progress=None))]
+#[pyo3(signature = (path, seed=None, overrides=Vec::new(), out=None, on_progress=None, threads=1))]
 fn run_file<'py>(
     py: Python<'py>,
     path: PathBuf,
@@ -316,10 +318,11 @@ fn run_file<'py>(
     overrides: Vec<String>,
     out: Option<PathBuf>,
     on_progress: Option<Py<PyAny>>,
+    threads: usize,
 ) -> PyResult<Bound<'py, Output>> {
     let ov = parse_overrides(py, &overrides)?;
     let sc = scenario::load_file(&path, &ov, seed).map_err(|e| scenario_error(py, e))?;
-    run_loaded(py, sc, out, on_progress)
+    run_loaded(py, sc, out, on_progress, threads)
 }
 
 /// Parses and checks scenario text without running it; raises ScenarioError.
