@@ -120,24 +120,23 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
         let c = monitor::capture::Capture::open(path, filter, links, w.flows().len(), w.scenario().signals.csig.as_ref())?;
         w.observers_mut().attach_capture(c);
     }
+    let mut watchdog = watchdog::Watchdog::new(&w, w.scenario().monitor.stall.0);
     let mut threads = output::Threads { partitions: 1, refused: None };
     let parts = opts.partitions.max(opts.threads);
-    let parallel = if parts > 1 {
-        match engine::parallel::Parallel::new(w, parts as u32, opts.threads.max(1)) {
+    if parts > 1 {
+        w = match engine::parallel::Parallel::new(w, parts as u32, opts.threads.max(1)) {
             Ok(p) => {
                 threads.partitions = parts as u32;
-                return run_parallel(p, started, threads, progress);
+                let (w, reason) = run_parallel(p, &mut watchdog, &mut progress);
+                return finish_run(w, started, reason, watchdog, threads, None);
             }
             Err(refused) => {
                 let (back, why) = *refused;
                 threads.refused = Some(why);
                 back
             }
-        }
-    } else {
-        w
-    };
-    let mut w = parallel;
+        };
+    }
     let streamer = match &opts.stream_dir {
         Some(dir) => {
             let s = output::StreamWriter::create(dir, &w).map_err(|e| e.to_string())?;
@@ -147,7 +146,6 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
         }
         None => None,
     };
-    let mut watchdog = watchdog::Watchdog::new(&w, w.scenario().monitor.stall.0);
     let reason = loop {
         let state = match w.run_to(CHUNK_EVENTS, watchdog.deadline()) {
             // Stopped at the watchdog's deadline, not the scenario's stop.
@@ -174,6 +172,20 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
             }
         }
     };
+    finish_run(w, started, reason, watchdog, threads, streamer)
+}
+
+/// The end of a run, on one thread or several: brings the watchdog's last
+/// progress up to the end, closes the monitors, the capture and the
+/// streamed files, and collects the outputs.
+fn finish_run(
+    mut w: World,
+    started: std::time::Instant,
+    reason: &str,
+    mut watchdog: watchdog::Watchdog,
+    threads: output::Threads,
+    streamer: Option<output::Streamed>,
+) -> Result<RunOutput, String> {
     if reason != "stalled" {
         // Bring the last progress up to the end of the run.
         watchdog.check(&w);
@@ -197,14 +209,13 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
 /// events between them.
 const FIRST_STRETCH_PS: u64 = 10_000_000;
 
-/// [`run_with`] on partitions. The watchdog and the progress callback look
-/// between stretches of simulated time instead of every [`CHUNK_EVENTS`]
-/// events: a run that stalls may be called stalled at another time than
-/// on one thread (every other output is the same).
-fn run_parallel(mut p: engine::parallel::Parallel, started: std::time::Instant, threads: output::Threads, mut progress: impl FnMut(&Progress) -> bool) -> Result<RunOutput, String> {
-    let stall = p.stall_ps();
-    let mut watchdog = watchdog::Watchdog::starting(stall);
-    let flows_total = p.flows();
+/// [`run_with`]'s loop on partitions; answers the joined world and why the
+/// run ended. The watchdog and the progress callback look between
+/// stretches of simulated time instead of every [`CHUNK_EVENTS`] events: a
+/// run that stalls may be called stalled at another time than on one
+/// thread (every other output is the same).
+fn run_parallel(mut p: engine::parallel::Parallel, watchdog: &mut watchdog::Watchdog, progress: &mut impl FnMut(&Progress) -> bool) -> (World, &'static str) {
+    let flows_total = p.flows_total();
     let mut stretch = FIRST_STRETCH_PS;
     let reason = loop {
         let events = p.events();
@@ -230,13 +241,5 @@ fn run_parallel(mut p: engine::parallel::Parallel, started: std::time::Instant, 
             break "interrupted";
         }
     };
-    if reason != "stalled" {
-        watchdog.check_counts(p.now(), &p.stats(), p.first_unfinished_start());
-    }
-    let mut w = p.into_world();
-    w.finish();
-    let wall = started.elapsed().as_secs_f64();
-    let mut out = output::collect_watched(&w, wall, reason, watchdog.mark());
-    out.threads = threads;
-    Ok(out)
+    (p.into_world(), reason)
 }

@@ -63,11 +63,6 @@ impl Watchdog {
         Watchdog { stall_ps, since: mark.at_ps, mark }
     }
 
-    /// A watchdog for a run that has not started (time 0, no counts).
-    pub fn starting(stall_ps: u64) -> Watchdog {
-        Watchdog { stall_ps, since: 0, mark: Mark::default() }
-    }
-
     /// Called between chunks of events: whether the run has stalled.
     pub fn check(&mut self, w: &World) -> bool {
         // A stretch without delivery starts no earlier than the first start

@@ -264,8 +264,7 @@ pub struct Parallel {
     shares: Vec<Share>,
     threads: usize,
     split: Split,
-    /// The scenario's stop time, and whether a run reached it.
-    stop_ps: Option<u64>,
+    /// Whether a run reached the scenario's stop time.
     stopped: bool,
 }
 
@@ -293,7 +292,6 @@ impl Parallel {
             flow_dst: w.flows().iter().map(|f| split.node_part[f.dst.ix()]).collect(),
         });
         let mut sched = Scheduler::new(parts as usize, split.lookahead);
-        let stop_ps = w.stop_ps;
         let mut others: Vec<World> = (1..parts).map(|_| World::new(w.sc.clone())).collect();
         let mut shares = Vec::with_capacity(parts as usize);
         let mut first = w;
@@ -309,7 +307,7 @@ impl Parallel {
             let staged = w.c.prefetches();
             shares.push(Share { id: id as u32, w, owners: owners.clone(), staged });
         }
-        Ok(Parallel { sched, shares, threads, split, stop_ps, stopped: false })
+        Ok(Parallel { sched, shares, threads, split, stopped: false })
     }
 
     /// The cut.
@@ -319,7 +317,7 @@ impl Parallel {
 
     /// The scenario's stop time, if it has one.
     pub fn stop_ps(&self) -> Option<u64> {
-        self.stop_ps
+        self.shares[0].w.stop_ps
     }
 
     /// Whether the run reached the scenario's stop time.
@@ -327,13 +325,8 @@ impl Parallel {
         self.stopped
     }
 
-    /// The scenario's `monitor.stall`.
-    pub fn stall_ps(&self) -> u64 {
-        self.shares[0].w.sc.monitor.stall.0
-    }
-
     /// The number of flows.
-    pub fn flows(&self) -> usize {
+    pub fn flows_total(&self) -> usize {
         self.shares[0].w.flows().len()
     }
 
@@ -344,7 +337,7 @@ impl Parallel {
     pub fn run_to(&mut self, until: Option<u64>) -> RunState {
         assert!(!self.stopped, "the run reached its stop time");
         let until = until.map(|u| u.checked_next_multiple_of(BLOCK_PS).unwrap_or(u64::MAX));
-        let (bound, at_stop) = match (until, self.stop_ps) {
+        let (bound, at_stop) = match (until, self.stop_ps()) {
             (Some(u), Some(s)) if u <= s => (u, false),
             (_, Some(s)) => (s.saturating_add(1), true),
             (Some(u), None) => (u, false),
@@ -364,7 +357,7 @@ impl Parallel {
     /// The simulated time of the last event handled (the stop time once
     /// reached).
     pub fn now(&self) -> u64 {
-        match (self.stopped, self.stop_ps) {
+        match (self.stopped, self.stop_ps()) {
             (true, Some(s)) => s,
             _ => self.shares.iter().map(|s| s.w.ctx.now).max().unwrap_or(0),
         }
@@ -403,13 +396,13 @@ impl Parallel {
     /// run on): each node's and flow's state from the partition that owns
     /// it, the counters added up.
     pub fn into_world(self) -> World {
-        let Parallel { sched, shares, split, stopped, stop_ps, .. } = self;
+        let now = self.now();
+        let Parallel { sched, shares, split, .. } = self;
         let owners = shares[0].owners.clone();
         let mut rest: Vec<World> = Vec::with_capacity(shares.len());
         let mut it = shares.into_iter();
         let mut base = it.next().expect("a partition").w;
         rest.extend(it.map(|s| s.w));
-        let now = rest.iter().map(|w| w.ctx.now).chain([base.ctx.now]).max().unwrap_or(0);
         let part = |n: NodeId| split.node_part[n.ix()];
         for (k, other) in rest.iter_mut().enumerate() {
             let k = k as u32 + 1;
@@ -437,7 +430,7 @@ impl Parallel {
                 base.c.transport.flows[f].swap_receiver(&mut rest[holder - 1].c.transport.flows[f]);
             }
         }
-        base.ctx.now = if stopped { stop_ps.unwrap_or(now) } else { now };
+        base.ctx.now = now;
         base.ctx.q.count_popped(sched.stats().events);
         base.ctx.staged = None;
         base

@@ -173,7 +173,7 @@ pub struct Partition<E, M = ()> {
 
 impl<E: Item, M> Partition<E, M> {
     fn new(id: u32, partitions: usize) -> Self {
-        Partition { id, q: EventQueue::new(), end: 0, until: u64::MAX, log: Log::new(partitions), at: Vec::with_capacity(partitions) }
+        Partition { id, q: EventQueue::new(), end: 0, until: UNBOUNDED, log: Log::new(partitions), at: Vec::with_capacity(partitions) }
     }
 
     /// This partition's index.
@@ -235,11 +235,10 @@ impl<E: Item, M> Partition<E, M> {
             // its events before that one go in a run, each sequence
             // computed once.
             let (mut s, mut bound) = (0, u64::MAX);
-            for (i, &(_, seq)) in self.at.iter().enumerate() {
-                if seq < self.at[s].1 || i == 0 {
-                    if i != 0 {
-                        bound = bound.min(self.at[s].1);
-                    }
+            for i in 1..self.at.len() {
+                let seq = self.at[i].1;
+                if seq < self.at[s].1 {
+                    bound = bound.min(self.at[s].1);
                     s = i;
                 } else {
                     bound = bound.min(seq);
@@ -413,12 +412,17 @@ impl Merger {
     }
 }
 
+/// A lower bound of the time of every event queued in `parts` or held in
+/// `prev`; `None` when there is none.
+fn earliest<'a, E: Item + 'a, M: 'a>(parts: impl Iterator<Item = &'a Partition<E, M>>, prev: &[Log<E, M>]) -> Option<u64> {
+    let queued = parts.filter_map(|p| p.q.next_bound()).min();
+    queued.into_iter().chain(prev.iter().filter_map(|l| l.held_min)).min()
+}
+
 /// Opens the next window on every partition: false when every queue and
 /// every list of held events is empty, or holds nothing before `until`.
 fn open_window<E: Item, M>(parts: &mut [&mut Partition<E, M>], prev: &[Log<E, M>], lookahead: u64, until: u64) -> bool {
-    let queued = parts.iter().filter_map(|p| p.q.next_bound()).min();
-    let held = prev.iter().filter_map(|l| l.held_min).min();
-    let Some(w) = queued.into_iter().chain(held).min() else { return false };
+    let Some(w) = earliest(parts.iter().map(|p| &**p), prev) else { return false };
     if w >= until && until != UNBOUNDED {
         return false;
     }
@@ -515,7 +519,7 @@ impl<E: Item + Send + Sync, M: Send + Sync> Scheduler<E, M> {
     /// partition `i`'s events. The order of events, and so the outcome, is
     /// the same for any number of threads.
     pub fn run<H: PartHandler<E, M>>(&mut self, handlers: &mut [H], threads: usize) -> ParallelStats {
-        self.run_until(handlers, threads, u64::MAX)
+        self.run_until(handlers, threads, UNBOUNDED)
     }
 
     /// [`Scheduler::run`] for the events before `until` only (`u64::MAX`:
@@ -529,15 +533,14 @@ impl<E: Item + Send + Sync, M: Send + Sync> Scheduler<E, M> {
         self.running = true;
         let stats = self.run_windows(handlers, threads, until);
         self.running = false;
-        self.ended = until != u64::MAX && !until.is_multiple_of(BLOCK_PS);
+        self.ended = until != UNBOUNDED && !until.is_multiple_of(BLOCK_PS);
         stats
     }
 
     /// The earliest time at which an event may be pending (a lower bound),
     /// or `None` when nothing is.
     pub fn next_bound(&self) -> Option<u64> {
-        let queued = self.parts.iter().filter_map(|p| p.q.next_bound()).min();
-        queued.into_iter().chain(self.prev.iter().filter_map(|l| l.held_min)).min()
+        earliest(self.parts.iter(), &self.prev)
     }
 
     /// What the runs so far did.
