@@ -15,9 +15,10 @@
 //!   reaches it before `end`, so the events it pops in the window were
 //!   pushed by itself or before the window, and by induction over its pops
 //!   its own push order is the global one.
-//! - **Every push at or after `end` is held** (for this partition or
-//!   another), with the pop that made it and its place among that pop's
-//!   pushes.
+//! - **Every push at or after `end` waits for its number**, with the pop
+//!   that made it and its place among that pop's pushes: one for this
+//!   partition goes into its queue at once, tagged with them (unless it
+//!   lies beyond the wheel); one for another partition is held.
 //! - **At the barrier, a serial merge numbers the pops.** Each partition's
 //!   log of pops is in (time, global sequence) order. A k-way merge of the
 //!   logs by that key walks the window's pops as the single queue would
@@ -25,18 +26,18 @@
 //!   counter of all pushes so far); a push's sequence is then that plus its
 //!   place. The sequence of an event pushed and popped in the same window is
 //!   looked up only when heads of two logs tie in time.
-//! - **At the next window's start, each partition takes its held events in
-//!   parallel**: from every partition's list for it, in order of sequence
-//!   (each list already is). Everything held is later than everything
-//!   pushed before the window, so every queue keeps insertion order; the
-//!   sequence goes into the queue with the event, for a later merge to
-//!   compare.
+//! - **At the next window's start, each partition numbers and takes its
+//!   events in parallel**: it writes the sequence of each push it placed
+//!   in its queue, then takes its held events from every partition's list
+//!   for it. The queue orders the events of one time by their sequence
+//!   ([`Item::tie`]), so events may enter it out of order; the sequence
+//!   stays with the event, for a later merge to compare.
 //!
 //! Per event the serial part is a comparison of log heads (none within a
 //! run of one log's pops before the other logs' next time) and one counter
 //! step. The outcome does not depend on the number of threads.
 
-use super::queue::{EventQueue, Item, BLOCK_PS};
+use super::queue::{EventQueue, Item, Place, BLOCK_PS};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Barrier, Mutex, RwLock};
 
@@ -50,6 +51,13 @@ pub const PREFETCH_AHEAD: usize = 3;
 /// An origin with this bit is the index of a push the partition made and
 /// kept in the current window; without it, a global sequence.
 const LOCAL: u64 = 1 << 63;
+/// An origin with this bit is a push the partition made for itself beyond
+/// the window and placed in its queue at once: the pop that made it (bits
+/// 24 to 55) and its place among that pop's pushes (bits 0 to 23), until
+/// the merge numbers it.
+const PLACED: u64 = 1 << 62;
+const PLACE_BITS: u32 = 24;
+const PLACE_MASK: u64 = (1 << PLACE_BITS) - 1;
 
 /// An event in a partition's queue with where it was pushed.
 #[derive(Clone, Copy)]
@@ -60,6 +68,17 @@ pub struct Tagged<E> {
 
 impl<E: Item> Item for Tagged<E> {
     const FILLER: Self = Tagged { ev: E::FILLER, origin: 0 };
+
+    /// Held events enter a queue window by window, out of global order
+    /// (a partition's own go in as it pushes them, others' at the next
+    /// window): the queue orders each time by sequence. A kept push
+    /// ([`LOCAL`]) goes after everything pushed before the window, in
+    /// push order. A placed one ([`PLACED`]) is numbered before its block
+    /// is read.
+    #[inline(always)]
+    fn tie(&self) -> u64 {
+        self.origin
+    }
 }
 
 /// A pop of the window: its time, its origin, the number of pushes before
@@ -92,6 +111,9 @@ struct Log<E, M> {
     kept: Vec<(u32, u32)>,
     /// The held pushes, by the partition they are for.
     held: Vec<Vec<Held<E>>>,
+    /// Where the pushes for this partition beyond the window went in its
+    /// queue (their origins [`PLACED`]).
+    placed: Vec<Place>,
     /// The earliest held time, if any push was held.
     held_min: Option<u64>,
     /// What the window sent each partition beside its events
@@ -106,6 +128,7 @@ impl<E, M> Log<E, M> {
             pushes: 0,
             kept: Vec::new(),
             held: (0..partitions).map(|_| Vec::new()).collect(),
+            placed: Vec::new(),
             held_min: None,
             mail: (0..partitions).map(|_| Vec::new()).collect(),
         }
@@ -116,6 +139,7 @@ impl<E, M> Log<E, M> {
         self.pushes = 0;
         self.kept.clear();
         self.held.iter_mut().for_each(Vec::clear);
+        self.placed.clear();
         self.held_min = None;
         self.mail.iter_mut().for_each(Vec::clear);
     }
@@ -163,17 +187,16 @@ pub struct Partition<E, M = ()> {
     q: EventQueue<Tagged<E>>,
     /// End of the window being run (a block boundary).
     end: u64,
-    /// Events at or after this time wait for a later run
-    /// ([`Scheduler::run_until`]); `UNBOUNDED`: none do.
-    until: u64,
+    /// The last time this window may pop: before `end` and before the
+    /// run's `until` ([`Scheduler::run_until`]); `u64::MAX` when neither
+    /// bounds it.
+    last: u64,
     log: Log<E, M>,
-    /// While held events are taken: each list's read position and its head's sequence.
-    at: Vec<(usize, u64)>,
 }
 
 impl<E: Item, M> Partition<E, M> {
     fn new(id: u32, partitions: usize) -> Self {
-        Partition { id, q: EventQueue::new(), end: 0, until: UNBOUNDED, log: Log::new(partitions), at: Vec::with_capacity(partitions) }
+        Partition { id, q: EventQueue::new(), end: 0, last: u64::MAX, log: Log::new(partitions) }
     }
 
     /// This partition's index.
@@ -194,17 +217,27 @@ impl<E: Item, M> Partition<E, M> {
             let i = log.kept.len() as u64;
             log.kept.push((pop, place));
             self.q.push(t, Tagged { ev, origin: LOCAL | i });
-        } else {
-            assert!(
-                t >= self.end,
-                "an event for partition {dest} at {t} ps from partition {} inside its window ending at {} ps: \
-                 a delay between partitions is shorter than the lookahead",
-                self.id,
-                self.end
-            );
-            log.held[dest as usize].push(Held { t, ev, pop, place });
-            log.held_min = Some(log.held_min.map_or(t, |m| m.min(t)));
+            return;
         }
+        // Its own beyond the window (nearly every arrival a link delay
+        // ahead) straight into the queue, numbered before its block is
+        // read: not held and taken back.
+        if dest == self.id && (place as u64) <= PLACE_MASK {
+            let origin = PLACED | (pop as u64) << PLACE_BITS | place as u64;
+            if let Some(at) = self.q.try_place(t, Tagged { ev, origin }) {
+                log.placed.push(at);
+                return;
+            }
+        }
+        assert!(
+            t >= self.end,
+            "an event for partition {dest} at {t} ps from partition {} inside its window ending at {} ps: \
+             a delay between partitions is shorter than the lookahead",
+            self.id,
+            self.end
+        );
+        log.held[dest as usize].push(Held { t, ev, pop, place });
+        log.held_min = Some(log.held_min.map_or(t, |m| m.min(t)));
     }
 
     /// Sends `m` to partition `dest` beside the events of this window (a
@@ -219,59 +252,31 @@ impl<E: Item, M> Partition<E, M> {
         (mail.len() - 1) as u32
     }
 
-    /// Takes the events the partitions held for this one in the last
-    /// window (`prev`, merged), in order of sequence; those from another
-    /// partition through the handler's [`PartHandler::import`] with their
-    /// sender's mail.
+    /// Numbers the pushes this partition placed in its queue in the last
+    /// window (`prev`, merged), and takes the events the partitions held
+    /// for this one, each with its sequence (the queue orders by it); those
+    /// from another partition through the handler's
+    /// [`PartHandler::import`] with their sender's mail.
     fn take_held<H: PartHandler<E, M>>(&mut self, prev: &[Log<E, M>], h: &mut H) {
         let me = self.id as usize;
-        // Each list's read position and the sequence of its head
-        // (`u64::MAX`: read to its end).
-        let head_seq = |log: &Log<E, M>, i: usize| log.held[me].get(i).map_or(u64::MAX, |h| log.push_sequence(h.pop, h.place));
-        self.at.clear();
-        self.at.extend(prev.iter().map(|log| (0, head_seq(log, 0))));
-        loop {
-            // The list of the least head, and the least head of the others:
-            // its events before that one go in a run, each sequence
-            // computed once.
-            let (mut s, mut bound) = (0, u64::MAX);
-            for i in 1..self.at.len() {
-                let seq = self.at[i].1;
-                if seq < self.at[s].1 {
-                    bound = bound.min(self.at[s].1);
-                    s = i;
-                } else {
-                    bound = bound.min(seq);
-                }
-            }
-            let (mut i, mut seq) = self.at[s];
-            if seq == u64::MAX {
-                return;
-            }
-            let log = &prev[s];
-            let list = &log.held[me];
-            loop {
-                let held = list[i];
+        let own = &prev[me];
+        for &at in &own.placed {
+            let e = self.q.item_mut(at);
+            let (pop, place) = ((e.origin & !PLACED) >> PLACE_BITS, e.origin & PLACE_MASK);
+            e.origin = own.push_sequence(pop as u32, place as u32);
+        }
+        for (s, log) in prev.iter().enumerate() {
+            for held in &log.held[me] {
                 let ev = if s == me { held.ev } else { h.import(held.ev, &log.mail[me]) };
-                self.q.push(held.t, Tagged { ev, origin: seq });
-                i += 1;
-                seq = head_seq(log, i);
-                if seq >= bound {
-                    break;
-                }
+                self.q.push(held.t, Tagged { ev, origin: log.push_sequence(held.pop, held.place) });
             }
-            self.at[s] = (i, seq);
         }
     }
 
     /// The next event of the window, if any, logged as popped.
     #[inline]
     fn pop(&mut self) -> Option<(u64, E)> {
-        let t = if self.end == UNBOUNDED { self.q.peek_time()? } else { self.q.peek_time_before(self.end)? };
-        if t >= self.until && self.until != UNBOUNDED {
-            return None;
-        }
-        let (t, e) = self.q.pop().expect("peeked");
+        let (t, e) = self.q.pop_within(self.end, self.last)?;
         assert!(self.log.pops.len() < u32::MAX as usize, "more than 2^32 - 1 events in one window");
         self.log.pops.push(PopRec { t, origin: e.origin, first_push: self.log.pushes, base: 0 });
         Some((t, e.ev))
@@ -440,7 +445,8 @@ fn open_window<E: Item, M>(parts: &mut [&mut Partition<E, M>], prev: &[Log<E, M>
     let end = end.min(until.checked_next_multiple_of(BLOCK_PS).unwrap_or(UNBOUNDED));
     for p in parts.iter_mut() {
         p.end = end;
-        p.until = until;
+        // `end` is at least a block; `until` more than `w`.
+        p.last = if end == UNBOUNDED && until == UNBOUNDED { u64::MAX } else { end.min(until) - 1 };
         p.log.clear();
     }
     true

@@ -10,6 +10,14 @@ use super::Event;
 /// was pushed.
 pub trait Item: Copy {
     const FILLER: Self;
+    /// Orders items of one time before insertion does: the queue pops by
+    /// (time, tie, insertion). The simulation's events have none (0), so
+    /// its order is (time, insertion); the parallel scheduler's items
+    /// carry their global sequence, so they may be pushed out of order.
+    #[inline(always)]
+    fn tie(&self) -> u64 {
+        0
+    }
 }
 
 impl Item for Event {
@@ -71,6 +79,13 @@ fn slot_of(t: u64) -> usize {
     (t >> BLOCK_BITS & WHEEL_MASK) as usize
 }
 
+/// Where [`EventQueue::try_place`] put an item: a chunk and a place in it.
+#[derive(Clone, Copy, Debug)]
+pub struct Place {
+    chunk: u32,
+    at: u32,
+}
+
 /// An event beyond the wheel, ordered by (time, insertion) in a heap.
 struct Far<E> {
     t: u64,
@@ -126,7 +141,8 @@ impl<E> Ord for Far<E> {
 /// event of that block can be pushed there (an event within reach of the
 /// wheel is never sent to the heap), and pushes append; so in every slot the
 /// events of one time are in insertion order, the sort of a block is stable,
-/// and an event put into `now` goes after every event of its time.
+/// and an event put into `now` goes after every event of its time. Items
+/// with a tie ([`Item::tie`]) are sorted by it first, within a time.
 pub struct EventQueue<E = Event> {
     now: Vec<(u64, E)>,
     /// Scratch space for sorting a block (see `sort_by_time`).
@@ -165,12 +181,18 @@ impl<E> std::fmt::Debug for EventQueue<E> {
     }
 }
 
-/// Stable insertion sort by time.
-fn insertion_sort<E: Copy>(v: &mut [(u64, E)]) {
+/// Whether `a` pops after `b`: by time, then tie.
+#[inline(always)]
+fn after<E: Item>(a: &(u64, E), b: &(u64, E)) -> bool {
+    (a.0, a.1.tie()) > (b.0, b.1.tie())
+}
+
+/// Stable insertion sort by (time, tie).
+fn insertion_sort<E: Item>(v: &mut [(u64, E)]) {
     for i in 1..v.len() {
         let x = v[i];
         let mut j = i;
-        while j > 0 && v[j - 1].0 > x.0 {
+        while j > 0 && after(&v[j - 1], &x) {
             v[j] = v[j - 1];
             j -= 1;
         }
@@ -184,13 +206,13 @@ const SUB_BITS: u32 = 6;
 /// Below this many events a block is insertion-sorted directly.
 const COUNTING_MIN: usize = 24;
 
-/// Stable sort by time of the events of one block. A block holds tens (1024
+/// Stable sort by (time, tie) of the events of one block. A block holds tens (1024
 /// hosts) to hundreds (8192 hosts) of events in no particular order, which
 /// an insertion sort alone handles in quadratic time: a stable counting
 /// pass by sub-block first leaves a few events per sub-block for the
 /// insertion sort to order. `scratch` is kept by the queue, so this
 /// allocates only while the largest block grows.
-fn sort_by_time<E: Copy>(v: &mut Vec<(u64, E)>, scratch: &mut Vec<(u64, E)>) {
+fn sort_by_time<E: Item>(v: &mut Vec<(u64, E)>, scratch: &mut Vec<(u64, E)>) {
     let n = v.len();
     if n < COUNTING_MIN {
         insertion_sort(v);
@@ -303,12 +325,38 @@ impl<E: Item> EventQueue<E> {
     /// its time.
     #[inline]
     fn put_now(&mut self, t: u64, e: E) {
-        if self.now.last().is_none_or(|&(u, _)| u <= t) {
-            self.now.push((t, e));
+        let x = (t, e);
+        if self.now.last().is_none_or(|last| !after(last, &x)) {
+            self.now.push(x);
         } else {
-            let i = self.head + self.now[self.head..].partition_point(|&(u, _)| u <= t);
-            self.now.insert(i, (t, e));
+            let i = self.head + self.now[self.head..].partition_point(|y| !after(y, &x));
+            self.now.insert(i, x);
         }
+    }
+
+    /// Pushes `event` at `time_ps` if its block lies on the wheel after the
+    /// block being read, and answers where it is, for [`Self::item_mut`] to
+    /// find it until its block is read; otherwise pushes nothing. For the
+    /// parallel scheduler, which learns an item's tie only after pushing it.
+    #[inline(always)]
+    pub fn try_place(&mut self, time_ps: u64, event: E) -> Option<Place> {
+        assert!(time_ps >= self.last, "event scheduled at {time_ps} ps, before {} ps", self.last);
+        let ahead = (time_ps >> BLOCK_BITS) - self.cur;
+        if ahead == 0 || ahead >= WHEEL as u64 {
+            return None;
+        }
+        let i = slot_of(time_ps);
+        self.len += 1;
+        self.append(i, time_ps, event);
+        let b = self.slots[i];
+        Some(Place { chunk: b.tail, at: b.tail_len - 1 })
+    }
+
+    /// The item placed at `p` by [`Self::try_place`], while its block has
+    /// not been read.
+    #[inline]
+    pub fn item_mut(&mut self, p: Place) -> &mut E {
+        &mut self.chunks[p.chunk as usize].events[p.at as usize]
     }
 
     #[inline]
@@ -355,16 +403,31 @@ impl<E: Item> EventQueue<E> {
         }
     }
 
-    /// The time of the next event if it is before `bound`, which must be the
-    /// start of a block (a multiple of [`BLOCK_PS`]); the queue reads no
-    /// block at or after `bound`, so events may still be pushed at any time
-    /// from `bound` on.
-    pub fn peek_time_before(&mut self, bound: u64) -> Option<u64> {
-        assert_eq!(bound % BLOCK_PS, 0, "a bound within a block");
-        if self.head == self.now.len() && self.next_bound()? >= bound {
+    /// Pops the next event if it is at or before `last`, reading no block
+    /// at or after `end` (the start of a block after the current time's,
+    /// or `u64::MAX` for none; `last` is before it): events may still be
+    /// pushed at any time from `end` on (from the next event's time, if it
+    /// is after `last`).
+    #[inline]
+    pub fn pop_within(&mut self, end: u64, last: u64) -> Option<(u64, E)> {
+        if self.head == self.now.len() {
+            assert!(end == u64::MAX || end.is_multiple_of(BLOCK_PS), "a bound within a block");
+            if end != u64::MAX && self.next_bound()? >= end {
+                return None;
+            }
+            if !self.refill() {
+                return None;
+            }
+        }
+        let e = self.now[self.head];
+        if e.0 > last {
             return None;
         }
-        self.peek_time().filter(|&t| t < bound)
+        self.head += 1;
+        self.last = e.0;
+        self.len -= 1;
+        self.popped += 1;
+        Some(e)
     }
 
     /// The first occupied slot after `cur`'s, in wheel order, as a block.
@@ -606,38 +669,98 @@ mod tests {
         assert_eq!(q.popped(), 3);
     }
 
-    /// `peek_time_before` stops at a block boundary without reading the
-    /// block beyond it, so events may still be pushed anywhere from the
-    /// boundary on and pop in (time, insertion) order; `next_bound` is a
-    /// lower bound of what is queued and moves nothing.
+    /// `pop_within` stops at a block boundary without reading the block
+    /// beyond it, so events may still be pushed anywhere from the boundary
+    /// on and pop in (time, insertion) order; it stops after `last` within
+    /// a block; `next_bound` is a lower bound of what is queued and moves
+    /// nothing.
     #[test]
-    fn peeking_before_a_bound_leaves_the_blocks_beyond_it_open() {
+    fn popping_within_a_bound_leaves_the_blocks_beyond_it_open() {
         let b = BLOCK_PS;
         let mut q = EventQueue::new();
         assert_eq!(q.next_bound(), None);
-        assert_eq!(q.peek_time_before(4 * b), None);
+        assert_eq!(q.pop_within(4 * b, u64::MAX), None);
         q.push(3 * b + 5, ev(0));
         q.push(9 * b + 7, ev(1));
         q.push((WHEEL as u64 + 20) * b, ev(2));
         assert_eq!(q.next_bound(), Some(3 * b));
-        assert_eq!(q.peek_time_before(4 * b), Some(3 * b + 5));
-        assert_eq!(q.pop(), Some((3 * b + 5, ev(0))));
+        assert_eq!(q.pop_within(4 * b, 3 * b + 4), None);
+        assert_eq!(q.pop_within(4 * b, 3 * b + 5), Some((3 * b + 5, ev(0))));
         // The next event is in block 9: not read.
-        assert_eq!(q.peek_time_before(4 * b), None);
-        assert_eq!(q.peek_time_before(9 * b), None);
+        assert_eq!(q.pop_within(4 * b, u64::MAX), None);
+        assert_eq!(q.pop_within(9 * b, u64::MAX), None);
         assert_eq!(q.next_bound(), Some(9 * b));
         // Pushes from the bound on, before the unread event and tied with it.
         q.push(4 * b, ev(3));
         q.push(9 * b + 7, ev(4));
         assert_eq!(q.next_bound(), Some(4 * b));
-        assert_eq!(q.peek_time_before(10 * b), Some(4 * b));
+        assert_eq!(q.pop_within(10 * b, 9 * b), Some((4 * b, ev(3))));
+        assert_eq!(q.pop_within(10 * b, 9 * b), None);
         assert_eq!(
             drain(&mut q),
-            vec![(4 * b, ev(3)), (9 * b + 7, ev(1)), (9 * b + 7, ev(4)), ((WHEEL as u64 + 20) * b, ev(2))]
+            vec![(9 * b + 7, ev(1)), (9 * b + 7, ev(4)), ((WHEEL as u64 + 20) * b, ev(2))]
         );
         // Only the far heap left: its first time.
         q.push(u64::MAX - 3, ev(5));
         assert_eq!(q.next_bound(), Some(u64::MAX - 3));
+    }
+
+    /// An item with a tie of its own: its value.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    struct Tied(u64, u64);
+
+    impl Item for Tied {
+        const FILLER: Tied = Tied(0, 0);
+        fn tie(&self) -> u64 {
+            self.0
+        }
+    }
+
+    proptest! {
+        /// Items with ties pop by (time, tie, insertion) whatever the order
+        /// they were pushed in, including those placed with `try_place`
+        /// whose tie is written afterwards through `item_mut`, and those
+        /// pushed into the block being read.
+        #[test]
+        fn items_pop_by_time_then_tie(ops in proptest::collection::vec((0u64..3, 0u64..6_000_000, 0u64..4, any::<bool>()), 1..400)) {
+            let mut q: EventQueue<Tied> = EventQueue::new();
+            let mut reference: BTreeMap<(u64, u64, u64), Tied> = BTreeMap::new();
+            let mut placed = Vec::new();
+            let mut now = 0;
+            for (n, &(kind, d, tie, place)) in ops.iter().enumerate() {
+                let n = n as u64;
+                if kind == 0 {
+                    // Ties written now, before anything more pops.
+                    for (p, t, tie, n) in placed.drain(..) {
+                        *q.item_mut(p) = Tied(tie, n);
+                        reference.insert((t, tie, n), Tied(tie, n));
+                    }
+                    let want = reference.pop_first().map(|((t, _, _), e)| (t, e));
+                    let got = q.pop_within(u64::MAX, u64::MAX);
+                    prop_assert_eq!(got, want);
+                    if let Some((t, _)) = got {
+                        now = t;
+                    }
+                    continue;
+                }
+                let t = now + if kind == 1 { d % 3000 } else { d };
+                if place {
+                    if let Some(p) = q.try_place(t, Tied(u64::MAX, n)) {
+                        placed.push((p, t, tie, n));
+                        continue;
+                    }
+                }
+                q.push(t, Tied(tie, n));
+                reference.insert((t, tie, n), Tied(tie, n));
+            }
+            for (p, t, tie, n) in placed.drain(..) {
+                *q.item_mut(p) = Tied(tie, n);
+                reference.insert((t, tie, n), Tied(tie, n));
+            }
+            let rest: Vec<(u64, Tied)> = reference.into_iter().map(|((t, _, _), e)| (t, e)).collect();
+            let got: Vec<(u64, Tied)> = std::iter::from_fn(|| q.pop()).collect();
+            prop_assert_eq!(got, rest);
+        }
     }
 
     /// One step of a random run: push at `now + delay`, or pop.
@@ -645,9 +768,9 @@ mod tests {
     enum Op {
         Push(u64),
         Pop,
-        /// `peek_time_before` the start of the block this many blocks after
-        /// the current time's.
-        PeekBefore(u64),
+        /// `pop_within` the start of the block this many blocks after the
+        /// current time's, and a time this far after the current time.
+        PopWithin(u64, u64),
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -661,7 +784,7 @@ mod tests {
             1 => (0u64..1 << 40).prop_map(Op::Push),
             1 => any::<u64>().prop_map(Op::Push),
             6 => Just(Op::Pop),
-            2 => (0u64..6000).prop_map(Op::PeekBefore),
+            2 => (0u64..6000, 0u64..3_000_000).prop_map(|(b, l)| Op::PopWithin(b, l)),
         ]
     }
 
@@ -679,13 +802,20 @@ mod tests {
                         q.push(t, ev(n));
                         reference.insert((t, n), ev(n));
                     }
-                    Op::PeekBefore(blocks) => {
-                        let bound = (now / BLOCK_PS + blocks).min(u64::MAX / BLOCK_PS) * BLOCK_PS;
-                        let want = reference.first_key_value().map(|(&(t, _), _)| t).filter(|&t| t < bound);
-                        prop_assert_eq!(q.peek_time_before(bound), want);
-                        if let Some(t) = want {
-                            now = t;
-                        }
+                    Op::PopWithin(blocks, l) => {
+                        // A block after the current one (none past the
+                        // last block of time), and a last time before it.
+                        let end = (now / BLOCK_PS).checked_add(blocks + 1).and_then(|b| b.checked_mul(BLOCK_PS)).unwrap_or(u64::MAX);
+                        let last = now.saturating_add(l).min(if end == u64::MAX { u64::MAX } else { end - 1 });
+                        let first = reference.first_key_value().map(|(&k, _)| k).filter(|&(t, _)| t <= last);
+                        let want = first.map(|k| (k.0, reference.remove(&k).expect("first")));
+                        prop_assert_eq!(q.pop_within(end, last), want);
+                        now = match want {
+                            Some((t, _)) => t,
+                            // Pushes stay allowed from `end` on, or from an
+                            // event it read after `last`.
+                            None => now.max(q.next_bound().unwrap_or(end).min(end)),
+                        };
                     }
                     Op::Pop => {
                         let want = reference.pop_first().map(|((t, _), e)| (t, e));
