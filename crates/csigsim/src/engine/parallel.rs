@@ -196,7 +196,7 @@ struct Share {
     w: World,
     owners: Arc<Owners>,
     /// Whether the world prefetches in stages ([`Handler::prefetches`]).
-    staged: bool,
+    deep_prefetch: bool,
 }
 
 impl PartHandler<Event, Crossing> for Share {
@@ -238,9 +238,13 @@ impl PartHandler<Event, Crossing> for Share {
                 crate::sim::prefetch(ctx.pkts.get(pkt));
             }
         }
-        if self.staged {
+        if self.deep_prefetch {
             c.prefetch(&ctx.pkts, ev, ahead);
         }
+    }
+
+    fn prefetches(&self) -> bool {
+        self.deep_prefetch
     }
 
     fn import(&mut self, ev: Event, mail: &[Crossing]) -> Event {
@@ -304,8 +308,8 @@ impl Parallel {
         for (id, mut w) in std::iter::once(first).chain(others.drain(..)).enumerate() {
             w.ctx.q = EventQueue::new();
             w.ctx.staged = Some(Vec::new());
-            let staged = w.c.prefetches();
-            shares.push(Share { id: id as u32, w, owners: owners.clone(), staged });
+            let deep_prefetch = w.c.prefetches();
+            shares.push(Share { id: id as u32, w, owners: owners.clone(), deep_prefetch });
         }
         Ok(Parallel { sched, shares, threads, split, stopped: false })
     }

@@ -81,15 +81,14 @@ impl<E: Item> Item for Tagged<E> {
     }
 }
 
-/// A pop of the window: its time, its origin, the number of pushes before
-/// it in the window, and (set by the merge) the global sequence of its
-/// first push.
+/// A pop of the window: its time, its origin (replaced, when the merge
+/// numbers the pop, by the global sequence of its first push: the origin
+/// is not read again), and the number of pushes before it in the window.
 #[derive(Clone, Copy)]
 struct PopRec {
     t: u64,
-    origin: u64,
+    origin_or_base: u64,
     first_push: u32,
-    base: u64,
 }
 
 /// A push held to the window's end: its time, its event, the pop that made
@@ -147,7 +146,7 @@ impl<E, M> Log<E, M> {
     /// The global sequence of push `place` of pop `pop` (merged).
     #[inline]
     fn push_sequence(&self, pop: u32, place: u32) -> u64 {
-        self.pops[pop as usize].base + place as u64
+        self.pops[pop as usize].origin_or_base + place as u64
     }
 
     /// The global sequence of a popped event (its parent merged).
@@ -169,7 +168,7 @@ impl<E, M> Log<E, M> {
         if a.t != b.t {
             a.t < b.t
         } else {
-            self.sequence(a.origin) < other.sequence(b.origin)
+            self.sequence(a.origin_or_base) < other.sequence(b.origin_or_base)
         }
     }
 
@@ -278,7 +277,7 @@ impl<E: Item, M> Partition<E, M> {
     fn pop(&mut self) -> Option<(u64, E)> {
         let (t, e) = self.q.pop_within(self.end, self.last)?;
         assert!(self.log.pops.len() < u32::MAX as usize, "more than 2^32 - 1 events in one window");
-        self.log.pops.push(PopRec { t, origin: e.origin, first_push: self.log.pushes, base: 0 });
+        self.log.pops.push(PopRec { t, origin_or_base: e.origin, first_push: self.log.pushes });
         Some((t, e.ev))
     }
 
@@ -286,13 +285,20 @@ impl<E: Item, M> Partition<E, M> {
     /// events.
     fn run_window<H: PartHandler<E, M>>(&mut self, prev: &[Log<E, M>], h: &mut H) {
         self.take_held(prev, h);
+        let deep = h.prefetches();
         while let Some((t, ev)) = self.pop() {
             // The next events of this block, for the handler to ask the
-            // CPU for what they will touch while this one is handled.
-            for ahead in (1..=PREFETCH_AHEAD).rev() {
-                if let Some(next) = self.q.peek_ahead(ahead - 1) {
-                    h.prefetch(&next.ev, ahead);
+            // CPU for what they will touch while this one is handled: the
+            // next one, and further ahead when the handler asks for it.
+            if deep {
+                for ahead in (2..=PREFETCH_AHEAD).rev() {
+                    if let Some(next) = self.q.peek_ahead(ahead - 1) {
+                        h.prefetch(&next.ev, ahead);
+                    }
                 }
+            }
+            if let Some(next) = self.q.peek_ahead(0) {
+                h.prefetch(&next.ev, 1);
             }
             h.handle(t, ev, self);
         }
@@ -304,10 +310,16 @@ impl<E: Item, M> Partition<E, M> {
 pub trait PartHandler<E, M = ()>: Send {
     fn handle(&mut self, t: u64, ev: E, part: &mut Partition<E, M>);
     /// The partition will handle `ev` `ahead` events after the current one
-    /// (up to [`PREFETCH_AHEAD`]), as [`super::Handler::prefetch`]: a hint only.
+    /// (1, or up to [`PREFETCH_AHEAD`] when [`Self::prefetches`]), as
+    /// [`super::Handler::prefetch`]: a hint only.
     #[inline]
     fn prefetch(&self, ev: &E, ahead: usize) {
         let _ = (ev, ahead);
+    }
+    /// Whether to show [`Self::prefetch`] events beyond the next one
+    /// (asked once a window).
+    fn prefetches(&self) -> bool {
+        false
     }
     /// An event another partition held for this one, as it enters this
     /// partition's queue, with the mail its sender sent this partition in
@@ -350,10 +362,10 @@ impl Merger {
     /// order, the global sequence of its first push, and counts its pushes.
     #[inline]
     fn number<E, M>(&mut self, log: &mut Log<E, M>, k: usize, part: u32) {
-        log.pops[k].base = self.seq;
         if let Some(tr) = self.trace.as_mut() {
-            tr.push((log.pops[k].t, log.sequence(log.pops[k].origin), part));
+            tr.push((log.pops[k].t, log.sequence(log.pops[k].origin_or_base), part));
         }
+        log.pops[k].origin_or_base = self.seq;
         self.seq += log.pushes_of(k);
     }
 
