@@ -103,7 +103,11 @@ struct Held<E> {
 
 /// A partition's record of one window.
 struct Log<E, M> {
+    /// The pops that pushed (all of them while a trace is kept): a pop
+    /// that pushes nothing changes no sequence, and the merge leaves it out.
     pops: Vec<PopRec>,
+    /// Events popped in the window.
+    popped: u64,
     /// Pushes so far in the window.
     pushes: u32,
     /// The pop and place of each push kept in the window.
@@ -124,6 +128,7 @@ impl<E, M> Log<E, M> {
     fn new(partitions: usize) -> Self {
         Log {
             pops: Vec::new(),
+            popped: 0,
             pushes: 0,
             kept: Vec::new(),
             held: (0..partitions).map(|_| Vec::new()).collect(),
@@ -135,6 +140,7 @@ impl<E, M> Log<E, M> {
 
     fn clear(&mut self) {
         self.pops.clear();
+        self.popped = 0;
         self.pushes = 0;
         self.kept.clear();
         self.held.iter_mut().for_each(Vec::clear);
@@ -191,11 +197,19 @@ pub struct Partition<E, M = ()> {
     /// bounds it.
     last: u64,
     log: Log<E, M>,
+    /// The event being handled, logged in `log.pops` only when it pushes
+    /// (see [`Log::pops`]).
+    cur: PopRec,
+    /// Whether `cur` is logged.
+    logged: bool,
+    /// Log every pop, for a trace of the merged order.
+    log_all: bool,
 }
 
 impl<E: Item, M> Partition<E, M> {
     fn new(id: u32, partitions: usize) -> Self {
-        Partition { id, q: EventQueue::new(), end: 0, last: u64::MAX, log: Log::new(partitions) }
+        let cur = PopRec { t: 0, origin_or_base: 0, first_push: 0 };
+        Partition { id, q: EventQueue::new(), end: 0, last: u64::MAX, log: Log::new(partitions), cur, logged: true, log_all: false }
     }
 
     /// This partition's index.
@@ -208,6 +222,9 @@ impl<E: Item, M> Partition<E, M> {
     /// after the window's end: the lookahead promised that.
     #[inline]
     pub fn push(&mut self, t: u64, dest: u32, ev: E) {
+        if !self.logged {
+            self.log_pop();
+        }
         let log = &mut self.log;
         let pop = log.pops.len() as u32 - 1;
         let place = log.pushes - log.pops[pop as usize].first_push;
@@ -276,9 +293,21 @@ impl<E: Item, M> Partition<E, M> {
     #[inline]
     fn pop(&mut self) -> Option<(u64, E)> {
         let (t, e) = self.q.pop_within(self.end, self.last)?;
-        assert!(self.log.pops.len() < u32::MAX as usize, "more than 2^32 - 1 events in one window");
-        self.log.pops.push(PopRec { t, origin_or_base: e.origin, first_push: self.log.pushes });
+        self.log.popped += 1;
+        self.cur = PopRec { t, origin_or_base: e.origin, first_push: 0 };
+        self.logged = false;
+        if self.log_all {
+            self.log_pop();
+        }
         Some((t, e.ev))
+    }
+
+    /// Logs the event being handled as a pop of the window.
+    #[inline]
+    fn log_pop(&mut self) {
+        assert!(self.log.pops.len() < u32::MAX as usize, "more than 2^32 - 1 events in one window");
+        self.log.pops.push(PopRec { first_push: self.log.pushes, ..self.cur });
+        self.logged = true;
     }
 
     /// Takes its held events, then runs the window: pops and handles its
@@ -382,7 +411,6 @@ impl Merger {
             self.number(log, *k, take_b as u32);
             *k += 1;
         }
-        self.stats.events += (ia + ib) as u64;
         self.heads[0] = ia;
         self.heads[1] = ib;
     }
@@ -418,10 +446,10 @@ impl Merger {
                     break;
                 }
             }
-            self.stats.events += (k - self.heads[i]) as u64;
             self.heads[i] = k;
         }
         for (i, log) in logs.iter().enumerate() {
+            self.stats.events += log.popped;
             self.stats.crossings += log.held.iter().enumerate().filter(|&(d, _)| d != i).map(|(_, h)| h.len() as u64).sum::<u64>();
         }
         self.stats.windows += 1;
@@ -515,6 +543,7 @@ impl<E: Item + Send + Sync, M: Send + Sync> Scheduler<E, M> {
     /// Records the merged order of the pops (for tests).
     pub fn keep_trace(&mut self) {
         self.m.trace = Some(Vec::new());
+        self.parts.iter_mut().for_each(|p| p.log_all = true);
     }
 
     /// The merged pops so far: (time, global sequence, partition).
@@ -783,10 +812,14 @@ mod tests {
     }
 
     /// The model on `m.parts` partitions and `threads` threads, run to the
-    /// end in runs that stop at each of `untils`.
-    fn parallel_in_runs(m: &Model, seeds: &[(u64, Ev)], threads: usize, untils: &[u64]) -> (Vec<(u64, u64, u32)>, Model, ParallelStats) {
+    /// end in runs that stop at each of `untils`; with a trace of the merged
+    /// order (every pop logged), or without (as a simulation runs: only
+    /// pops that push are logged).
+    fn parallel_in_runs(m: &Model, seeds: &[(u64, Ev)], threads: usize, untils: &[u64], trace: bool) -> (Vec<(u64, u64, u32)>, Model, ParallelStats) {
         let mut s = Scheduler::new(m.parts as usize, m.lookahead);
-        s.keep_trace();
+        if trace {
+            s.keep_trace();
+        }
         for &(t, e) in seeds {
             s.push(t, m.part(e.node), e);
         }
@@ -808,8 +841,15 @@ mod tests {
         (s.trace().to_vec(), merged, stats)
     }
 
+    /// The model run with a trace, and checked to end in the same state
+    /// and count the same events without.
     fn parallel(m: &Model, seeds: &[(u64, Ev)], threads: usize) -> (Vec<(u64, u64, u32)>, Model, ParallelStats) {
-        parallel_in_runs(m, seeds, threads, &[])
+        let (trace, merged, stats) = parallel_in_runs(m, seeds, threads, &[], true);
+        let (_, plain, plain_stats) = parallel_in_runs(m, seeds, threads, &[], false);
+        assert_eq!(plain.seen, merged.seen);
+        assert_eq!(plain.state, merged.state);
+        assert_eq!(plain_stats.events, stats.events);
+        (trace, merged, stats)
     }
 
     fn seeds(nodes: u32, k: u64) -> Vec<(u64, Ev)> {
@@ -857,8 +897,10 @@ mod tests {
         let untils: Vec<u64> = (1..last / BLOCK_PS).filter(|k| k % 4 != 3).map(|k| k * BLOCK_PS).collect();
         assert!(untils.len() >= 8, "{last}");
         for threads in [1, 2] {
-            let (got, m, _) = parallel_in_runs(&model, &seeds, threads, &untils);
+            let (got, m, _) = parallel_in_runs(&model, &seeds, threads, &untils, true);
             assert_eq!(got, want);
+            assert_eq!(m.seen, seq.seen);
+            let (_, m, _) = parallel_in_runs(&model, &seeds, threads, &untils, false);
             assert_eq!(m.seen, seq.seen);
         }
         let until = untils[2] + 333;
