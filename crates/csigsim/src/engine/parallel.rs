@@ -18,10 +18,11 @@
 //! A flow's sender and receiver state live in the partitions of their
 //! hosts (`Flow::swap_receiver` joins them).
 //!
-//! What the mode refuses ([`Split::refusal`]), and runs on one thread
-//! instead: flows that wait for others (collectives, pipelines: a flow
-//! ending at one host starts another at another host in the same
-//! picosecond), connections of several queue pairs (shared state across
+//! What the mode refuses ([`Split::refusal`], [`Split::flow_refusal`]),
+//! and runs on one thread instead: flows that wait for flows ending in
+//! another partition (a pipeline across pods: a flow ending at one host
+//! starts another at another host in the same picosecond; a ring's steps
+//! stay in their partitions), connections of several queue pairs (shared state across
 //! the parts of a message), link failures (a change of every switch's
 //! routes at once), a packet capture (one file in the order of the whole
 //! run), and fabrics whose links between partitions are shorter than a
@@ -145,12 +146,46 @@ impl Split {
         Ok(Split { node_part, parts, lookahead })
     }
 
+    /// Why the flows of `w` cannot run on this cut, if they cannot. A flow
+    /// that waits for others is started in the same picosecond as the last
+    /// of them ends, by the partition where it ends: its receiver's (its
+    /// sender's for a flow of no bytes, which ends as it starts). So each
+    /// flow it waits for must end in its sender's partition, and a flow
+    /// queued behind another (the next work request of a queue pair) must
+    /// share that flow's sender's partition. A ring's next step starts at
+    /// the host that received the last one: rings stay within their
+    /// partitions. (Flows of no bytes come only from connections of
+    /// several queue pairs, which [`Split::refusal`] refuses.)
+    pub fn flow_refusal(&self, w: &World) -> Option<String> {
+        let flows = w.flows();
+        let name = |i: usize| &w.sc.flows[i].name;
+        let part = |h: crate::id::HostId| self.node_part[h.ix()];
+        let ends_in = |f: &crate::transport::Flow| if f.npkts == 0 { part(f.src) } else { part(f.dst) };
+        for d in &w.sc.deps {
+            let f = &flows[d.flow as usize];
+            let home = part(f.src);
+            if let Some(&a) = d.after.iter().find(|&&a| ends_in(&flows[a as usize]) != home) {
+                return Some(format!(
+                    "flow {} waits for flow {}, which ends in another partition (flows that wait for others across partitions run on one thread)",
+                    name(d.flow as usize),
+                    name(a as usize)
+                ));
+            }
+            if let Some(a) = d.after_sent.filter(|&a| part(flows[a as usize].src) != home) {
+                return Some(format!(
+                    "flow {} waits for flow {} to leave a NIC in another partition (flows that wait for others across partitions run on one thread)",
+                    name(d.flow as usize),
+                    name(a as usize)
+                ));
+            }
+        }
+        None
+    }
+
     /// Why `w`'s scenario cannot run in partitions, if it cannot.
     pub fn refusal(w: &World) -> Option<&'static str> {
         let sc = &w.sc;
-        if !sc.deps.is_empty() {
-            Some("flows that wait for others (collectives, pipelines) run on one thread")
-        } else if sc.connections.is_some() && sc.transport.connection.is_some() {
+        if sc.connections.is_some() && sc.transport.connection.is_some() {
             Some("connections of several queue pairs run on one thread")
         } else if !sc.failures.is_empty() {
             Some("link failures run on one thread")
@@ -287,6 +322,9 @@ impl Parallel {
             Ok(s) => s,
             Err(e) => return Err(Box::new((w, e))),
         };
+        if let Some(why) = split.flow_refusal(&w) {
+            return Err(Box::new((w, why)));
+        }
         let net = &w.c.net;
         let port_node = |p: usize| net.port_node[p].ix();
         let owners = Arc::new(Owners {
@@ -482,5 +520,35 @@ mod tests {
             assert!((0..parts).all(|k| count(k) == count(0)), "{:?}", (0..parts).map(count).collect::<Vec<_>>());
         }
         assert!(Split::new(net, 17).is_err(), "8 pods and 16 cores do not fill 17 partitions");
+    }
+
+    /// A flow may wait for flows that end in its sender's partition (a
+    /// ring's step at the host that received the last one), not for one
+    /// that ends across the cut, nor for one that started there.
+    #[test]
+    fn flows_wait_only_for_flows_ending_in_their_partition() {
+        // A 16-host fat tree (k = 4) on two partitions: hosts 0 to 7, 8 to 15.
+        let with = |flows: &str| {
+            let case = crate::bench::cases().into_iter().find(|c| c.name == "fat_tree_128").expect("case");
+            let base = case.toml.replace("k = 8", "k = 4");
+            let base = &base[..base.find("[[workload]]").expect("a workload")];
+            World::new(crate::scenario::load_str(&format!("{base}\n{flows}"), "deps", std::path::Path::new("."), &[], None).expect("scenario"))
+        };
+        let flow = |name: &str, src: u32, dst: u32, after: &str| format!("[[flow]]\nname = \"{name}\"\nsrc = {src}\ndst = {dst}\nsize = \"8KB\"\n{after}\n");
+        // 0 -> 9 ends at 9; 9 -> 3 waits for it at 9: a ring's step across the cut.
+        let ring = with(&(flow("a", 0, 9, "") + &flow("b", 9, 3, "after = [0]")));
+        let cut = Split::new(&ring.c.net, 2).expect("cut");
+        assert_eq!((cut.node_part[0], cut.node_part[9]), (0, 1));
+        assert_eq!(cut.flow_refusal(&ring), None);
+        assert!(Parallel::new(ring, 2, 1).is_ok());
+        // 0 -> 9 ends at 9; 1 -> 2 waits for it at 1: across the cut.
+        let across = with(&(flow("a", 0, 9, "") + &flow("b", 1, 2, "after = [0]")));
+        let why = cut.flow_refusal(&across).expect("refused");
+        assert!(why.contains("flow b waits for flow a") && why.contains("another partition"), "{why}");
+        let (_, why) = *Parallel::new(across, 2, 1).err().expect("refused");
+        assert!(why.contains("flow b waits for flow a"), "{why}");
+        // 9 -> 0 starts in the other partition, but ends in this one: fine.
+        let back = with(&(flow("a", 9, 0, "") + &flow("b", 0, 5, "after = [0]")));
+        assert_eq!(cut.flow_refusal(&back), None);
     }
 }

@@ -99,8 +99,9 @@ fn recorded() -> BTreeMap<String, String> {
 
 /// The parallel mode writes the recorded outputs of every case it takes,
 /// cut into two and three partitions, on one thread and on two; the cases
-/// it refuses are those with flows that wait for others, connections of
-/// several queue pairs, link failures, a capture, or no top tier to cut.
+/// it refuses are those with flows that wait for flows ending in another
+/// partition, connections of several queue pairs, link failures, a
+/// capture, or no top tier to cut.
 #[test]
 fn every_output_is_the_same_on_partitions_and_threads() {
     let root = std::env::temp_dir().join(format!("csigsim-golden-parallel-{}", std::process::id()));
