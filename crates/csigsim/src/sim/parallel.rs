@@ -74,10 +74,10 @@ impl<E: Item> Item for Tagged<E> {
 
     /// Held events enter a queue window by window, out of global order
     /// (a partition's own go in as it pushes them, others' at the next
-    /// window): the queue orders each time by sequence. A kept push
-    /// ([`LOCAL`]) goes after everything pushed before the window, in
-    /// push order. A placed one ([`PLACED`]) is numbered before its block
-    /// is read.
+    /// window): the queue orders each time by sequence. A push kept in
+    /// its window (tagged `LOCAL`) goes after everything pushed before the
+    /// window, in push order; one placed beyond it (`PLACED`) is numbered
+    /// before its block is read.
     #[inline(always)]
     fn tie(&self) -> u64 {
         self.origin
