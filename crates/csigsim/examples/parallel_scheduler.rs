@@ -91,7 +91,7 @@ fn main() {
 
     let (seq, wall, cpu) = timed(|| {
         let mut m = nodes0.clone();
-        let mut q = EventQueue::new();
+        let mut q: EventQueue<Hop> = EventQueue::new();
         for &(t, h) in &seeds {
             q.push(t, h);
         }

@@ -44,6 +44,10 @@ use std::sync::{Barrier, Mutex, RwLock};
 /// The end of a window that reaches the end of time.
 const UNBOUNDED: u64 = u64::MAX;
 
+/// Events per chunk of a partition's queue: its blocks hold a share of
+/// the events.
+const PART_CHUNK: usize = 8;
+
 /// How many events ahead a partition shows its handler
 /// ([`PartHandler::prefetch`]).
 pub const PREFETCH_AHEAD: usize = 3;
@@ -192,7 +196,7 @@ impl<E, M> Log<E, M> {
 /// One partition: its queue and the record of the window being run.
 pub struct Partition<E, M = ()> {
     id: u32,
-    q: EventQueue<Tagged<E>>,
+    q: EventQueue<Tagged<E>, PART_CHUNK>,
     /// End of the window being run (a block boundary).
     end: u64,
     /// The last time this window may pop: before `end` and before the

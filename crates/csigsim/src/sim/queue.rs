@@ -43,7 +43,7 @@ const WORDS: usize = WHEEL / 64;
 /// End of a list.
 const NIL: u32 = u32::MAX;
 
-/// Events per chunk of a slot's list.
+/// Events per chunk of a slot's list, unless the queue says otherwise.
 const CHUNK: usize = 16;
 
 /// A run of pending events in a slot's list, in insertion order, or a free
@@ -52,14 +52,14 @@ const CHUNK: usize = 16;
 /// full; the tail's length is kept with the list, so an append writes only
 /// the event's own lines.
 #[derive(Clone, Copy)]
-struct Chunk<E> {
-    times: [u64; CHUNK],
-    events: [E; CHUNK],
+struct Chunk<E, const N: usize> {
+    times: [u64; N],
+    events: [E; N],
     next: u32,
 }
 
-impl<E: Item> Chunk<E> {
-    const EMPTY: Chunk<E> = Chunk { times: [0; CHUNK], events: [E::FILLER; CHUNK], next: NIL };
+impl<E: Item, const N: usize> Chunk<E, N> {
+    const EMPTY: Chunk<E, N> = Chunk { times: [0; N], events: [E::FILLER; N], next: NIL };
 }
 
 /// A wheel slot's list of chunks.
@@ -143,13 +143,13 @@ impl<E> Ord for Far<E> {
 /// events of one time are in insertion order, the sort of a block is stable,
 /// and an event put into `now` goes after every event of its time. Items
 /// with a tie ([`Item::tie`]) are sorted by it first, within a time.
-pub struct EventQueue<E = Event> {
+pub struct EventQueue<E = Event, const N: usize = CHUNK> {
     now: Vec<(u64, E)>,
     /// Scratch space for sorting a block (see `sort_by_time`).
     scratch: Vec<(u64, E)>,
     /// Read position in `now`; the entries before it have been popped.
     head: usize,
-    chunks: Vec<Chunk<E>>,
+    chunks: Vec<Chunk<E, N>>,
     /// First free chunk, linked through `next`.
     free: u32,
     /// Per slot of the wheel, its list.
@@ -169,13 +169,13 @@ pub struct EventQueue<E = Event> {
     popped: u64,
 }
 
-impl<E: Item> Default for EventQueue<E> {
+impl<E: Item, const N: usize> Default for EventQueue<E, N> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> std::fmt::Debug for EventQueue<E> {
+impl<E, const N: usize> std::fmt::Debug for EventQueue<E, N> {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         write!(f, "EventQueue {{ len: {}, popped: {} }}", self.len, self.popped)
     }
@@ -238,7 +238,7 @@ fn sort_by_time<E: Item>(v: &mut Vec<(u64, E)>, scratch: &mut Vec<(u64, E)>) {
     insertion_sort(v);
 }
 
-impl<E: Item> EventQueue<E> {
+impl<E: Item, const N: usize> EventQueue<E, N> {
     pub fn new() -> Self {
         EventQueue {
             now: Vec::new(),
@@ -280,7 +280,7 @@ impl<E: Item> EventQueue<E> {
     #[inline(always)]
     fn append(&mut self, i: usize, t: u64, e: E) {
         let b = self.slots[i];
-        if b.first != NIL && (b.tail_len as usize) < CHUNK {
+        if b.first != NIL && (b.tail_len as usize) < N {
             let c = &mut self.chunks[b.tail as usize];
             c.times[b.tail_len as usize] = t;
             c.events[b.tail_len as usize] = e;
@@ -486,7 +486,7 @@ impl<E: Item> EventQueue<E> {
         let mut n = b.first;
         while n != NIL {
             let c = &self.chunks[n as usize];
-            let (k, next) = (if n == b.tail { b.tail_len as usize } else { CHUNK }, c.next);
+            let (k, next) = (if n == b.tail { b.tail_len as usize } else { N }, c.next);
             if next != NIL {
                 crate::sim::prefetch(&self.chunks[next as usize]);
             }
@@ -723,7 +723,8 @@ mod tests {
         /// pushed into the block being read.
         #[test]
         fn items_pop_by_time_then_tie(ops in proptest::collection::vec((0u64..3, 0u64..6_000_000, 0u64..4, any::<bool>()), 1..400)) {
-            let mut q: EventQueue<Tied> = EventQueue::new();
+            // Chunks of 4: lists of many chunks.
+            let mut q: EventQueue<Tied, 4> = EventQueue::new();
             let mut reference: BTreeMap<(u64, u64, u64), Tied> = BTreeMap::new();
             let mut placed = Vec::new();
             let mut now = 0;
