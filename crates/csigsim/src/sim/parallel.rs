@@ -19,13 +19,14 @@
 //!   that made it and its place among that pop's pushes: one for this
 //!   partition goes into its queue at once, tagged with them (unless it
 //!   lies beyond the wheel); one for another partition is held.
-//! - **At the barrier, a serial merge numbers the pops.** Each partition's
-//!   log of pops is in (time, global sequence) order. A k-way merge of the
-//!   logs by that key walks the window's pops as the single queue would
-//!   have, and gives each pop the global sequence of its first push (the
-//!   counter of all pushes so far); a push's sequence is then that plus its
-//!   place. The sequence of an event pushed and popped in the same window is
-//!   looked up only when heads of two logs tie in time.
+//! - **At the barrier, a serial merge numbers the pops.** Each partition
+//!   logs the pops that pushed something (one that pushes nothing changes
+//!   no sequence), in (time, global sequence) order. A k-way merge of the
+//!   logs by that key walks them as the single queue would have, and gives
+//!   each pop the global sequence of its first push (the count of all
+//!   pushes before it); a push's sequence is then that plus its place. The
+//!   sequence of an event pushed and popped in the same window is looked
+//!   up only when heads of two logs tie in time.
 //! - **At the next window's start, each partition numbers and takes its
 //!   events in parallel**: it writes the sequence of each push it placed
 //!   in its queue, then takes its held events from every partition's list
@@ -33,9 +34,10 @@
 //!   ([`Item::tie`]), so events may enter it out of order; the sequence
 //!   stays with the event, for a later merge to compare.
 //!
-//! Per event the serial part is a comparison of log heads (none within a
-//! run of one log's pops before the other logs' next time) and one counter
-//! step. The outcome does not depend on the number of threads.
+//! Per pop that pushed, the serial part is a comparison of log heads and
+//! a sum of two counts (two partitions), or a comparison when a run of one
+//! log's pops ends and one counter step (more). The outcome does not
+//! depend on the number of threads.
 
 use super::queue::{EventQueue, Item, Place, BLOCK_PS};
 use std::sync::atomic::{AtomicBool, Ordering};
