@@ -34,10 +34,10 @@
 //!   ([`Item::tie`]), so events may enter it out of order; the sequence
 //!   stays with the event, for a later merge to compare.
 //!
-//! Per pop that pushed, the serial part is a comparison of log heads and
-//! a sum of two counts (two partitions), or a comparison when a run of one
-//! log's pops ends and one counter step (more). The outcome does not
-//! depend on the number of threads.
+//! Per pop that pushed, the serial part is a comparison of log heads (none
+//! within a run of one log's pops before the other logs' next time) and
+//! one counter step. The outcome does not depend on the number of
+//! threads.
 
 use super::queue::{EventQueue, Item, Place, BLOCK_PS};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -64,9 +64,6 @@ const LOCAL: u64 = 1 << 63;
 const PLACED: u64 = 1 << 62;
 const PLACE_BITS: u32 = 24;
 const PLACE_MASK: u64 = (1 << PLACE_BITS) - 1;
-/// The origin of the record that ends a log in the merge: after every
-/// sequence (which stay below 2^62), and not [`LOCAL`].
-const SENTINEL: u64 = !LOCAL;
 
 /// An event in a partition's queue with where it was pushed.
 #[derive(Clone, Copy)]
@@ -407,33 +404,19 @@ impl Merger {
         self.seq += log.pushes_of(k);
     }
 
-    /// The merge of two logs: which log leads is a comparison of times
-    /// whose outcome selects the log by index, not by a branch, since the
-    /// two partitions' pops interleave unpredictably. A pop's first
-    /// sequence needs no running count: the pushes before it are those
-    /// before its own log's head and before the other log's
-    /// (`first_push`), so both logs end in a sentinel of unreachable key
-    /// whose `first_push` is the log's push count.
+    /// The merge of two logs while both have pops left (the rest is the
+    /// general loop's): which log leads is a comparison of times whose
+    /// outcome selects the log by index, not by a branch, since the two
+    /// partitions' pops interleave unpredictably.
     fn merge_two<E, M>(&mut self, a: &mut Log<E, M>, b: &mut Log<E, M>) {
-        let (na, nb) = (a.pops.len(), b.pops.len());
-        for log in [&mut *a, &mut *b] {
-            log.pops.push(PopRec { t: UNBOUNDED, origin_or_base: SENTINEL, first_push: log.pushes });
-        }
-        let seq0 = self.seq;
         let (mut ia, mut ib) = (0, 0);
-        for _ in 0..na + nb {
+        let (na, nb) = (a.pops.len(), b.pops.len());
+        while ia < na && ib < nb {
             let take_b = b.before(ib, a, ia);
-            let base = seq0 + a.pops[ia].first_push as u64 + b.pops[ib].first_push as u64;
-            let (log, k, part) = if take_b { (&mut *b, &mut ib, 1) } else { (&mut *a, &mut ia, 0) };
-            if let Some(tr) = self.trace.as_mut() {
-                tr.push((log.pops[*k].t, log.sequence(log.pops[*k].origin_or_base), part));
-            }
-            log.pops[*k].origin_or_base = base;
+            let (log, k) = if take_b { (&mut *b, &mut ib) } else { (&mut *a, &mut ia) };
+            self.number(log, *k, take_b as u32);
             *k += 1;
         }
-        a.pops.pop();
-        b.pops.pop();
-        self.seq = seq0 + a.pushes as u64 + b.pushes as u64;
         self.heads[0] = ia;
         self.heads[1] = ib;
     }

@@ -419,15 +419,10 @@ impl<E: Item, const N: usize> EventQueue<E, N> {
                 return None;
             }
         }
-        let e = self.now[self.head];
-        if e.0 > last {
+        if self.now[self.head].0 > last {
             return None;
         }
-        self.head += 1;
-        self.last = e.0;
-        self.len -= 1;
-        self.popped += 1;
-        Some(e)
+        self.pop()
     }
 
     /// The first occupied slot after `cur`'s, in wheel order, as a block.
