@@ -230,8 +230,9 @@ struct Share {
     id: u32,
     w: World,
     owners: Arc<Owners>,
-    /// Whether the world prefetches in stages ([`Handler::prefetches`]).
-    deep_prefetch: bool,
+    /// How far apart the world's prefetch stages run
+    /// ([`Handler::prefetch_spacing`]).
+    prefetch_spacing: usize,
 }
 
 impl PartHandler<Event, Crossing> for Share {
@@ -266,20 +267,19 @@ impl PartHandler<Event, Crossing> for Share {
     /// As the sequential loop: the packet of the next arrival, and, on
     /// large fabrics, the stages of [`Handler::prefetch`].
     #[inline]
-    fn prefetch(&self, ev: &Event, ahead: usize) {
+    fn prefetch(&self, ev: &Event, stage: usize) {
         let World { ctx, c, .. } = &self.w;
-        if ahead == 1 {
+        if stage == 0 {
             if let Event::Arrive { pkt, .. } = *ev {
                 crate::sim::prefetch(ctx.pkts.get(pkt));
             }
-        }
-        if self.deep_prefetch {
-            c.prefetch(&ctx.pkts, ev, ahead);
+        } else {
+            c.prefetch(&ctx.pkts, ev, stage);
         }
     }
 
-    fn prefetches(&self) -> bool {
-        self.deep_prefetch
+    fn prefetch_spacing(&self) -> usize {
+        self.prefetch_spacing
     }
 
     fn import(&mut self, ev: Event, mail: &[Crossing]) -> Event {
@@ -346,8 +346,8 @@ impl Parallel {
         for (id, mut w) in std::iter::once(first).chain(others.drain(..)).enumerate() {
             w.ctx.q = EventQueue::new();
             w.ctx.staged = Some(Vec::new());
-            let deep_prefetch = w.c.prefetches();
-            shares.push(Share { id: id as u32, w, owners: owners.clone(), deep_prefetch });
+            let prefetch_spacing = w.c.prefetch_spacing();
+            shares.push(Share { id: id as u32, w, owners: owners.clone(), prefetch_spacing });
         }
         Ok(Parallel { sched, shares, threads, split, stopped: false })
     }

@@ -195,24 +195,27 @@ pub trait Handler {
     fn is_stale(&mut self, t: u64, ev: Event) -> bool;
     /// Handles one event at `ctx.now`.
     fn handle(&mut self, ctx: &mut Ctx, ev: Event);
-    /// The loop will handle `ev` `ahead` events after the current one (3,
-    /// then 2, then 1): the owner may ask the CPU for what `ev` will touch
-    /// ([`prefetch`]), the first line three events ahead and, as the event
-    /// comes closer, what each line fetched before leads to. A hint only.
+    /// Stage `stage` (3, then 2, then 1) of what the loop will handle
+    /// `ev`, `stage` times [`Handler::prefetch_spacing`] events after the
+    /// current one: the owner may ask the CPU for what `ev` will touch
+    /// ([`prefetch`]), the first line at stage 3 and, as the event comes
+    /// closer, what each line fetched before leads to. A hint only.
     #[inline]
-    fn prefetch(&self, _pkts: &PacketArena, _ev: &Event, _ahead: usize) {}
-    /// Whether [`Handler::prefetch`] is worth calling at all (asked once a
-    /// run): not when the state fits the caches.
-    fn prefetches(&self) -> bool {
-        false
+    fn prefetch(&self, _pkts: &PacketArena, _ev: &Event, _stage: usize) {}
+    /// How many events apart the loop runs the stages of
+    /// [`Handler::prefetch`] (asked once a run); 0 for none, when the state
+    /// fits the caches. Further apart on a larger fabric, whose lines
+    /// take longer to arrive.
+    fn prefetch_spacing(&self) -> usize {
+        0
     }
 }
 
 /// How many events ahead the loop prefetches an arrival's packet (1 and
 /// 2 measured alike; 1 is the more likely to be still in cache when used).
 const PREFETCH_AHEAD: usize = 1;
-/// How far ahead the owner's [`Handler::prefetch`] starts.
-const HANDLER_AHEAD: usize = 3;
+/// The stages of the owner's [`Handler::prefetch`].
+const HANDLER_STAGES: usize = 3;
 
 /// Asks the CPU to bring `x` into the cache; changes nothing else.
 #[inline(always)]
@@ -231,7 +234,7 @@ pub fn prefetch<T>(x: &T) {
 /// Runs events until the queue is empty, the stop time, or `max_events` events.
 pub fn run(ctx: &mut Ctx, stop_ps: Option<u64>, max_events: u64, h: &mut impl Handler) -> RunState {
     let mut budget = max_events;
-    let staged = h.prefetches();
+    let spacing = h.prefetch_spacing();
     while let Some(t) = ctx.q.peek_time() {
         if let Some(stop) = stop_ps {
             if t > stop {
@@ -249,10 +252,10 @@ pub fn run(ctx: &mut Ctx, stop_ps: Option<u64>, max_events: u64, h: &mut impl Ha
         if let Some(&Event::Arrive { pkt, .. }) = ctx.q.peek_ahead(PREFETCH_AHEAD) {
             prefetch(ctx.pkts.get(pkt));
         }
-        if staged {
-            for ahead in (1..=HANDLER_AHEAD).rev() {
-                if let Some(ev) = ctx.q.peek_ahead(ahead) {
-                    h.prefetch(&ctx.pkts, ev, ahead);
+        if spacing > 0 {
+            for stage in (1..=HANDLER_STAGES).rev() {
+                if let Some(ev) = ctx.q.peek_ahead(stage * spacing) {
+                    h.prefetch(&ctx.pkts, ev, stage);
                 }
             }
         }

@@ -50,9 +50,9 @@ const UNBOUNDED: u64 = u64::MAX;
 /// the events.
 const PART_CHUNK: usize = 8;
 
-/// How many events ahead a partition shows its handler
+/// The stages in which a partition shows its handler the events ahead
 /// ([`PartHandler::prefetch`]).
-pub const PREFETCH_AHEAD: usize = 3;
+pub const PREFETCH_STAGES: usize = 3;
 
 /// An origin with this bit is the index of a push the partition made and
 /// kept in the current window; without it, a global sequence.
@@ -320,20 +320,21 @@ impl<E: Item, M> Partition<E, M> {
     /// events.
     fn run_window<H: PartHandler<E, M>>(&mut self, prev: &[Log<E, M>], h: &mut H) {
         self.take_held(prev, h);
-        let deep = h.prefetches();
+        let spacing = h.prefetch_spacing();
         while let Some((t, ev)) = self.pop() {
             // The next events of this block, for the handler to ask the
             // CPU for what they will touch while this one is handled: the
-            // next one, and further ahead when the handler asks for it.
-            if deep {
-                for ahead in (2..=PREFETCH_AHEAD).rev() {
-                    if let Some(next) = self.q.peek_ahead(ahead - 1) {
-                        h.prefetch(&next.ev, ahead);
+            // next one, and the stages further ahead when the handler asks
+            // for them.
+            if spacing > 0 {
+                for stage in (1..=PREFETCH_STAGES).rev() {
+                    if let Some(next) = self.q.peek_ahead(stage * spacing - 1) {
+                        h.prefetch(&next.ev, stage);
                     }
                 }
             }
             if let Some(next) = self.q.peek_ahead(0) {
-                h.prefetch(&next.ev, 1);
+                h.prefetch(&next.ev, 0);
             }
             h.handle(t, ev, self);
         }
@@ -344,17 +345,17 @@ impl<E: Item, M> Partition<E, M> {
 /// [`Partition::push`].
 pub trait PartHandler<E, M = ()>: Send {
     fn handle(&mut self, t: u64, ev: E, part: &mut Partition<E, M>);
-    /// The partition will handle `ev` `ahead` events after the current one
-    /// (1, or up to [`PREFETCH_AHEAD`] when [`Self::prefetches`]), as
-    /// [`super::Handler::prefetch`]: a hint only.
+    /// The partition will handle `ev` next (`stage` 0), or it is at stage
+    /// `stage` (1 to [`PREFETCH_STAGES`]) of those [`Self::prefetch_spacing`]
+    /// events apart, as [`super::Handler::prefetch`]: a hint only.
     #[inline]
-    fn prefetch(&self, ev: &E, ahead: usize) {
-        let _ = (ev, ahead);
+    fn prefetch(&self, ev: &E, stage: usize) {
+        let _ = (ev, stage);
     }
-    /// Whether to show [`Self::prefetch`] events beyond the next one
-    /// (asked once a window).
-    fn prefetches(&self) -> bool {
-        false
+    /// How many events apart to show the stages of [`Self::prefetch`]
+    /// (asked once a window); 0 for none.
+    fn prefetch_spacing(&self) -> usize {
+        0
     }
     /// An event another partition held for this one, as it enters this
     /// partition's queue, with the mail its sender sent this partition in
