@@ -268,3 +268,72 @@ pub fn run(ctx: &mut Ctx, stop_ps: Option<u64>, max_events: u64, h: &mut impl Ha
     }
     RunState::Idle
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::id::HostId;
+
+    /// Records what the loop handles and which events it shows at which
+    /// stage, just before handling each.
+    struct Recorder {
+        spacing: usize,
+        handled: Vec<u32>,
+        shown: std::cell::RefCell<Vec<(usize, u32, usize)>>,
+    }
+
+    fn host(ev: &Event) -> u32 {
+        match *ev {
+            Event::NicWake { host } => host.0,
+            _ => unreachable!("the test schedules NicWake only"),
+        }
+    }
+
+    impl Handler for Recorder {
+        fn is_stale(&mut self, _t: u64, _ev: Event) -> bool {
+            false
+        }
+        fn handle(&mut self, _ctx: &mut Ctx, ev: Event) {
+            self.handled.push(host(&ev));
+        }
+        fn prefetch(&self, _pkts: &PacketArena, ev: &Event, stage: usize) {
+            self.shown.borrow_mut().push((self.handled.len(), host(ev), stage));
+        }
+        fn prefetch_spacing(&self) -> usize {
+            self.spacing
+        }
+    }
+
+    /// Stage `s` is shown the event handled `s x spacing` events after the
+    /// one about to be handled, while it lies in the block being read; no
+    /// stage at all with a spacing of 0.
+    #[test]
+    fn prefetch_stages_see_the_events_spacing_apart() {
+        for spacing in [0, 1, 2, 4] {
+            let mut ctx = Ctx::new(PacketArena::new());
+            // 40 events within one block of the wheel, pushed out of time order.
+            let n = 40u32;
+            for i in 0..n {
+                let t = (i as u64 * 7) % 40 * 10;
+                ctx.push(t, Event::NicWake { host: HostId(i) });
+            }
+            let mut h = Recorder { spacing, handled: Vec::new(), shown: Default::default() };
+            assert_eq!(run(&mut ctx, None, u64::MAX, &mut h), RunState::Idle);
+            assert_eq!(h.handled.len(), n as usize);
+            let shown = h.shown.into_inner();
+            if spacing == 0 {
+                assert!(shown.is_empty());
+                continue;
+            }
+            let mut per_stage = [0; HANDLER_STAGES + 1];
+            for &(before, ev, stage) in &shown {
+                assert!((1..=HANDLER_STAGES).contains(&stage));
+                assert_eq!(h.handled[before + stage * spacing], ev, "spacing {spacing}, stage {stage}, before event {before}");
+                per_stage[stage] += 1;
+            }
+            for (stage, &count) in per_stage.iter().enumerate().skip(1) {
+                assert_eq!(count, n as usize - stage * spacing, "spacing {spacing}, stage {stage}: once before each event that has one stage x spacing after it");
+            }
+        }
+    }
+}

@@ -1057,4 +1057,56 @@ mod tests {
             prop_assert_eq!(m.seen, seq.seen);
         }
     }
+
+    /// Records the events it handles and the events it is shown, with the
+    /// stage and how many it had handled by then.
+    struct Shown {
+        spacing: usize,
+        handled: Vec<u64>,
+        shown: std::sync::Mutex<Vec<(usize, u64, usize)>>,
+    }
+
+    impl PartHandler<Ev> for Shown {
+        fn handle(&mut self, _t: u64, ev: Ev, _part: &mut Partition<Ev>) {
+            self.handled.push(ev.value);
+        }
+        fn prefetch(&self, ev: &Ev, stage: usize) {
+            self.shown.lock().unwrap().push((self.handled.len(), ev.value, stage));
+        }
+        fn prefetch_spacing(&self) -> usize {
+            self.spacing
+        }
+    }
+
+    /// A partition shows its handler the next event (stage 0) and, with a
+    /// spacing, stage `s` the event `s x spacing` events after the one it
+    /// is about to handle, while it lies in the block being read.
+    #[test]
+    fn partitions_show_stages_spacing_apart() {
+        for spacing in [0, 1, 3] {
+            let mut s: Scheduler<Ev> = Scheduler::new(1, 1 << 20);
+            let n = 30u64;
+            for i in 0..n {
+                s.push((i * 11) % 30 * 20, 0, Ev { node: 0, value: i });
+            }
+            let mut h = [Shown { spacing, handled: Vec::new(), shown: Default::default() }];
+            s.run(&mut h, 1);
+            let [h] = h;
+            assert_eq!(h.handled.len(), n as usize);
+            let shown = h.shown.into_inner().unwrap();
+            let mut per_stage = [0; PREFETCH_STAGES + 1];
+            for &(done, v, stage) in &shown {
+                // Shown after popping event `done` and before handling it:
+                // stage 0 is the event after it.
+                let at = done + if stage == 0 { 1 } else { stage * spacing };
+                assert_eq!(h.handled[at], v, "spacing {spacing}, stage {stage}, after {done} handled");
+                per_stage[stage] += 1;
+            }
+            assert_eq!(per_stage[0], n as usize - 1);
+            for (stage, &count) in per_stage.iter().enumerate().skip(1) {
+                let expect = if spacing == 0 { 0 } else { n as usize - stage * spacing };
+                assert_eq!(count, expect, "spacing {spacing}, stage {stage}");
+            }
+        }
+    }
 }
