@@ -247,6 +247,9 @@ impl World {
             n if n > DEEP_PREFETCH_PORTS => 1,
             _ => 0,
         };
+        // Where the stages run far apart, the pending events outgrow the
+        // caches too.
+        ctx.q.fetch_ahead_blocks(prefetch_spacing >= FAR_PREFETCH_SPACING);
         World { ctx, c: Components { net, transport, obs, prefetch_spacing }, stop_ps: sc.stop.map(|s| s.0), sc }
     }
 

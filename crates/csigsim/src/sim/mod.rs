@@ -231,6 +231,26 @@ pub fn prefetch<T>(x: &T) {
     let _ = x;
 }
 
+/// [`prefetch`] for every cache line `x` spans.
+#[inline(always)]
+pub fn prefetch_all<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let p = x as *const T as *const i8;
+        let mut off = 0;
+        while off < std::mem::size_of::<T>() {
+            // SAFETY: as for `prefetch`; the address lies inside `x`.
+            #[allow(unsafe_code)]
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.add(off));
+            }
+            off += 64;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}
+
 /// Runs events until the queue is empty, the stop time, or `max_events` events.
 pub fn run(ctx: &mut Ctx, stop_ps: Option<u64>, max_events: u64, h: &mut impl Handler) -> RunState {
     let mut budget = max_events;
