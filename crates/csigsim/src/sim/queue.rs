@@ -143,7 +143,8 @@ impl<E> Ord for Far<E> {
 /// chunks (with a free list), so memory follows the number of pending events
 /// (plus at most one part-filled chunk per slot), not the largest number
 /// each slot ever held; and a slot is read from a few contiguous runs, not
-/// one scattered node per event.
+/// one scattered node per event. On request ([`Self::fetch_ahead_blocks`])
+/// the next block's chunks are asked for while a block is popped.
 ///
 /// Ties need no sequence number on the wheel: a slot only ever holds one
 /// block; the far events of a block are all moved into its slot before any
