@@ -220,35 +220,30 @@ const HANDLER_STAGES: usize = 3;
 /// Asks the CPU to bring `x` into the cache; changes nothing else.
 #[inline(always)]
 pub fn prefetch<T>(x: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint: it reads nothing into the program and
-    // cannot fault, and the pointer comes from a live reference.
-    #[allow(unsafe_code)]
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(x as *const T as *const i8);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
+    prefetch_line(x as *const T as *const u8);
 }
 
 /// [`prefetch`] for every cache line `x` spans.
 #[inline(always)]
 pub fn prefetch_all<T>(x: &T) {
+    let p = x as *const T as *const u8;
+    for off in (0..std::mem::size_of::<T>()).step_by(64) {
+        prefetch_line(p.wrapping_add(off));
+    }
+}
+
+/// Asks the CPU for the line holding `p`, an address inside a live value.
+#[inline(always)]
+fn prefetch_line(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
-    {
-        let p = x as *const T as *const i8;
-        let mut off = 0;
-        while off < std::mem::size_of::<T>() {
-            // SAFETY: as for `prefetch`; the address lies inside `x`.
-            #[allow(unsafe_code)]
-            unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.add(off));
-            }
-            off += 64;
-        }
+    // SAFETY: a prefetch is a hint: it reads nothing into the program and
+    // cannot fault, and callers pass addresses inside a live reference.
+    #[allow(unsafe_code)]
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p as *const i8);
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
+    let _ = p;
 }
 
 /// Runs events until the queue is empty, the stop time, or `max_events` events.

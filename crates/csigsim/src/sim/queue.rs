@@ -43,12 +43,6 @@ const WORDS: usize = WHEEL / 64;
 /// Events popped between two chunks of the next block asked for.
 const AHEAD_STEP: usize = 16;
 
-/// Asks for every line of a chunk.
-#[inline(always)]
-fn prefetch_chunk<C>(c: &C) {
-    crate::sim::prefetch_all(c);
-}
-
 /// End of a list.
 const NIL: u32 = u32::MAX;
 
@@ -527,7 +521,7 @@ impl<E: Item, const N: usize> EventQueue<E, N> {
                 None => NIL,
             };
             if let Some(c) = self.chunks.get(self.ahead as usize) {
-                prefetch_chunk(c);
+                crate::sim::prefetch_all(c);
             }
         }
         true
@@ -541,7 +535,7 @@ impl<E: Item, const N: usize> EventQueue<E, N> {
         let Some(c) = self.chunks.get(self.ahead as usize) else { return };
         self.ahead = c.next;
         if let Some(n) = self.chunks.get(self.ahead as usize) {
-            prefetch_chunk(n);
+            crate::sim::prefetch_all(n);
         }
     }
 
