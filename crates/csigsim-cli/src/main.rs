@@ -3,6 +3,7 @@
 //! Exit status: 0 success, 2 bad input (the message names the file, the key
 //! and line:column), 1 internal error.
 
+mod bench;
 mod compare;
 mod repro;
 mod report;
@@ -155,15 +156,20 @@ enum Cmd {
         /// Run only these cases (comma-separated names).
         #[arg(long, value_delimiter = ',')]
         cases: Vec<String>,
-        /// Run each case this many times and report the run with the median wall time.
-        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
-        repeat: u32,
+        /// Run each case this many times and report the run with the median wall time
+        /// (default 1; with --against, 6 runs of each binary).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        repeat: Option<u32>,
         /// Run each case on this many threads (`run --threads`).
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
         threads: u32,
         /// Cut each case into this many partitions (default: as many as threads).
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
         partitions: Option<u32>,
+        /// Run each case alternately with another csigsim binary (a build to compare
+        /// with) and report paired ratios of CPU and wall time, this / other.
+        #[arg(long, value_name = "BINARY")]
+        against: Option<PathBuf>,
         /// Internal: run one case in this process and print its JSON.
         #[arg(long, hide = true)]
         child: Option<String>,
@@ -206,7 +212,9 @@ fn main() -> ExitCode {
                 sweep::Error::Reported => Failure::Stalled,
             })
         }
-        Cmd::Bench { json, cases, child, repeat, threads, partitions } => cmd_bench(json, &cases, child, repeat, threads, partitions.unwrap_or(threads)),
+        Cmd::Bench { json, cases, child, repeat, threads, partitions, against } => {
+            bench::cmd(bench::Options { json, cases, child, repeat, threads, partitions: partitions.unwrap_or(threads), against })
+        }
         Cmd::Repro { ids, out, quick, json, jobs, no_report } => {
             let jobs = jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |j| j as usize);
             repro::cmd_repro(&ids, &out, quick, json, jobs, !no_report)
@@ -569,116 +577,6 @@ fn cmd_list() {
             println!("  {n}");
         }
     }
-}
-
-/// Peak resident memory of this process in bytes (Linux), if known.
-fn peak_rss() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
-/// CPU time of this process so far, user and system, in seconds.
-#[cfg(unix)]
-fn cpu_times() -> Option<(f64, f64)> {
-    // SAFETY: getrusage fills the struct it is given and reads nothing else.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
-        return None;
-    }
-    let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
-    Some((s(ru.ru_utime), s(ru.ru_stime)))
-}
-
-#[cfg(not(unix))]
-fn cpu_times() -> Option<(f64, f64)> {
-    None
-}
-
-fn cmd_bench(json: bool, only: &[String], child: Option<String>, repeat: u32, threads: u32, partitions: u32) -> Result<(), Failure> {
-    let all = csigsim::bench::cases();
-    if let Some(name) = child {
-        let case = all.iter().find(|c| c.name == name).ok_or_else(|| Failure::Internal(format!("no bench case {name}")))?;
-        let sc = csigsim::scenario::load_str(&case.toml, case.name, Path::new("."), &[], None)?;
-        let opts = csigsim::RunOptions { threads: threads as usize, partitions: partitions as usize, ..Default::default() };
-        let r = csigsim::run_with(sc, &opts, |_| true).map_err(Failure::Internal)?;
-        let cpu = cpu_times();
-        let s = &r.summary;
-        let cpu_s = cpu.map(|(u, k)| u + k);
-        let v = serde_json::json!({
-            "case": case.name,
-            "hosts": s.hosts,
-            "flows": s.flows_total,
-            "flows_completed": s.flows_completed,
-            "wall_s": s.wall_s,
-            "sim_time_ns": s.sim_time_ns,
-            "events": s.events,
-            "link_hops": s.link_hops,
-            "link_hops_per_s": s.link_hops_per_s,
-            "events_per_link_hop": s.events_per_link_hop,
-            "peak_rss_bytes": peak_rss(),
-            "user_s": cpu.map(|c| c.0),
-            "sys_s": cpu.map(|c| c.1),
-            "cpu_s": cpu_s,
-            "link_hops_per_cpu_s": cpu_s.filter(|&c| c > 0.0).map(|c| s.link_hops as f64 / c),
-            "invariants_ok": s.invariants_ok,
-            "partitions": r.threads.partitions,
-        });
-        println!("{v}");
-        return Ok(());
-    }
-    for n in only {
-        if !all.iter().any(|c| c.name == n) {
-            let names: Vec<&str> = all.iter().map(|c| c.name).collect();
-            return Err(Failure::Input(InputError::new("--cases", None, None, format!("unknown case \"{n}\"; cases: {}", names.join(", ")))));
-        }
-    }
-    let exe = std::env::current_exe().map_err(|e| Failure::Internal(e.to_string()))?;
-    if !json {
-        println!(
-            "{:<26} {:>6} {:>9} {:>9} {:>12} {:>12} {:>12} {:>10} {:>12} {:>9} {:>9}",
-            "case", "hosts", "wall s", "cpu s", "sim us", "events", "link hops", "M hops/s", "M hops/cpu s", "ev/hop", "peak MB"
-        );
-    }
-    for c in all.iter().filter(|c| only.is_empty() || only.iter().any(|n| n == c.name)) {
-        // Each case runs in its own process so that peak memory is its own.
-        let mut runs = Vec::new();
-        for _ in 0..repeat.max(1) {
-            let out = std::process::Command::new(&exe)
-                .args(["bench", "--child", c.name, "--threads", &threads.to_string(), "--partitions", &partitions.to_string()])
-                .output()
-                .map_err(|e| Failure::Internal(format!("cannot start the benchmark process: {e}")))?;
-            if !out.status.success() {
-                return Err(Failure::Internal(format!("case {} failed: {}", c.name, String::from_utf8_lossy(&out.stderr))));
-            }
-            let line = String::from_utf8_lossy(&out.stdout).trim().to_string();
-            let v: serde_json::Value = serde_json::from_str(&line).map_err(|e| Failure::Internal(e.to_string()))?;
-            runs.push(v);
-        }
-        runs.sort_by(|a, b| a["wall_s"].as_f64().unwrap_or(0.0).total_cmp(&b["wall_s"].as_f64().unwrap_or(0.0)));
-        let v = runs.swap_remove(runs.len() / 2);
-        if json {
-            println!("{v}");
-            continue;
-        }
-        let f = |k: &str| v[k].as_f64().unwrap_or(0.0);
-        println!(
-            "{:<26} {:>6} {:>9.2} {:>9.2} {:>12.1} {:>12} {:>12} {:>10.2} {:>12.2} {:>9.3} {:>9.0}",
-            c.name,
-            f("hosts"),
-            f("wall_s"),
-            f("cpu_s"),
-            f("sim_time_ns") / 1000.0,
-            f("events"),
-            f("link_hops"),
-            f("link_hops_per_s") / 1e6,
-            f("link_hops_per_cpu_s") / 1e6,
-            f("events_per_link_hop"),
-            f("peak_rss_bytes") / 1e6
-        );
-    }
-    Ok(())
 }
 
 #[cfg(test)]

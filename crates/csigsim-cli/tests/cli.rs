@@ -286,6 +286,34 @@ fn flag_errors_exit_2_naming_the_flag() {
     assert!(String::from_utf8_lossy(&r.stderr).contains("--repeat"));
 }
 
+/// `bench --against` runs each case alternately under both binaries and
+/// reports paired ratios; a binary that is not there is a flag error.
+#[test]
+fn bench_against_another_binary_pairs_the_runs() {
+    let r = bin().args(["bench", "--cases", "fat_tree_128", "--against", "/no/such/csigsim"]).output().unwrap();
+    assert_eq!(r.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(err.contains("--against") && err.contains("/no/such/csigsim"), "{err}");
+    assert!(r.stdout.is_empty(), "nothing printed before the error");
+    // Against itself: the same simulation, run by run.
+    let me = env!("CARGO_BIN_EXE_csigsim");
+    let r = bin().args(["bench", "--cases", "fat_tree_128", "--against", me, "--repeat", "2", "--json"]).output().unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    assert_eq!(v["case"], "fat_tree_128");
+    assert_eq!(v["pairs"], 2);
+    assert_eq!(v["same_run"], true);
+    assert_eq!(v["this"].as_array().unwrap().len(), 2);
+    assert_eq!(v["other"].as_array().unwrap().len(), 2);
+    let (this, other) = (&v["this"][0], &v["other"][0]);
+    assert_eq!(this["events"], other["events"]);
+    let ratio = |k: &str, i: usize| v["this"][i][k].as_f64().unwrap() / v["other"][i][k].as_f64().unwrap();
+    let median = (ratio("cpu_s", 0) + ratio("cpu_s", 1)) / 2.0;
+    assert!((v["cpu_ratio"]["median"].as_f64().unwrap() - median).abs() < 1e-12);
+    // Two pairs give no 95% interval.
+    assert!(v["cpu_ratio"]["low"].is_null() && v["wall_ratio"]["high"].is_null());
+}
+
 #[test]
 fn an_out_that_is_a_file_is_refused_before_the_run() {
     let dir = tmp("out-file");
