@@ -108,7 +108,15 @@ pub fn run(sc: Scenario, progress: impl FnMut(&Progress) -> bool) -> RunOutput {
 /// cannot be opened or written (a message naming the problem).
 pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progress) -> bool) -> Result<RunOutput, String> {
     let started = std::time::Instant::now();
-    let mut w = World::new(sc);
+    let parts = opts.partitions.max(opts.threads);
+    // The partitions' worlds are built side by side when the run will
+    // likely be cut (a capture or a refusal of the scenario keeps it on one
+    // thread; a fabric that does not cut is found only later).
+    let (mut w, others) = if parts > 1 && opts.capture.is_none() && engine::parallel::Split::scenario_refusal(&sc).is_none() {
+        engine::parallel::build_worlds(sc, parts, opts.threads.max(1))
+    } else {
+        (World::new(sc), Vec::new())
+    };
     if let Some((path, filter)) = &opts.capture {
         let links = (0..w.ports().len())
             .map(|p| {
@@ -122,9 +130,8 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
     }
     let mut watchdog = watchdog::Watchdog::new(&w, w.scenario().monitor.stall.0);
     let mut threads = output::Threads { partitions: 1, refused: None };
-    let parts = opts.partitions.max(opts.threads);
     if parts > 1 {
-        w = match engine::parallel::Parallel::new(w, parts as u32, opts.threads.max(1)) {
+        w = match engine::parallel::Parallel::with_worlds(w, others, parts as u32, opts.threads.max(1)) {
             Ok(p) => {
                 threads.partitions = parts as u32;
                 let (w, reason) = run_parallel(p, &mut watchdog, &mut progress);

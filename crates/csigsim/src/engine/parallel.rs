@@ -184,7 +184,11 @@ impl Split {
 
     /// Why `w`'s scenario cannot run in partitions, if it cannot.
     pub fn refusal(w: &World) -> Option<&'static str> {
-        let sc = &w.sc;
+        Self::scenario_refusal(&w.sc)
+    }
+
+    /// [`Split::refusal`] from the scenario alone, before its worlds are built.
+    pub fn scenario_refusal(sc: &crate::scenario::Scenario) -> Option<&'static str> {
         if sc.connections.is_some() && sc.transport.connection.is_some() {
             Some("connections of several queue pairs run on one thread")
         } else if !sc.failures.is_empty() {
@@ -312,6 +316,13 @@ impl Parallel {
     /// `threads` threads; gives `w` back with the reason when it cannot
     /// be cut ([`Split::refusal`], [`Split::new`]).
     pub fn new(w: World, parts: u32, threads: usize) -> Result<Parallel, Box<(World, String)>> {
+        Self::with_worlds(w, Vec::new(), parts, threads)
+    }
+
+    /// [`Parallel::new`] with the worlds of partitions 1 and up already
+    /// built from the same scenario ([`build_worlds`]); built here if
+    /// `others` does not hold one for each.
+    pub fn with_worlds(w: World, others: Vec<World>, parts: u32, threads: usize) -> Result<Parallel, Box<(World, String)>> {
         if let Some(why) = Split::refusal(&w) {
             return Err(Box::new((w, why.to_string())));
         }
@@ -334,7 +345,7 @@ impl Parallel {
             flow_dst: w.flows().iter().map(|f| split.node_part[f.dst.ix()]).collect(),
         });
         let mut sched = Scheduler::new(parts as usize, split.lookahead);
-        let mut others: Vec<World> = (1..parts).map(|_| World::new(w.sc.clone())).collect();
+        let mut others = if others.len() + 1 == parts as usize { others } else { (1..parts).map(|_| World::new(w.sc.clone())).collect() };
         let mut shares = Vec::with_capacity(parts as usize);
         let mut first = w;
         // The scheduled events (flow starts), in the queue's order, each to
@@ -479,6 +490,34 @@ impl Parallel {
     }
 }
 
+/// The worlds of `parts` partitions of `sc`: the first (the one a run on
+/// one thread would use) built here, the others at the same time on up to
+/// `threads - 1` more threads, each a whole world of the same scenario.
+pub fn build_worlds(sc: crate::scenario::Scenario, parts: usize, threads: usize) -> (World, Vec<World>) {
+    let helpers = threads.clamp(1, parts) - 1;
+    if helpers == 0 {
+        let others = (1..parts).map(|_| World::new(sc.clone())).collect();
+        return (World::new(sc), others);
+    }
+    std::thread::scope(|s| {
+        // Helper h builds partitions h + 1, h + 1 + helpers, ...
+        let jobs: Vec<_> = (0..helpers)
+            .map(|h| {
+                let sc = sc.clone();
+                s.spawn(move || (h + 1..parts).step_by(helpers).map(|_| World::new(sc.clone())).collect::<Vec<World>>())
+            })
+            .collect();
+        let first = World::new(sc);
+        let mut built: Vec<std::vec::IntoIter<World>> = jobs
+            .into_iter()
+            .map(|j| j.join().unwrap_or_else(|e| std::panic::resume_unwind(e)).into_iter())
+            .collect();
+        // Back in partition order.
+        let others = (1..parts).map(|p| built[(p - 1) % helpers].next().expect("one world a partition")).collect();
+        (first, others)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -520,6 +559,37 @@ mod tests {
             assert!((0..parts).all(|k| count(k) == count(0)), "{:?}", (0..parts).map(count).collect::<Vec<_>>());
         }
         assert!(Split::new(net, 17).is_err(), "8 pods and 16 cores do not fill 17 partitions");
+    }
+
+    /// The worlds built side by side are one a partition, each the world
+    /// of the scenario, whatever the number of threads building them; and
+    /// a run from them pops the same events as a run that builds its own.
+    #[test]
+    fn worlds_built_side_by_side_are_whole_worlds_of_the_scenario() {
+        let case = crate::bench::cases().into_iter().find(|c| c.name == "fat_tree_128").expect("case");
+        let toml = case.toml.replace("k = 8", "k = 4");
+        let sc = crate::scenario::load_str(&toml, "build", std::path::Path::new("."), &[], None).expect("scenario");
+        let lone = World::new(sc.clone());
+        let mut events = Vec::new();
+        for (parts, threads) in [(2, 1), (2, 2), (4, 2), (4, 3), (4, 8)] {
+            let (first, others) = build_worlds(sc.clone(), parts, threads);
+            assert_eq!(others.len(), parts - 1, "{parts} partitions on {threads} threads");
+            for w in std::iter::once(&first).chain(&others) {
+                assert_eq!((w.ports().len(), w.flows().len(), w.ctx.q.len()), (lone.ports().len(), lone.flows().len(), lone.ctx.q.len()));
+            }
+            let mut p = Parallel::with_worlds(first, others, parts as u32, threads).ok().expect("cut");
+            p.run_to(None);
+            events.push((parts, p.events(), p.stats().link_hops));
+        }
+        for parts in [2, 4] {
+            let mut p = Parallel::new(World::new(sc.clone()), parts as u32, 1).ok().expect("cut");
+            p.run_to(None);
+            for &(n, ev, hops) in &events {
+                if n == parts {
+                    assert_eq!((ev, hops), (p.events(), p.stats().link_hops), "{parts} partitions");
+                }
+            }
+        }
     }
 
     /// A flow may wait for flows that end in its sender's partition (a
