@@ -54,8 +54,10 @@ const PART_CHUNK: usize = 8;
 /// ([`PartHandler::prefetch`]).
 pub const PREFETCH_STAGES: usize = 3;
 
-/// An origin with this bit is the index of a push the partition made and
-/// kept in the current window; without it, a global sequence.
+/// An origin with this bit is a push the partition made and kept in the
+/// current window: the pop that made it and its place among that pop's
+/// pushes, laid out as [`PLACED`]'s (in push order, so the queue keeps
+/// them so); without it, a global sequence.
 const LOCAL: u64 = 1 << 63;
 /// An origin with this bit is a push the partition made for itself beyond
 /// the window and placed in its queue at once: the pop that made it (bits
@@ -116,8 +118,6 @@ struct Log<E, M> {
     popped: u64,
     /// Pushes so far in the window.
     pushes: u32,
-    /// The pop and place of each push kept in the window.
-    kept: Vec<(u32, u32)>,
     /// The held pushes, by the partition they are for.
     held: Vec<Vec<Held<E>>>,
     /// Where the pushes for this partition beyond the window went in its
@@ -136,7 +136,6 @@ impl<E, M> Log<E, M> {
             pops: Vec::new(),
             popped: 0,
             pushes: 0,
-            kept: Vec::new(),
             held: (0..partitions).map(|_| Vec::new()).collect(),
             placed: Vec::new(),
             held_min: None,
@@ -148,7 +147,6 @@ impl<E, M> Log<E, M> {
         self.pops.clear();
         self.popped = 0;
         self.pushes = 0;
-        self.kept.clear();
         self.held.iter_mut().for_each(Vec::clear);
         self.placed.clear();
         self.held_min = None;
@@ -165,8 +163,8 @@ impl<E, M> Log<E, M> {
     #[inline]
     fn sequence(&self, origin: u64) -> u64 {
         if origin & LOCAL != 0 {
-            let (pop, place) = self.kept[(origin & !LOCAL) as usize];
-            self.push_sequence(pop, place)
+            let o = origin & !LOCAL;
+            self.push_sequence((o >> PLACE_BITS) as u32, (o & PLACE_MASK) as u32)
         } else {
             origin
         }
@@ -236,9 +234,9 @@ impl<E: Item, M> Partition<E, M> {
         let place = log.pushes - log.pops[pop as usize].first_push;
         log.pushes = log.pushes.checked_add(1).expect("more than 2^32 - 1 pushes in one window");
         if dest == self.id && t < self.end {
-            let i = log.kept.len() as u64;
-            log.kept.push((pop, place));
-            self.q.push(t, Tagged { ev, origin: LOCAL | i });
+            // Handlers schedule a few events each; 2^24 from one would be a bug.
+            assert!(place as u64 <= PLACE_MASK, "more than 2^24 events scheduled by one event");
+            self.q.push(t, Tagged { ev, origin: LOCAL | (pop as u64) << PLACE_BITS | place as u64 });
             return;
         }
         // Its own beyond the window (nearly every arrival a link delay
