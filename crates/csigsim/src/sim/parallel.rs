@@ -59,6 +59,9 @@ pub const PREFETCH_STAGES: usize = 3;
 /// pushes, laid out as [`PLACED`]'s (in push order, so the queue keeps
 /// them so); without it, a global sequence.
 const LOCAL: u64 = 1 << 63;
+/// How many pops ahead of the merge the parents of kept pushes are asked for.
+const PARENT_AHEAD: usize = 8;
+
 /// An origin with this bit is a push the partition made for itself beyond
 /// the window and placed in its queue at once: the pop that made it (bits
 /// 24 to 55) and its place among that pop's pushes (bits 0 to 23), until
@@ -179,6 +182,19 @@ impl<E, M> Log<E, M> {
             a.t < b.t
         } else {
             self.sequence(a.origin_or_base) < other.sequence(b.origin_or_base)
+        }
+    }
+
+    /// Asks the CPU for the record of the pop that pushed pop `k`'s event,
+    /// if that pop is of this window (a hint only).
+    #[inline(always)]
+    fn prefetch_parent(&self, k: usize) {
+        if let Some(r) = self.pops.get(k) {
+            if r.origin_or_base & LOCAL != 0 {
+                if let Some(p) = self.pops.get(((r.origin_or_base & !LOCAL) >> PLACE_BITS) as usize) {
+                    super::prefetch(p);
+                }
+            }
         }
     }
 
@@ -411,6 +427,9 @@ impl Merger {
         let (mut ia, mut ib) = (0, 0);
         let (na, nb) = (a.pops.len(), b.pops.len());
         while ia < na && ib < nb {
+            // The parent a tie will look up, a few pops ahead in each log.
+            a.prefetch_parent(ia + PARENT_AHEAD);
+            b.prefetch_parent(ib + PARENT_AHEAD);
             let take_b = b.before(ib, a, ia);
             let (log, k) = if take_b { (&mut *b, &mut ib) } else { (&mut *a, &mut ia) };
             self.number(log, *k, take_b as u32);
