@@ -102,6 +102,16 @@ struct PopRec {
     first_push: u32,
 }
 
+/// A push placed in the partition's queue beyond the window: where, and
+/// the pop that made it and its place among that pop's pushes (as its tag
+/// says), for the numbering pass to write its sequence without reading it.
+#[derive(Clone, Copy)]
+struct Placed {
+    at: Place,
+    pop: u32,
+    place: u32,
+}
+
 /// A push held to the window's end: its time, its event, the pop that made
 /// it (an index in the log) and its place among that pop's pushes.
 #[derive(Clone, Copy)]
@@ -125,7 +135,7 @@ struct Log<E, M> {
     held: Vec<Vec<Held<E>>>,
     /// Where the pushes for this partition beyond the window went in its
     /// queue (their origins [`PLACED`]).
-    placed: Vec<Place>,
+    placed: Vec<Placed>,
     /// The earliest held time, if any push was held.
     held_min: Option<u64>,
     /// What the window sent each partition beside its events
@@ -261,7 +271,7 @@ impl<E: Item, M> Partition<E, M> {
         if dest == self.id && (place as u64) <= PLACE_MASK {
             let origin = PLACED | (pop as u64) << PLACE_BITS | place as u64;
             if let Some(at) = self.q.try_place(t, Tagged { ev, origin }) {
-                log.placed.push(at);
+                log.placed.push(Placed { at, pop, place });
                 return;
             }
         }
@@ -296,10 +306,10 @@ impl<E: Item, M> Partition<E, M> {
     fn take_held<H: PartHandler<E, M>>(&mut self, prev: &[Log<E, M>], h: &mut H) {
         let me = self.id as usize;
         let own = &prev[me];
-        for &at in &own.placed {
-            let e = self.q.item_mut(at);
-            let (pop, place) = ((e.origin & !PLACED) >> PLACE_BITS, e.origin & PLACE_MASK);
-            e.origin = own.push_sequence(pop as u32, place as u32);
+        // Written without being read: the item's lines are a window old
+        // and out of the cache, and a store need not wait for them.
+        for p in &own.placed {
+            self.q.item_mut(p.at).origin = own.push_sequence(p.pop, p.place);
         }
         for (s, log) in prev.iter().enumerate() {
             for held in &log.held[me] {
