@@ -70,6 +70,20 @@ const PLACED: u64 = 1 << 62;
 const PLACE_BITS: u32 = 24;
 const PLACE_MASK: u64 = (1 << PLACE_BITS) - 1;
 
+/// The tag of push `place` of pop `pop`, below a [`LOCAL`] or [`PLACED`]
+/// flag (`place` at most [`PLACE_MASK`]).
+#[inline(always)]
+fn tag(pop: u32, place: u32) -> u64 {
+    (pop as u64) << PLACE_BITS | place as u64
+}
+
+/// The pop and place of a [`LOCAL`] origin.
+#[inline(always)]
+fn untag(origin: u64) -> (u32, u32) {
+    let o = origin & !LOCAL;
+    ((o >> PLACE_BITS) as u32, (o & PLACE_MASK) as u32)
+}
+
 /// An event in a partition's queue with where it was pushed.
 #[derive(Clone, Copy)]
 pub struct Tagged<E> {
@@ -176,8 +190,8 @@ impl<E, M> Log<E, M> {
     #[inline]
     fn sequence(&self, origin: u64) -> u64 {
         if origin & LOCAL != 0 {
-            let o = origin & !LOCAL;
-            self.push_sequence((o >> PLACE_BITS) as u32, (o & PLACE_MASK) as u32)
+            let (pop, place) = untag(origin);
+            self.push_sequence(pop, place)
         } else {
             origin
         }
@@ -201,7 +215,7 @@ impl<E, M> Log<E, M> {
     fn prefetch_parent(&self, k: usize) {
         if let Some(r) = self.pops.get(k) {
             if r.origin_or_base & LOCAL != 0 {
-                if let Some(p) = self.pops.get(((r.origin_or_base & !LOCAL) >> PLACE_BITS) as usize) {
+                if let Some(p) = self.pops.get(untag(r.origin_or_base).0 as usize) {
                     super::prefetch(p);
                 }
             }
@@ -262,14 +276,14 @@ impl<E: Item, M> Partition<E, M> {
         if dest == self.id && t < self.end {
             // Handlers schedule a few events each; 2^24 from one would be a bug.
             assert!(place as u64 <= PLACE_MASK, "more than 2^24 events scheduled by one event");
-            self.q.push(t, Tagged { ev, origin: LOCAL | (pop as u64) << PLACE_BITS | place as u64 });
+            self.q.push(t, Tagged { ev, origin: LOCAL | tag(pop, place) });
             return;
         }
         // Its own beyond the window (nearly every arrival a link delay
         // ahead) straight into the queue, numbered before its block is
         // read: not held and taken back.
         if dest == self.id && (place as u64) <= PLACE_MASK {
-            let origin = PLACED | (pop as u64) << PLACE_BITS | place as u64;
+            let origin = PLACED | tag(pop, place);
             if let Some(at) = self.q.try_place(t, Tagged { ev, origin }) {
                 log.placed.push(Placed { at, pop, place });
                 return;
