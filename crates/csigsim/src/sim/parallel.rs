@@ -365,7 +365,9 @@ impl<E: Item, M> Partition<E, M> {
             // next one, and the stages further ahead when the handler asks
             // for them.
             if spacing > 0 {
-                for stage in (1..=PREFETCH_STAGES).rev() {
+                // A half-open range: an inclusive one kept its state in
+                // memory in this loop, some twenty instructions a stage.
+                for stage in (1..PREFETCH_STAGES + 1).rev() {
                     if let Some(next) = self.q.peek_ahead(stage * spacing - 1) {
                         h.prefetch(&next.ev, stage);
                     }
