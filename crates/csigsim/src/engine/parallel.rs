@@ -345,6 +345,8 @@ impl Parallel {
             flow_dst: w.flows().iter().map(|f| split.node_part[f.dst.ix()]).collect(),
         });
         let mut sched = Scheduler::new(parts as usize, split.lookahead);
+        // As the world's own queue would on this fabric.
+        sched.fetch_ahead_blocks(w.ctx.q.fetches_ahead_blocks());
         let mut others = if others.len() + 1 == parts as usize { others } else { (1..parts).map(|_| World::new(w.sc.clone())).collect() };
         let mut shares = Vec::with_capacity(parts as usize);
         let mut first = w;

@@ -590,6 +590,13 @@ impl<E: Item + Send + Sync, M: Send + Sync> Scheduler<E, M> {
         }
     }
 
+    /// Every partition's queue asks for its next block's chunks while it
+    /// pops a block ([`EventQueue::fetch_ahead_blocks`]): for partitions
+    /// whose pending events outgrow the caches. A hint only.
+    pub fn fetch_ahead_blocks(&mut self, on: bool) {
+        self.parts.iter_mut().for_each(|p| p.q.fetch_ahead_blocks(on));
+    }
+
     /// Records the merged order of the pops (for tests).
     pub fn keep_trace(&mut self) {
         self.m.trace = Some(Vec::new());
@@ -768,6 +775,8 @@ mod tests {
         budget: u32,
         /// Delays beyond the wheel's span (into its far heap) as well.
         wide: bool,
+        /// The partitions' queues ask for their next blocks ahead.
+        fetch_ahead: bool,
         state: Vec<u64>,
         handled: Vec<u32>,
         /// Each node's handled events, in order.
@@ -777,7 +786,7 @@ mod tests {
     impl Model {
         fn new(nodes: u32, parts: u32, lookahead: u64, budget: u32) -> Self {
             let n = nodes as usize;
-            Model { nodes, parts, lookahead, budget, wide: false, state: vec![0; n], handled: vec![0; n], seen: vec![Vec::new(); n] }
+            Model { nodes, parts, lookahead, budget, wide: false, fetch_ahead: false, state: vec![0; n], handled: vec![0; n], seen: vec![Vec::new(); n] }
         }
 
         fn part(&self, node: u32) -> u32 {
@@ -867,6 +876,7 @@ mod tests {
     /// pops that push are logged).
     fn parallel_in_runs(m: &Model, seeds: &[(u64, Ev)], threads: usize, untils: &[u64], trace: bool) -> (Vec<(u64, u64, u32)>, Model, ParallelStats) {
         let mut s = Scheduler::new(m.parts as usize, m.lookahead);
+        s.fetch_ahead_blocks(m.fetch_ahead);
         if trace {
             s.keep_trace();
         }
@@ -913,8 +923,8 @@ mod tests {
 
     #[test]
     fn parallel_order_is_the_sequential_order() {
-        for (parts, lookahead) in [(1, 1024), (2, 1024), (2, 3000), (3, 2048), (4, 1_000_000)] {
-            let model = Model::new(12, parts, lookahead, 40);
+        for (parts, lookahead, fetch_ahead) in [(1, 1024, false), (2, 1024, false), (2, 1024, true), (2, 3000, false), (3, 2048, true), (4, 1_000_000, false)] {
+            let model = Model { fetch_ahead, ..Model::new(12, parts, lookahead, 40) };
             let seeds = seeds(12, parts as u64);
             let mut seq = model.clone();
             let want = sequential(&mut seq, &seeds);

@@ -40,7 +40,8 @@ const WHEEL_MASK: u64 = WHEEL as u64 - 1;
 /// Words of the wheel's occupancy bitmap (one bit a slot); a summary word
 /// has one bit a word.
 const WORDS: usize = WHEEL / 64;
-/// Events popped between two chunks of the next block asked for.
+/// Events popped between two chunks of the next block asked for, at most:
+/// a queue of smaller chunks asks for one every chunk's worth of pops.
 const AHEAD_STEP: usize = 16;
 
 /// End of a list.
@@ -269,12 +270,18 @@ impl<E: Item, const N: usize> EventQueue<E, N> {
         }
     }
 
-    /// Asks the CPU for the next block's chunks, one every 16 pops, while
-    /// a block is popped: for a queue whose pending events outgrow the
-    /// caches (a hint only; the order is unchanged).
+    /// Asks the CPU for the next block's chunks, one every 16 pops (every
+    /// `N` pops for chunks of fewer than 16), while a block is popped: for
+    /// a queue whose pending events outgrow the caches (a hint only; the
+    /// order is unchanged).
     pub fn fetch_ahead_blocks(&mut self, on: bool) {
         self.ahead_on = on;
         self.ahead = NIL;
+    }
+
+    /// Whether [`Self::fetch_ahead_blocks`] is on.
+    pub fn fetches_ahead_blocks(&self) -> bool {
+        self.ahead_on
     }
 
     /// Schedules `event` at `time_ps`, which must not be before the time of
@@ -384,7 +391,7 @@ impl<E: Item, const N: usize> EventQueue<E, N> {
             return None;
         }
         let e = self.now[self.head];
-        if self.ahead_on && self.head.is_multiple_of(AHEAD_STEP) {
+        if self.ahead_on && self.head.is_multiple_of(N.min(AHEAD_STEP)) {
             self.fetch_ahead();
         }
         self.head += 1;
@@ -583,12 +590,14 @@ mod tests {
     /// Asking for the next block's chunks ahead changes no pop: the same
     /// pushes, interleaved with pops (events pushed into the block being
     /// read, the next ones and beyond the wheel, chunks freed and reused),
-    /// pop alike with and without it.
+    /// pop alike with and without it, in chunks of 16 events and in the
+    /// parallel scheduler's chunks of 8 (one asked for every 8 pops).
     #[test]
     fn fetching_blocks_ahead_changes_no_pop() {
-        let run = |on: bool| {
-            let mut q: EventQueue = EventQueue::new();
+        fn run<const N: usize>(on: bool) -> Vec<(u64, Event)> {
+            let mut q: EventQueue<Event, N> = EventQueue::new();
             q.fetch_ahead_blocks(on);
+            assert_eq!(q.fetches_ahead_blocks(), on);
             let mut x = 1u64;
             let mut now = 0;
             let mut out = Vec::new();
@@ -606,13 +615,15 @@ mod tests {
                     pushed += 1;
                 }
             }
-            out.extend(drain(&mut q));
+            out.extend(std::iter::from_fn(|| q.pop()));
             assert_eq!(out.len(), pushed);
             out
-        };
-        let plain = run(false);
-        assert_eq!(run(true), plain);
+        }
+        let plain = run::<16>(false);
+        assert_eq!(run::<16>(true), plain);
         assert!(plain.windows(2).all(|w| w[0].0 <= w[1].0));
+        assert_eq!(run::<8>(false), plain);
+        assert_eq!(run::<8>(true), plain);
     }
 
     #[test]
