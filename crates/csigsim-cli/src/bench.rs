@@ -68,10 +68,23 @@ impl Child {
 
 /// The figures of each case, the run of median wall time of `repeat`.
 fn table(o: &Options, child: &Child, exe: &Path, cases: &[&str]) -> Result<(), Failure> {
+    // Partitioned runs add the serial merge's wall time.
+    let merge = child.threads > 1 || child.partitions > 1;
     if !o.json {
         println!(
-            "{:<26} {:>6} {:>9} {:>9} {:>12} {:>12} {:>12} {:>10} {:>12} {:>9} {:>9}",
-            "case", "hosts", "wall s", "cpu s", "sim us", "events", "link hops", "M hops/s", "M hops/cpu s", "ev/hop", "peak MB"
+            "{:<26} {:>6} {:>9} {:>9} {:>12} {:>12} {:>12} {:>10} {:>12} {:>9} {:>9}{}",
+            "case",
+            "hosts",
+            "wall s",
+            "cpu s",
+            "sim us",
+            "events",
+            "link hops",
+            "M hops/s",
+            "M hops/cpu s",
+            "ev/hop",
+            "peak MB",
+            if merge { format!(" {:>9}", "merge s") } else { String::new() }
         );
     }
     for &case in cases {
@@ -86,7 +99,7 @@ fn table(o: &Options, child: &Child, exe: &Path, cases: &[&str]) -> Result<(), F
             continue;
         }
         println!(
-            "{:<26} {:>6} {:>9.2} {:>9.2} {:>12.1} {:>12} {:>12} {:>10.2} {:>12.2} {:>9.3} {:>9.0}",
+            "{:<26} {:>6} {:>9.2} {:>9.2} {:>12.1} {:>12} {:>12} {:>10.2} {:>12.2} {:>9.3} {:>9.0}{}",
             case,
             f(&v, "hosts"),
             f(&v, "wall_s"),
@@ -97,7 +110,8 @@ fn table(o: &Options, child: &Child, exe: &Path, cases: &[&str]) -> Result<(), F
             f(&v, "link_hops_per_s") / 1e6,
             f(&v, "link_hops_per_cpu_s") / 1e6,
             f(&v, "events_per_link_hop"),
-            f(&v, "peak_rss_bytes") / 1e6
+            f(&v, "peak_rss_bytes") / 1e6,
+            if merge { format!(" {:>9.2}", f(&v, "merge_s")) } else { String::new() }
         );
     }
     Ok(())
@@ -286,6 +300,9 @@ fn run_child(all: &[csigsim::bench::BenchCase], name: &str, threads: u32, partit
         "link_hops_per_cpu_s": cpu_s.filter(|&c| c > 0.0).map(|c| s.link_hops as f64 / c),
         "invariants_ok": s.invariants_ok,
         "partitions": r.threads.partitions,
+        "windows": r.threads.scheduler.map(|s| s.windows),
+        "crossings": r.threads.scheduler.map(|s| s.crossings),
+        "merge_s": r.threads.scheduler.map(|s| s.merge_s),
     });
     println!("{v}");
     Ok(())

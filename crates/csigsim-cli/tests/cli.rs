@@ -314,6 +314,32 @@ fn bench_against_another_binary_pairs_the_runs() {
     assert!(v["cpu_ratio"]["low"].is_null() && v["wall_ratio"]["high"].is_null());
 }
 
+/// A bench run cut into partitions reports what the scheduler did
+/// (windows, crossings, the serial merge's wall time); a sequential one
+/// reports none of it, and both the same events.
+#[test]
+fn bench_reports_the_schedulers_figures_of_a_partitioned_run() {
+    let child = |threads: &str| {
+        let r = bin().args(["bench", "--child", "fat_tree_128", "--threads", threads, "--partitions", threads]).output().unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        serde_json::from_slice::<serde_json::Value>(&r.stdout).unwrap()
+    };
+    let (one, two) = (child("1"), child("2"));
+    assert_eq!(one["partitions"], 1);
+    assert!(one["windows"].is_null() && one["crossings"].is_null() && one["merge_s"].is_null(), "{one}");
+    assert_eq!(two["partitions"], 2);
+    assert_eq!(two["events"], one["events"]);
+    // A permutation on a fat tree cut in two sends packets across the cut
+    // all along its run, window after window.
+    assert!(two["windows"].as_u64().unwrap() > 10, "{two}");
+    assert!(two["crossings"].as_u64().unwrap() > 1000, "{two}");
+    let merge = two["merge_s"].as_f64().unwrap();
+    assert!(merge >= 0.0 && merge < two["wall_s"].as_f64().unwrap(), "{two}");
+    let r = bin().args(["bench", "--cases", "fat_tree_128", "--threads", "2"]).output().unwrap();
+    assert!(r.status.success());
+    assert!(String::from_utf8_lossy(&r.stdout).lines().next().unwrap().ends_with("merge s"));
+}
+
 #[test]
 fn an_out_that_is_a_file_is_refused_before_the_run() {
     let dir = tmp("out-file");

@@ -129,12 +129,13 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
         w.observers_mut().attach_capture(c);
     }
     let mut watchdog = watchdog::Watchdog::new(&w, w.scenario().monitor.stall.0);
-    let mut threads = output::Threads { partitions: 1, refused: None };
+    let mut threads = output::Threads { partitions: 1, refused: None, scheduler: None };
     if parts > 1 {
         w = match engine::parallel::Parallel::with_worlds(w, others, parts as u32, opts.threads.max(1)) {
             Ok(p) => {
                 threads.partitions = parts as u32;
-                let (w, reason) = run_parallel(p, &mut watchdog, &mut progress);
+                let (w, reason, stats) = run_parallel(p, &mut watchdog, &mut progress);
+                threads.scheduler = Some(stats);
                 return finish_run(w, started, reason, watchdog, threads, None);
             }
             Err(refused) => {
@@ -221,7 +222,11 @@ const FIRST_STRETCH_PS: u64 = 10_000_000;
 /// stretches of simulated time instead of every [`CHUNK_EVENTS`] events: a
 /// run that stalls may be called stalled at another time than on one
 /// thread (every other output is the same).
-fn run_parallel(mut p: engine::parallel::Parallel, watchdog: &mut watchdog::Watchdog, progress: &mut impl FnMut(&Progress) -> bool) -> (World, &'static str) {
+fn run_parallel(
+    mut p: engine::parallel::Parallel,
+    watchdog: &mut watchdog::Watchdog,
+    progress: &mut impl FnMut(&Progress) -> bool,
+) -> (World, &'static str, sim::parallel::ParallelStats) {
     let flows_total = p.flows_total();
     let mut stretch = FIRST_STRETCH_PS;
     let reason = loop {
@@ -248,5 +253,6 @@ fn run_parallel(mut p: engine::parallel::Parallel, watchdog: &mut watchdog::Watc
             break "interrupted";
         }
     };
-    (p.into_world(), reason)
+    let stats = p.sched_stats();
+    (p.into_world(), reason, stats)
 }

@@ -95,6 +95,10 @@ pub struct Threads {
     pub partitions: u32,
     /// Why a run asked to use several threads ran on one.
     pub refused: Option<String>,
+    /// What the parallel scheduler did (windows, events that crossed
+    /// between partitions, wall time of the serial merges), when the run
+    /// was cut into partitions.
+    pub scheduler: Option<crate::sim::parallel::ParallelStats>,
 }
 
 /// Monitor files written while the run went on: `files` in `dir`.
@@ -374,7 +378,7 @@ pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::w
         tables: Tables { flows: ft, links, signals, cc, collectives, rpcs },
         scenario_toml: sc.resolved_toml.clone(),
         streamed: None,
-        threads: Threads { partitions: 1, refused: None },
+        threads: Threads { partitions: 1, refused: None, scheduler: None },
     }
 }
 
