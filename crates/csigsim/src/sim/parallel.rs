@@ -56,22 +56,22 @@ pub const PREFETCH_STAGES: usize = 3;
 
 /// An origin with this bit is a push the partition made and kept in the
 /// current window: the pop that made it and its place among that pop's
-/// pushes, laid out as [`PLACED`]'s (in push order, so the queue keeps
+/// pushes, as [`tag`] lays them out (in push order, so the queue keeps
 /// them so); without it, a global sequence.
 const LOCAL: u64 = 1 << 63;
 /// How many pops ahead of the merge the parents of kept pushes are asked for.
 const PARENT_AHEAD: usize = 8;
 
-/// An origin with this bit is a push the partition made for itself beyond
-/// the window and placed in its queue at once: the pop that made it (bits
-/// 24 to 55) and its place among that pop's pushes (bits 0 to 23), until
-/// the merge numbers it.
+/// The origin of a push the partition made for itself beyond the window
+/// and placed in its queue at once, until the numbering pass of the next
+/// window writes its sequence: the list of placed pushes ([`Placed`])
+/// keeps the pop that made it and its place, so the item needs neither.
 const PLACED: u64 = 1 << 62;
 const PLACE_BITS: u32 = 24;
 const PLACE_MASK: u64 = (1 << PLACE_BITS) - 1;
 
-/// The tag of push `place` of pop `pop`, below a [`LOCAL`] or [`PLACED`]
-/// flag (`place` at most [`PLACE_MASK`]).
+/// The tag of push `place` of pop `pop` (bits 24 to 55 and 0 to 23), below
+/// the [`LOCAL`] flag (`place` at most [`PLACE_MASK`]).
 #[inline(always)]
 fn tag(pop: u32, place: u32) -> u64 {
     (pop as u64) << PLACE_BITS | place as u64
@@ -282,9 +282,8 @@ impl<E: Item, M> Partition<E, M> {
         // Its own beyond the window (nearly every arrival a link delay
         // ahead) straight into the queue, numbered before its block is
         // read: not held and taken back.
-        if dest == self.id && (place as u64) <= PLACE_MASK {
-            let origin = PLACED | tag(pop, place);
-            if let Some(at) = self.q.try_place(t, Tagged { ev, origin }) {
+        if dest == self.id {
+            if let Some(at) = self.q.try_place(t, Tagged { ev, origin: PLACED }) {
                 log.placed.push(Placed { at, pop, place });
                 return;
             }
