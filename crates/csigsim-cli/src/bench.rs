@@ -208,10 +208,11 @@ impl Comparison {
         };
         let key = |v: &serde_json::Value| (v["events"].as_u64(), v["link_hops"].as_u64());
         let first = key(&this[0]);
+        let (cpu_this, cpu_other) = (col(this, "cpu_s"), col(other, "cpu_s"));
         Comparison {
-            cpu_this: sorted_median(col(this, "cpu_s")),
-            cpu_other: sorted_median(col(other, "cpu_s")),
-            cpu: Ratios::of(&col(this, "cpu_s"), &col(other, "cpu_s")),
+            cpu: Ratios::of(&cpu_this, &cpu_other),
+            cpu_this: sorted_median(cpu_this),
+            cpu_other: sorted_median(cpu_other),
             wall: Ratios::of(&col(this, "wall_s"), &col(other, "wall_s")),
             rss_this: sorted_median(col(this, "peak_rss_bytes")),
             rss_other: sorted_median(col(other, "peak_rss_bytes")),
