@@ -30,16 +30,22 @@ impl Item for Event {
 const BLOCK_BITS: u32 = 10;
 /// The length of a block in picoseconds.
 pub const BLOCK_PS: u64 = 1 << BLOCK_BITS;
-/// Blocks the wheel holds: 2^12 of 2^10 ps, 4.19 us ahead of the block being
+/// Blocks the wheel holds: 2^13 of 2^10 ps, 8.39 us ahead of the block being
 /// read. A packet's next event (its arrival one link delay and one
-/// serialization away, its port's `TxDone`) falls within it; timers and
+/// serialization away, its port's `TxDone`) falls within it, and so does a
+/// receiver's coalesced-ACK timer (5 us by default, one per few packets:
+/// in a heap, a push and a pop of a logarithm each, missing the cache on
+/// a large fabric); retransmission and congestion-control timers and
 /// flow starts further out wait in the far heap.
-const WHEEL_BITS: u32 = 12;
+const WHEEL_BITS: u32 = 13;
 const WHEEL: usize = 1 << WHEEL_BITS;
 const WHEEL_MASK: u64 = WHEEL as u64 - 1;
-/// Words of the wheel's occupancy bitmap (one bit a slot); a summary word
-/// has one bit a word.
+/// Words of the wheel's occupancy bitmap (one bit a slot); the summary
+/// ([`Summary`]) has one bit a word.
 const WORDS: usize = WHEEL / 64;
+/// One bit a word of the bitmap.
+type Summary = u128;
+const _: () = assert!(WORDS == Summary::BITS as usize);
 /// Events popped between two chunks of the next block asked for, at most:
 /// a queue of smaller chunks asks for one every chunk's worth of pops.
 const AHEAD_STEP: usize = 16;
@@ -162,7 +168,7 @@ pub struct EventQueue<E = Event, const N: usize = CHUNK> {
     /// Bit `s % 64` of word `s / 64` set when slot `s` is not empty.
     words: [u64; WORDS],
     /// Bit `w` set when word `w` is not 0.
-    summary: u64,
+    summary: Summary,
     /// The block being read (`now`'s).
     cur: u64,
     /// Events `WHEEL` blocks or more after `cur`.
@@ -327,7 +333,7 @@ impl<E: Item, const N: usize> EventQueue<E, N> {
         if b.first == NIL {
             self.slots[i] = Slot { first: n, tail: n, tail_len: 1 };
             self.words[i / 64] |= 1 << (i % 64);
-            self.summary |= 1 << (i / 64);
+            self.summary |= (1 as Summary) << (i / 64);
         } else {
             self.chunks[b.tail as usize].next = n;
             self.slots[i] = Slot { tail: n, tail_len: 1, ..b };
@@ -468,7 +474,7 @@ impl<E: Item, const N: usize> EventQueue<E, N> {
         } else {
             // Words after w0, then (wrapping round) from word 0: what is
             // left of w0 then is below s0.
-            let after = self.summary & (!0u64).checked_shl(w0 as u32 + 1).unwrap_or(0);
+            let after = self.summary & (!0 as Summary).checked_shl(w0 as u32 + 1).unwrap_or(0);
             let w = if after != 0 { after } else { self.summary }.trailing_zeros() as usize;
             w * 64 + self.words[w].trailing_zeros() as usize
         };
@@ -505,7 +511,7 @@ impl<E: Item, const N: usize> EventQueue<E, N> {
         self.slots[i] = EMPTY_SLOT;
         self.words[i / 64] &= !(1 << (i % 64));
         if self.words[i / 64] == 0 {
-            self.summary &= !(1 << (i / 64));
+            self.summary &= !((1 as Summary) << (i / 64));
         }
         let mut n = b.first;
         while n != NIL {
@@ -868,6 +874,8 @@ mod tests {
             3 => (0u64..4).prop_map(Op::Push),
             3 => (0u64..3000).prop_map(Op::Push),
             4 => (0u64..2_000_000).prop_map(Op::Push),
+            // Across the whole wheel and past its end.
+            2 => (0u64..2 * WHEEL as u64 * BLOCK_PS).prop_map(Op::Push),
             1 => (0u64..1 << 40).prop_map(Op::Push),
             1 => any::<u64>().prop_map(Op::Push),
             6 => Just(Op::Pop),
