@@ -129,7 +129,7 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
         w.observers_mut().attach_capture(c);
     }
     let mut watchdog = watchdog::Watchdog::new(&w, w.scenario().monitor.stall.0);
-    let mut threads = output::Threads { partitions: 1, refused: None, scheduler: None };
+    let mut threads = output::Threads::ONE;
     if parts > 1 {
         w = match engine::parallel::Parallel::with_worlds(w, others, parts as u32, opts.threads.max(1)) {
             Ok(p) => {

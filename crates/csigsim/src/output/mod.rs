@@ -101,6 +101,11 @@ pub struct Threads {
     pub scheduler: Option<crate::sim::parallel::ParallelStats>,
 }
 
+impl Threads {
+    /// A run on the sequential engine, as nothing asked otherwise.
+    pub const ONE: Threads = Threads { partitions: 1, refused: None, scheduler: None };
+}
+
 /// Monitor files written while the run went on: `files` in `dir`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Streamed {
@@ -378,7 +383,7 @@ pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::w
         tables: Tables { flows: ft, links, signals, cc, collectives, rpcs },
         scenario_toml: sc.resolved_toml.clone(),
         streamed: None,
-        threads: Threads { partitions: 1, refused: None, scheduler: None },
+        threads: Threads::ONE,
     }
 }
 
