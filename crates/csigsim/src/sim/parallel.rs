@@ -19,14 +19,19 @@
 //!   that made it and its place among that pop's pushes: one for this
 //!   partition goes into its queue at once, tagged with them (unless it
 //!   lies beyond the wheel); one for another partition is held.
-//! - **At the barrier, a serial merge numbers the pops.** Each partition
-//!   logs the pops that pushed something (one that pushes nothing changes
-//!   no sequence), in (time, global sequence) order. A k-way merge of the
+//! - **At the barrier, a merge numbers the pops.** Each partition logs the
+//!   pops that pushed something (one that pushes nothing changes no
+//!   sequence), in (time, global sequence) order. A k-way merge of the
 //!   logs by that key walks them as the single queue would have, and gives
 //!   each pop the global sequence of its first push (the count of all
-//!   pushes before it); a push's sequence is then that plus its place. The
-//!   sequence of an event pushed and popped in the same window is looked
-//!   up only when heads of two logs tie in time.
+//!   pushes before it); a push's sequence is then that plus its place.
+//!   The merge splits by time into one piece a thread: a piece's first
+//!   sequence is the count of the pushes of the pops before its first
+//!   time, which each log's record gives. Heads of two logs that tie in
+//!   time compare by sequence; two pushes of this window from different
+//!   partitions come in the order of the pops that made them, which a
+//!   piece compares by the numbers it gave them, or, when an earlier piece
+//!   numbers them, by going further up: no piece waits for another.
 //! - **At the next window's start, each partition numbers and takes its
 //!   events in parallel**: it writes the sequence of each push it placed
 //!   in its queue, then takes its held events from every partition's list
@@ -34,13 +39,13 @@
 //!   ([`Item::tie`]), so events may enter it out of order; the sequence
 //!   stays with the event, for a later merge to compare.
 //!
-//! Per pop that pushed, the serial part is a comparison of log heads (none
+//! Per pop that pushed, the merge is a comparison of log heads (none
 //! within a run of one log's pops before the other logs' next time) and
-//! one counter step. The outcome does not depend on the number of
-//! threads.
+//! one counter step, shared among the threads. The outcome does not depend
+//! on the number of threads.
 
 use super::queue::{EventQueue, Item, Place, BLOCK_PS};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex, RwLock};
 
 /// The end of a window that reaches the end of time.
@@ -106,14 +111,31 @@ impl<E: Item> Item for Tagged<E> {
     }
 }
 
-/// A pop of the window: its time, its origin (replaced, when the merge
-/// numbers the pop, by the global sequence of its first push: the origin
-/// is not read again), and the number of pushes before it in the window.
-#[derive(Clone, Copy)]
+/// A pop of the window: its time, its origin, the number of pushes before
+/// it in the window, and the global sequence of its first push, which the
+/// merge writes (an atomic: while one thread writes it, another may read
+/// the time and origin beside it; the barrier after the merge orders the
+/// writes before every read of it).
 struct PopRec {
     t: u64,
-    origin_or_base: u64,
+    origin: u64,
+    base: AtomicU64,
     first_push: u32,
+}
+
+impl PopRec {
+    /// The global sequence of the pop's first push (merged).
+    #[inline]
+    fn base(&self) -> u64 {
+        self.base.load(Ordering::Relaxed)
+    }
+}
+
+/// The event being handled: its time and origin.
+#[derive(Clone, Copy)]
+struct Popped {
+    t: u64,
+    origin: u64,
 }
 
 /// A push placed in the partition's queue beyond the window: where, and
@@ -180,14 +202,26 @@ impl<E, M> Log<E, M> {
         self.mail.iter_mut().for_each(Vec::clear);
     }
 
+    /// Asks the CPU for the record of the pop that pushed pop `k`'s event,
+    /// if that pop is of this window (a hint only).
+    #[inline(always)]
+    fn prefetch_parent(&self, k: usize) {
+        if let Some(r) = self.pops.get(k) {
+            if r.origin & LOCAL != 0 {
+                if let Some(p) = self.pops.get(untag(r.origin).0 as usize) {
+                    super::prefetch(p);
+                }
+            }
+        }
+    }
+
     /// The global sequence of push `place` of pop `pop` (merged).
     #[inline]
     fn push_sequence(&self, pop: u32, place: u32) -> u64 {
-        self.pops[pop as usize].origin_or_base + place as u64
+        self.pops[pop as usize].base() + place as u64
     }
 
     /// The global sequence of a popped event (its parent merged).
-    #[inline]
     fn sequence(&self, origin: u64) -> u64 {
         if origin & LOCAL != 0 {
             let (pop, place) = untag(origin);
@@ -197,36 +231,21 @@ impl<E, M> Log<E, M> {
         }
     }
 
-    /// Whether pop `k` of this log comes before pop `ko` of `other` in the
-    /// single queue's order: by time, then (only on a tie) by sequence.
+    /// The number of pushes before pop `k` (all of them, at the end).
     #[inline]
-    fn before(&self, k: usize, other: &Log<E, M>, ko: usize) -> bool {
-        let (a, b) = (&self.pops[k], &other.pops[ko]);
-        if a.t != b.t {
-            a.t < b.t
-        } else {
-            self.sequence(a.origin_or_base) < other.sequence(b.origin_or_base)
-        }
-    }
-
-    /// Asks the CPU for the record of the pop that pushed pop `k`'s event,
-    /// if that pop is of this window (a hint only).
-    #[inline(always)]
-    fn prefetch_parent(&self, k: usize) {
-        if let Some(r) = self.pops.get(k) {
-            if r.origin_or_base & LOCAL != 0 {
-                if let Some(p) = self.pops.get(untag(r.origin_or_base).0 as usize) {
-                    super::prefetch(p);
-                }
-            }
-        }
+    fn pushes_before(&self, k: usize) -> u32 {
+        self.pops.get(k).map_or(self.pushes, |r| r.first_push)
     }
 
     /// The number of pushes of pop `k`.
     #[inline]
     fn pushes_of(&self, k: usize) -> u64 {
-        let next = self.pops.get(k + 1).map_or(self.pushes, |r| r.first_push);
-        (next - self.pops[k].first_push) as u64
+        (self.pushes_before(k + 1) - self.pops[k].first_push) as u64
+    }
+
+    /// The first of this log's pops at or after `t`.
+    fn first_at(&self, t: u64) -> usize {
+        self.pops.partition_point(|r| r.t < t)
     }
 }
 
@@ -243,7 +262,7 @@ pub struct Partition<E, M = ()> {
     log: Log<E, M>,
     /// The event being handled, logged in `log.pops` only when it pushes
     /// (see [`Log::pops`]).
-    cur: PopRec,
+    cur: Popped,
     /// Whether `cur` is logged.
     logged: bool,
     /// Log every pop, for a trace of the merged order.
@@ -252,7 +271,7 @@ pub struct Partition<E, M = ()> {
 
 impl<E: Item, M> Partition<E, M> {
     fn new(id: u32, partitions: usize) -> Self {
-        let cur = PopRec { t: 0, origin_or_base: 0, first_push: 0 };
+        let cur = Popped { t: 0, origin: 0 };
         Partition { id, q: EventQueue::new(), end: 0, last: u64::MAX, log: Log::new(partitions), cur, logged: true, log_all: false }
     }
 
@@ -337,7 +356,7 @@ impl<E: Item, M> Partition<E, M> {
     fn pop(&mut self) -> Option<(u64, E)> {
         let (t, e) = self.q.pop_within(self.end, self.last)?;
         self.log.popped += 1;
-        self.cur = PopRec { t, origin_or_base: e.origin, first_push: 0 };
+        self.cur = Popped { t, origin: e.origin };
         self.logged = false;
         if self.log_all {
             self.log_pop();
@@ -349,7 +368,7 @@ impl<E: Item, M> Partition<E, M> {
     #[inline]
     fn log_pop(&mut self) {
         assert!(self.log.pops.len() < u32::MAX as usize, "more than 2^32 - 1 events in one window");
-        self.log.pops.push(PopRec { first_push: self.log.pushes, ..self.cur });
+        self.log.pops.push(PopRec { t: self.cur.t, origin: self.cur.origin, base: AtomicU64::new(0), first_push: self.log.pushes });
         self.logged = true;
     }
 
@@ -416,93 +435,177 @@ pub struct ParallelStats {
     pub windows: u64,
     /// Events one partition pushed for another.
     pub crossings: u64,
-    /// Wall-clock seconds spent in the merges (serial).
+    /// Wall-clock seconds spent in the merges (every thread merges a piece,
+    /// while no window runs).
     pub merge_s: f64,
 }
 
 /// The merge's state: the global insertion counter, what was counted, and
-/// scratch space kept from window to window.
+/// the merged order when a trace is kept.
 struct Merger {
     /// Global insertion sequence: pushes counted so far.
     seq: u64,
     stats: ParallelStats,
     /// The merged pops as (time, global sequence, partition), when asked for.
     trace: Option<Vec<(u64, u64, u32)>>,
-    /// Each log's read position.
-    heads: Vec<usize>,
 }
 
-impl Merger {
-    /// Gives pop `k` of partition `part`'s log, next in the single queue's
-    /// order, the global sequence of its first push, and counts its pushes.
-    #[inline]
-    fn number<E, M>(&mut self, log: &mut Log<E, M>, k: usize, part: u32) {
-        if let Some(tr) = self.trace.as_mut() {
-            tr.push((log.pops[k].t, log.sequence(log.pops[k].origin_or_base), part));
-        }
-        log.pops[k].origin_or_base = self.seq;
-        self.seq += log.pushes_of(k);
-    }
+/// One thread's share of a window's merge: the pops of every log in a
+/// range of times, numbered in the single queue's order. Scratch space,
+/// kept from window to window.
+#[derive(Default)]
+struct Piece {
+    /// Per log, the index of this piece's first pop.
+    start: Vec<usize>,
+    /// Each log's read position.
+    heads: Vec<usize>,
+    /// The piece's pops in the merged order, (log, index), when a trace is
+    /// kept.
+    order: Vec<(u32, u32)>,
+}
 
-    /// The merge of two logs while both have pops left (the rest is the
-    /// general loop's): which log leads is a comparison of times whose
-    /// outcome selects the log by index, not by a branch, since the two
-    /// partitions' pops interleave unpredictably.
-    fn merge_two<E, M>(&mut self, a: &mut Log<E, M>, b: &mut Log<E, M>) {
-        let (mut ia, mut ib) = (0, 0);
-        let (na, nb) = (a.pops.len(), b.pops.len());
-        while ia < na && ib < nb {
-            // The parent a tie will look up, a few pops ahead in each log.
-            a.prefetch_parent(ia + PARENT_AHEAD);
-            b.prefetch_parent(ib + PARENT_AHEAD);
-            let take_b = b.before(ib, a, ia);
-            let (log, k) = if take_b { (&mut *b, &mut ib) } else { (&mut *a, &mut ia) };
-            self.number(log, *k, take_b as u32);
-            *k += 1;
-        }
-        self.heads[0] = ia;
-        self.heads[1] = ib;
-    }
-
-    /// The barrier's merge: walks the window's pops in the single queue's
-    /// order and gives each the global sequence of its first push.
-    fn merge<E, M>(&mut self, logs: &mut [&mut Log<E, M>]) {
-        let start = std::time::Instant::now();
+impl Piece {
+    /// Numbers piece `w` of `n` of the window whose logs are `logs`, the
+    /// window's first push being global sequence `seq0`. The pieces split
+    /// the window at times of its longest log's pops, evenly by that log;
+    /// a piece's pops are those of every log from its time to the next's.
+    fn merge<E, M>(&mut self, logs: &[&Log<E, M>], w: usize, n: usize, seq0: u64, trace: bool) {
+        let parts = logs.len();
+        let longest = logs.iter().map(|l| l.pops.len()).max().unwrap_or(0);
+        let lead = logs.iter().position(|l| l.pops.len() == longest).unwrap_or(0);
+        // Where piece `i` starts in log `j`.
+        let cut = |i: usize, j: usize| -> usize {
+            if i == 0 {
+                0
+            } else if i == n || longest == 0 {
+                logs[j].pops.len()
+            } else {
+                logs[j].first_at(logs[lead].pops[longest * i / n].t)
+            }
+        };
+        self.start.clear();
+        self.start.extend((0..parts).map(|j| cut(w, j)));
         self.heads.clear();
-        self.heads.resize(logs.len(), 0);
+        self.heads.extend_from_slice(&self.start);
+        let ends: Vec<usize> = (0..parts).map(|j| cut(w + 1, j)).collect();
+        self.order.clear();
+        // The pushes of every pop before this piece's time come first.
+        let mut seq = seq0 + logs.iter().zip(&self.start).map(|(l, &s)| l.pushes_before(s) as u64).sum::<u64>();
         if let [a, b] = logs {
-            self.merge_two(a, b);
+            self.merge_two(a, b, &ends, &mut seq, trace);
         }
         loop {
-            // The head of least (time, sequence); a sequence is looked up
-            // only when heads tie in time.
+            // The head of least (time, sequence).
             let mut best: Option<usize> = None;
-            for (i, log) in logs.iter().enumerate() {
-                if self.heads[i] < log.pops.len() && best.is_none_or(|j| log.before(self.heads[i], logs[j], self.heads[j])) {
+            for i in 0..parts {
+                if self.heads[i] < ends[i] && best.is_none_or(|j| Self::before(logs[i], self.start[i], self.heads[i], logs[j], self.start[j], self.heads[j])) {
                     best = Some(i);
                 }
             }
             let Some(i) = best else { break };
             // The selected log leads up to the next head of another log:
             // its pops before that time go in a run, without comparisons.
-            let bound = (0..logs.len()).filter(|&j| j != i).filter_map(|j| logs[j].pops.get(self.heads[j])).map(|r| r.t).min().unwrap_or(u64::MAX);
-            let log = &mut *logs[i];
+            let bound = (0..parts).filter(|&j| j != i && self.heads[j] < ends[j]).map(|j| logs[j].pops[self.heads[j]].t).min().unwrap_or(u64::MAX);
+            let log = logs[i];
             let mut k = self.heads[i];
             loop {
-                self.number(log, k, i as u32);
+                self.number(log, i, k, &mut seq, trace);
                 k += 1;
-                if log.pops.get(k).is_none_or(|r| r.t >= bound) {
+                if k == ends[i] || log.pops[k].t >= bound {
                     break;
                 }
             }
             self.heads[i] = k;
         }
+    }
+
+    /// Whether pop `k` of log `x` comes before pop `ky` of log `y` (another
+    /// log; this piece starts at `x_start` and `y_start` in them) in the
+    /// single queue's order: by time, then by global sequence.
+    /// A sequence assigned before the window is less than every push of
+    /// it. Two pushes of the window, one by each log, come in the order of
+    /// the pops that made them (a pop's pushes take consecutive numbers):
+    /// by their numbers when both are of this piece; the one of an earlier
+    /// piece first when only one is; and when neither is, the comparison
+    /// goes on with those pops (earlier in their logs, so it ends),
+    /// without the numbers another thread is writing.
+    #[inline(always)]
+    fn before<E, M>(x: &Log<E, M>, x_start: usize, mut k: usize, y: &Log<E, M>, y_start: usize, mut ky: usize) -> bool {
+        loop {
+            let (a, b) = (&x.pops[k], &y.pops[ky]);
+            if a.t != b.t {
+                return a.t < b.t;
+            }
+            let (la, lb) = (a.origin & LOCAL != 0, b.origin & LOCAL != 0);
+            if !(la && lb) {
+                return if la == lb { a.origin < b.origin } else { lb };
+            }
+            let ((pa, qa), (pb, qb)) = (untag(a.origin), untag(b.origin));
+            let (pa, pb) = (pa as usize, pb as usize);
+            let (mine_a, mine_b) = (pa >= x_start, pb >= y_start);
+            if mine_a && mine_b {
+                return x.pops[pa].base() + (qa as u64) < y.pops[pb].base() + qb as u64;
+            }
+            if mine_a != mine_b {
+                return mine_b;
+            }
+            k = pa;
+            ky = pb;
+        }
+    }
+
+    /// Gives pop `k` of log `i`, next in the single queue's order, the
+    /// global sequence of its first push, and counts its pushes.
+    #[inline(always)]
+    fn number<E, M>(&mut self, log: &Log<E, M>, i: usize, k: usize, seq: &mut u64, trace: bool) {
+        if trace {
+            self.order.push((i as u32, k as u32));
+        }
+        log.pops[k].base.store(*seq, Ordering::Relaxed);
+        *seq += log.pushes_of(k);
+    }
+
+    /// The merge of two logs while both have pops left in the piece (the
+    /// rest is the general loop's): which log leads is a comparison of
+    /// times whose outcome selects the log by index, not by a branch,
+    /// since the two partitions' pops interleave unpredictably.
+    fn merge_two<E, M>(&mut self, a: &Log<E, M>, b: &Log<E, M>, ends: &[usize], seq: &mut u64, trace: bool) {
+        let (mut ia, mut ib) = (self.heads[0], self.heads[1]);
+        let (sa, sb) = (self.start[0], self.start[1]);
+        let (na, nb) = (ends[0], ends[1]);
+        let logs = [a, b];
+        while ia < na && ib < nb {
+            // The parent a tie will look up, a few pops ahead in each log.
+            a.prefetch_parent(ia + PARENT_AHEAD);
+            b.prefetch_parent(ib + PARENT_AHEAD);
+            let take_b = Self::before(b, sb, ib, a, sa, ia);
+            let k = if take_b { &mut ib } else { &mut ia };
+            self.number(logs[take_b as usize], take_b as usize, *k, seq, trace);
+            *k += 1;
+        }
+        self.heads[0] = ia;
+        self.heads[1] = ib;
+    }
+}
+
+impl Merger {
+    /// After every piece of the window's merge: counts the window's pushes
+    /// and events, and records the merged order when asked for.
+    fn finish<E, M>(&mut self, logs: &[&Log<E, M>], pieces: &[Mutex<Piece>]) {
+        if let Some(tr) = self.trace.as_mut() {
+            for p in pieces {
+                for &(i, k) in &p.lock().unwrap_or_else(|e| e.into_inner()).order {
+                    let r = &logs[i as usize].pops[k as usize];
+                    tr.push((r.t, logs[i as usize].sequence(r.origin), i));
+                }
+            }
+        }
         for (i, log) in logs.iter().enumerate() {
+            self.seq += log.pushes as u64;
             self.stats.events += log.popped;
             self.stats.crossings += log.held.iter().enumerate().filter(|&(d, _)| d != i).map(|(_, h)| h.len() as u64).sum::<u64>();
         }
         self.stats.windows += 1;
-        self.stats.merge_s += start.elapsed().as_secs_f64();
     }
 }
 
@@ -541,14 +644,15 @@ fn open_window<E: Item, M>(parts: &mut [&mut Partition<E, M>], prev: &[Log<E, M>
     true
 }
 
-/// The serial step between windows: unless no window has run yet, merges
-/// the window just run and makes each partition's log the record its held
-/// events are taken from (the older record is reused); then opens the next
-/// window. False when nothing is left.
-fn between_windows<E: Item, M>(m: &mut Merger, parts: &mut [&mut Partition<E, M>], prev: &mut [Log<E, M>], lookahead: u64, until: u64, merge: bool) -> bool {
-    if merge {
-        let mut logs: Vec<&mut Log<E, M>> = parts.iter_mut().map(|p| &mut p.log).collect();
-        m.merge(&mut logs);
+/// The serial step between windows: unless no window has run yet (or
+/// `merged` is false), counts the window just run, merged into `pieces`,
+/// and makes each partition's log the record its held events are taken
+/// from (the older record is reused); then opens the next window. False
+/// when nothing is left.
+fn between_windows<E: Item, M>(m: &mut Merger, parts: &mut [&mut Partition<E, M>], prev: &mut [Log<E, M>], pieces: &[Mutex<Piece>], lookahead: u64, until: u64, merged: bool) -> bool {
+    if merged {
+        let logs: Vec<&Log<E, M>> = parts.iter().map(|p| &p.log).collect();
+        m.finish(&logs, pieces);
         for (p, l) in parts.iter_mut().zip(prev.iter_mut()) {
             std::mem::swap(&mut p.log, l);
         }
@@ -568,6 +672,8 @@ pub struct Scheduler<E, M = ()> {
     parts: Vec<Partition<E, M>>,
     /// The last window's records, merged: where held events are taken from.
     prev: Vec<Log<E, M>>,
+    /// The merge's pieces, one a thread.
+    pieces: Vec<Mutex<Piece>>,
     lookahead: u64,
     m: Merger,
 }
@@ -584,8 +690,9 @@ impl<E: Item + Send + Sync, M: Send + Sync> Scheduler<E, M> {
             ended: false,
             parts: (0..partitions).map(|i| Partition::new(i as u32, partitions)).collect(),
             prev: (0..partitions).map(|_| Log::new(partitions)).collect(),
+            pieces: Vec::new(),
             lookahead,
-            m: Merger { seq: 0, stats: ParallelStats::default(), trace: None, heads: Vec::new() },
+            m: Merger { seq: 0, stats: ParallelStats::default(), trace: None },
         }
     }
 
@@ -653,31 +760,47 @@ impl<E: Item + Send + Sync, M: Send + Sync> Scheduler<E, M> {
 
     fn run_windows<H: PartHandler<E, M>>(&mut self, handlers: &mut [H], threads: usize, until: u64) -> ParallelStats {
         let threads = threads.clamp(1, self.parts.len());
-        let Scheduler { parts, prev, lookahead, m, .. } = self;
+        let Scheduler { parts, prev, pieces, lookahead, m, .. } = self;
         let lookahead = *lookahead;
+        let trace = m.trace.is_some();
+        if pieces.len() != threads {
+            pieces.resize_with(threads, Default::default);
+        }
         if threads == 1 {
             let mut refs: Vec<&mut Partition<E, M>> = parts.iter_mut().collect();
-            let mut more = between_windows(m, &mut refs, prev, lookahead, until, false);
+            let mut more = between_windows(m, &mut refs, prev, pieces, lookahead, until, false);
             while more {
                 for (p, h) in refs.iter_mut().zip(handlers.iter_mut()) {
                     p.run_window(prev, h);
                 }
-                more = between_windows(m, &mut refs, prev, lookahead, until, true);
+                let start = std::time::Instant::now();
+                let logs: Vec<&Log<E, M>> = refs.iter().map(|p| &p.log).collect();
+                pieces[0].get_mut().unwrap_or_else(|e| e.into_inner()).merge(&logs, 0, 1, m.seq, trace);
+                m.stats.merge_s += start.elapsed().as_secs_f64();
+                more = between_windows(m, &mut refs, prev, pieces, lookahead, until, true);
             }
             return m.stats;
         }
-        // Each partition with its handler behind a lock that one thread
-        // takes during a window, and the merging thread between windows;
-        // the last window's records are read by all during a window and
-        // written by the merging thread only.
-        let cells: Vec<Mutex<(&mut Partition<E, M>, &mut H)>> = parts.iter_mut().zip(handlers.iter_mut()).map(Mutex::new).collect();
+        // Each partition behind a lock that one thread takes for writing
+        // during a window, every thread for reading during the merge, and
+        // the thread of the serial step between windows for writing; its
+        // handler behind a lock of its own. The last window's records are
+        // read by all during a window and written by the serial step only.
+        let cells: Vec<RwLock<&mut Partition<E, M>>> = parts.iter_mut().map(RwLock::new).collect();
+        let handler_cells: Vec<Mutex<&mut H>> = handlers.iter_mut().map(Mutex::new).collect();
         let prev = RwLock::new(prev);
+        let pieces = &pieces[..];
+        // The global sequence of the window's first push, for the pieces.
+        let seq0 = AtomicU64::new(m.seq);
         // The serial step between windows, on one thread while the others wait.
-        let between = |merge: bool| -> bool {
-            let mut guards: Vec<_> = cells.iter().map(|c| c.lock().expect("a window panicked")).collect();
-            let mut refs: Vec<&mut Partition<E, M>> = guards.iter_mut().map(|g| &mut *g.0).collect();
+        let between = |merged: bool, merge_s: f64| -> bool {
+            let mut guards: Vec<_> = cells.iter().map(|c| c.write().expect("a window panicked")).collect();
+            let mut refs: Vec<&mut Partition<E, M>> = guards.iter_mut().map(|g| &mut ***g).collect();
             let mut prev = prev.write().expect("a window panicked");
-            between_windows(m, &mut refs, &mut prev[..], lookahead, until, merge)
+            m.stats.merge_s += merge_s;
+            let more = between_windows(m, &mut refs, &mut prev[..], pieces, lookahead, until, merged);
+            seq0.store(m.seq, Ordering::Relaxed);
+            more
         };
         let done = AtomicBool::new(false);
         let barrier = Barrier::new(threads);
@@ -686,30 +809,49 @@ impl<E: Item + Send + Sync, M: Send + Sync> Scheduler<E, M> {
         // and the run stops at the barrier; the panic is raised again once
         // every thread has left.
         let panicked: Mutex<Option<Box<dyn std::any::Any + Send>>> = Mutex::new(None);
-        let window = |w: usize| {
-            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                let prev = prev.read().unwrap_or_else(|e| e.into_inner());
-                for cell in cells.iter().skip(w).step_by(threads) {
-                    let mut g = cell.lock().unwrap_or_else(|e| e.into_inner());
-                    let (p, h) = &mut *g;
-                    p.run_window(&prev[..], *h);
-                }
-            }));
+        let keep = |run: std::thread::Result<()>| {
             if let Err(e) = run {
                 panicked.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
             }
         };
+        let failed = || panicked.lock().unwrap_or_else(|e| e.into_inner()).is_some();
+        // Thread `w`'s share of a window, then of its merge (unless a
+        // window failed); the merge between two barriers, since it reads
+        // every partition's record.
+        let window = |w: usize| {
+            keep(std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let prev = prev.read().unwrap_or_else(|e| e.into_inner());
+                for (cell, h) in cells.iter().zip(&handler_cells).skip(w).step_by(threads) {
+                    let mut p = cell.write().unwrap_or_else(|e| e.into_inner());
+                    let mut h = h.lock().unwrap_or_else(|e| e.into_inner());
+                    p.run_window(&prev[..], &mut **h);
+                }
+            })));
+        };
+        let merge = |w: usize| {
+            if failed() {
+                return;
+            }
+            keep(std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let guards: Vec<_> = cells.iter().map(|c| c.read().unwrap_or_else(|e| e.into_inner())).collect();
+                let logs: Vec<&Log<E, M>> = guards.iter().map(|g| &g.log).collect();
+                let mut piece = pieces[w].lock().unwrap_or_else(|e| e.into_inner());
+                piece.merge(&logs, w, threads, seq0.load(Ordering::Relaxed), trace);
+            })));
+        };
         std::thread::scope(|s| {
             let mut between = between;
-            done.store(!between(false), Ordering::Release);
+            done.store(!between(false, 0.0), Ordering::Release);
             for w in 1..threads {
-                let (window, barrier, done) = (&window, &barrier, &done);
+                let (window, merge, barrier, done) = (&window, &merge, &barrier, &done);
                 s.spawn(move || loop {
                     barrier.wait();
                     if done.load(Ordering::Acquire) {
                         return;
                     }
                     window(w);
+                    barrier.wait();
+                    merge(w);
                     barrier.wait();
                 });
             }
@@ -720,12 +862,15 @@ impl<E: Item + Send + Sync, M: Send + Sync> Scheduler<E, M> {
                 }
                 window(0);
                 barrier.wait();
-                let failed = panicked.lock().unwrap_or_else(|e| e.into_inner()).is_some();
-                let more = !failed
-                    && match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| between(true))) {
+                let start = std::time::Instant::now();
+                merge(0);
+                barrier.wait();
+                let merge_s = start.elapsed().as_secs_f64();
+                let more = !failed()
+                    && match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| between(true, merge_s))) {
                         Ok(more) => more,
                         Err(e) => {
-                            panicked.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
+                            keep(Err(e));
                             false
                         }
                     };
