@@ -175,11 +175,11 @@ struct Log<E, M> {
     /// The earliest held time, if any push was held.
     held_min: Option<u64>,
     /// What the window sent each partition beside its events
-    /// ([`Partition::send`]).
-    mail: Vec<Vec<M>>,
+    /// ([`Partition::mail`]).
+    mail: Vec<M>,
 }
 
-impl<E, M> Log<E, M> {
+impl<E, M: Mail> Log<E, M> {
     fn new(partitions: usize) -> Self {
         Log {
             pops: Vec::new(),
@@ -188,7 +188,7 @@ impl<E, M> Log<E, M> {
             held: (0..partitions).map(|_| Vec::new()).collect(),
             placed: Vec::new(),
             held_min: None,
-            mail: (0..partitions).map(|_| Vec::new()).collect(),
+            mail: (0..partitions).map(|_| M::default()).collect(),
         }
     }
 
@@ -199,8 +199,11 @@ impl<E, M> Log<E, M> {
         self.held.iter_mut().for_each(Vec::clear);
         self.placed.clear();
         self.held_min = None;
-        self.mail.iter_mut().for_each(Vec::clear);
+        self.mail.iter_mut().for_each(Mail::clear);
     }
+}
+
+impl<E, M> Log<E, M> {
 
     /// Asks the CPU for the record of the pop that pushed pop `k`'s event,
     /// if that pop is of this window (a hint only).
@@ -269,7 +272,7 @@ pub struct Partition<E, M = ()> {
     log_all: bool,
 }
 
-impl<E: Item, M> Partition<E, M> {
+impl<E: Item, M: Mail> Partition<E, M> {
     fn new(id: u32, partitions: usize) -> Self {
         let cur = Popped { t: 0, origin: 0 };
         Partition { id, q: EventQueue::new(), end: 0, last: u64::MAX, log: Log::new(partitions), cur, logged: true, log_all: false }
@@ -318,16 +321,14 @@ impl<E: Item, M> Partition<E, M> {
         log.held_min = Some(log.held_min.map_or(t, |m| m.min(t)));
     }
 
-    /// Sends `m` to partition `dest` beside the events of this window (a
-    /// packet that crosses, say): the answer is its index among this
-    /// window's mail from this partition to `dest`, for an event held for
-    /// `dest` to name it. `dest` reads it in [`PartHandler::import`] when it
-    /// takes the event.
+    /// What this window sends partition `dest` beside its events (the
+    /// packets that cross, say), for the handler to add to: an event held
+    /// for `dest` may name what it added (an index, say). `dest` reads it
+    /// in [`PartHandler::import`] when it takes the event; it is emptied
+    /// when the next window but one starts.
     #[inline]
-    pub fn send(&mut self, dest: u32, m: M) -> u32 {
-        let mail = &mut self.log.mail[dest as usize];
-        mail.push(m);
-        (mail.len() - 1) as u32
+    pub fn mail(&mut self, dest: u32) -> &mut M {
+        &mut self.log.mail[dest as usize]
     }
 
     /// Numbers the pushes this partition placed in its queue in the last
@@ -399,6 +400,24 @@ impl<E: Item, M> Partition<E, M> {
     }
 }
 
+/// What one partition sends another in a window beside its events, in a
+/// container of the handler's choosing ([`Partition::mail`]).
+pub trait Mail: Default + Send + Sync {
+    /// Empties it for another window.
+    fn clear(&mut self);
+}
+
+impl<T: Send + Sync> Mail for Vec<T> {
+    fn clear(&mut self) {
+        Vec::clear(self);
+    }
+}
+
+/// No mail.
+impl Mail for () {
+    fn clear(&mut self) {}
+}
+
 /// What handles a partition's events, pushing through
 /// [`Partition::push`].
 pub trait PartHandler<E, M = ()>: Send {
@@ -420,7 +439,7 @@ pub trait PartHandler<E, M = ()>: Send {
     /// that window: the handler may turn what the event names in `mail`
     /// into state of its own.
     #[inline]
-    fn import(&mut self, ev: E, mail: &[M]) -> E {
+    fn import(&mut self, ev: E, mail: &M) -> E {
         let _ = mail;
         ev
     }
@@ -618,7 +637,7 @@ fn earliest<'a, E: Item + 'a, M: 'a>(parts: impl Iterator<Item = &'a Partition<E
 
 /// Opens the next window on every partition: false when every queue and
 /// every list of held events is empty, or holds nothing before `until`.
-fn open_window<E: Item, M>(parts: &mut [&mut Partition<E, M>], prev: &[Log<E, M>], lookahead: u64, until: u64) -> bool {
+fn open_window<E: Item, M: Mail>(parts: &mut [&mut Partition<E, M>], prev: &[Log<E, M>], lookahead: u64, until: u64) -> bool {
     let Some(w) = earliest(parts.iter().map(|p| &**p), prev) else { return false };
     if w >= until && until != UNBOUNDED {
         return false;
@@ -649,7 +668,7 @@ fn open_window<E: Item, M>(parts: &mut [&mut Partition<E, M>], prev: &[Log<E, M>
 /// and makes each partition's log the record its held events are taken
 /// from (the older record is reused); then opens the next window. False
 /// when nothing is left.
-fn between_windows<E: Item, M>(m: &mut Merger, parts: &mut [&mut Partition<E, M>], prev: &mut [Log<E, M>], pieces: &[Mutex<Piece>], lookahead: u64, until: u64, merged: bool) -> bool {
+fn between_windows<E: Item, M: Mail>(m: &mut Merger, parts: &mut [&mut Partition<E, M>], prev: &mut [Log<E, M>], pieces: &[Mutex<Piece>], lookahead: u64, until: u64, merged: bool) -> bool {
     if merged {
         let logs: Vec<&Log<E, M>> = parts.iter().map(|p| &p.log).collect();
         m.finish(&logs, pieces);
@@ -678,7 +697,7 @@ pub struct Scheduler<E, M = ()> {
     m: Merger,
 }
 
-impl<E: Item + Send + Sync, M: Send + Sync> Scheduler<E, M> {
+impl<E: Item + Send + Sync, M: Mail> Scheduler<E, M> {
     /// `partitions` queues; `lookahead` is the shortest delay of an event
     /// one partition schedules for another, at least one block of the
     /// wheel ([`BLOCK_PS`], 1,024 ps).
@@ -995,21 +1014,23 @@ mod tests {
     /// An event for another partition carries its value by mail (as a
     /// packet crosses): the event holds the mail's index, and the value is
     /// read back when the partition takes it.
-    impl PartHandler<Ev, u64> for Share {
-        fn handle(&mut self, t: u64, ev: Ev, part: &mut Partition<Ev, u64>) {
+    impl PartHandler<Ev, Vec<u64>> for Share {
+        fn handle(&mut self, t: u64, ev: Ev, part: &mut Partition<Ev, Vec<u64>>) {
             assert_eq!(self.m.part(ev.node), part.id());
             self.out.clear();
             self.m.step(t, ev, &mut self.out);
             for &(t2, mut e2) in &self.out {
                 let dest = self.m.part(e2.node);
                 if dest != part.id() {
-                    e2.value = part.send(dest, e2.value) as u64;
+                    let mail = part.mail(dest);
+                    mail.push(e2.value);
+                    e2.value = mail.len() as u64 - 1;
                 }
                 part.push(t2, dest, e2);
             }
         }
 
-        fn import(&mut self, ev: Ev, mail: &[u64]) -> Ev {
+        fn import(&mut self, ev: Ev, mail: &Vec<u64>) -> Ev {
             Ev { value: mail[ev.value as usize], ..ev }
         }
     }
@@ -1108,7 +1129,7 @@ mod tests {
             assert_eq!(m.seen, seq.seen);
         }
         let until = untils[2] + 333;
-        let mut s: Scheduler<Ev, u64> = Scheduler::new(2, 3000);
+        let mut s: Scheduler<Ev, Vec<u64>> = Scheduler::new(2, 3000);
         s.keep_trace();
         for &(t, e) in &seeds {
             s.push(t, model.part(e.node), e);
