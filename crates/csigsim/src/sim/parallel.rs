@@ -204,7 +204,6 @@ impl<E, M: Mail> Log<E, M> {
 }
 
 impl<E, M> Log<E, M> {
-
     /// Asks the CPU for the record of the pop that pushed pop `k`'s event,
     /// if that pop is of this window (a hint only).
     #[inline(always)]
@@ -476,6 +475,9 @@ struct Merger {
 struct Piece {
     /// Per log, the index of this piece's first pop.
     start: Vec<usize>,
+    /// Per log, the index of the next piece's first pop (the log's end
+    /// for the last piece).
+    ends: Vec<usize>,
     /// Each log's read position.
     heads: Vec<usize>,
     /// The piece's pops in the merged order, (log, index), when a trace is
@@ -506,31 +508,32 @@ impl Piece {
         self.start.extend((0..parts).map(|j| cut(w, j)));
         self.heads.clear();
         self.heads.extend_from_slice(&self.start);
-        let ends: Vec<usize> = (0..parts).map(|j| cut(w + 1, j)).collect();
+        self.ends.clear();
+        self.ends.extend((0..parts).map(|j| cut(w + 1, j)));
         self.order.clear();
         // The pushes of every pop before this piece's time come first.
         let mut seq = seq0 + logs.iter().zip(&self.start).map(|(l, &s)| l.pushes_before(s) as u64).sum::<u64>();
         if let [a, b] = logs {
-            self.merge_two(a, b, &ends, &mut seq, trace);
+            self.merge_two(a, b, &mut seq, trace);
         }
         loop {
             // The head of least (time, sequence).
             let mut best: Option<usize> = None;
             for i in 0..parts {
-                if self.heads[i] < ends[i] && best.is_none_or(|j| Self::before(logs[i], self.start[i], self.heads[i], logs[j], self.start[j], self.heads[j])) {
+                if self.heads[i] < self.ends[i] && best.is_none_or(|j| Self::before(logs[i], self.start[i], self.heads[i], logs[j], self.start[j], self.heads[j])) {
                     best = Some(i);
                 }
             }
             let Some(i) = best else { break };
             // The selected log leads up to the next head of another log:
             // its pops before that time go in a run, without comparisons.
-            let bound = (0..parts).filter(|&j| j != i && self.heads[j] < ends[j]).map(|j| logs[j].pops[self.heads[j]].t).min().unwrap_or(u64::MAX);
+            let bound = (0..parts).filter(|&j| j != i && self.heads[j] < self.ends[j]).map(|j| logs[j].pops[self.heads[j]].t).min().unwrap_or(u64::MAX);
             let log = logs[i];
             let mut k = self.heads[i];
             loop {
                 self.number(log, i, k, &mut seq, trace);
                 k += 1;
-                if k == ends[i] || log.pops[k].t >= bound {
+                if k == self.ends[i] || log.pops[k].t >= bound {
                     break;
                 }
             }
@@ -588,10 +591,10 @@ impl Piece {
     /// rest is the general loop's): which log leads is a comparison of
     /// times whose outcome selects the log by index, not by a branch,
     /// since the two partitions' pops interleave unpredictably.
-    fn merge_two<E, M>(&mut self, a: &Log<E, M>, b: &Log<E, M>, ends: &[usize], seq: &mut u64, trace: bool) {
+    fn merge_two<E, M>(&mut self, a: &Log<E, M>, b: &Log<E, M>, seq: &mut u64, trace: bool) {
         let (mut ia, mut ib) = (self.heads[0], self.heads[1]);
         let (sa, sb) = (self.start[0], self.start[1]);
-        let (na, nb) = (ends[0], ends[1]);
+        let (na, nb) = (self.ends[0], self.ends[1]);
         let logs = [a, b];
         while ia < na && ib < nb {
             // The parent a tie will look up, a few pops ahead in each log.
