@@ -135,6 +135,15 @@ impl PacketArena {
         }
     }
 
+    /// The slot that the `n`-th next [`Self::alloc`] (from 0) will fill if
+    /// nothing is freed before it, while a freed slot awaits it: for a
+    /// caller about to allocate many packets to ask the CPU for it ahead.
+    #[inline]
+    pub fn next_slot(&self, n: usize) -> Option<&Packet> {
+        let i = self.free.len().checked_sub(n + 1)?;
+        Some(&self.slots[self.free[i].ix()])
+    }
+
     /// Signal state of a packet (only in an arena made `with_signals`).
     #[inline]
     pub fn sig(&self, id: PktId) -> &Signals {
@@ -343,6 +352,24 @@ mod tests {
     #[test]
     fn a_packet_stays_within_one_cache_line() {
         assert!(std::mem::size_of::<Packet>() <= 64, "{}", std::mem::size_of::<Packet>());
+    }
+
+    /// `next_slot(n)` names the slot the `n`-th next allocation fills,
+    /// while freed slots remain; none beyond them (a new slot is pushed).
+    #[test]
+    fn next_slot_is_the_slot_later_allocations_fill() {
+        let mut a = PacketArena::new();
+        let ids: Vec<PktId> = (0..6).map(|i| a.alloc(Packet { wire: 100 + i, ..Default::default() })).collect();
+        for &i in &[ids[4], ids[1], ids[3]] {
+            a.free(i);
+        }
+        let ahead: Vec<*const Packet> = (0..3).map(|n| a.next_slot(n).expect("a freed slot") as *const Packet).collect();
+        assert!(a.next_slot(3).is_none());
+        for (n, want) in ahead.into_iter().enumerate() {
+            let got = a.alloc(Packet { wire: 1, ..Default::default() });
+            assert!(std::ptr::eq(a.get(got), want), "allocation {n}");
+        }
+        assert_eq!(a.alloc(Packet::default()), PktId(6), "past the freed slots, a new one");
     }
 
     #[test]
