@@ -121,24 +121,13 @@ impl<E: Item> Item for Tagged<E> {
     }
 }
 
-/// A pop of the window: its time, its origin, the number of pushes before
-/// it in the window, and the global sequence of its first push, which the
-/// merge writes (an atomic: while one thread writes it, another may read
-/// the time and origin beside it; the barrier after the merge orders the
-/// writes before every read of it).
+/// A pop of the window: its time and its origin, 16 bytes, which the
+/// merge reads again; the number of pushes before it and the global
+/// sequence of its first push are kept in lists of their own
+/// ([`Log::first_push`], [`Log::bases`]).
 struct PopRec {
     t: u64,
     origin: u64,
-    base: AtomicU64,
-    first_push: u32,
-}
-
-impl PopRec {
-    /// The global sequence of the pop's first push (merged).
-    #[inline]
-    fn base(&self) -> u64 {
-        self.base.load(Ordering::Relaxed)
-    }
 }
 
 /// The event being handled: its time and origin.
@@ -173,6 +162,14 @@ struct Log<E, M> {
     /// The pops that pushed (all of them while a trace is kept): a pop
     /// that pushes nothing changes no sequence, and the merge leaves it out.
     pops: Vec<PopRec>,
+    /// Per pop, the number of pushes of the window before it.
+    first_push: Vec<u32>,
+    /// Per pop, the global sequence of its first push, which the merge
+    /// writes (atomics: while one thread writes one, another may read
+    /// the pops beside it; the barrier after the merge orders the writes
+    /// before every read). At least as long as `pops` once the window has
+    /// run; never shortened, so that a window writes no zeros here.
+    bases: Vec<AtomicU64>,
     /// Events popped in the window.
     popped: u64,
     /// Pushes so far in the window.
@@ -193,6 +190,8 @@ impl<E, M: Mail> Log<E, M> {
     fn new(partitions: usize) -> Self {
         Log {
             pops: Vec::new(),
+            first_push: Vec::new(),
+            bases: Vec::new(),
             popped: 0,
             pushes: 0,
             held: (0..partitions).map(|_| Vec::new()).collect(),
@@ -204,6 +203,7 @@ impl<E, M: Mail> Log<E, M> {
 
     fn clear(&mut self) {
         self.pops.clear();
+        self.first_push.clear();
         self.popped = 0;
         self.pushes = 0;
         self.held.iter_mut().for_each(Vec::clear);
@@ -220,17 +220,25 @@ impl<E, M> Log<E, M> {
     fn prefetch_parent(&self, k: usize) {
         if let Some(r) = self.pops.get(k) {
             if r.origin & LOCAL != 0 {
-                if let Some(p) = self.pops.get(untag(r.origin).0 as usize) {
+                let parent = untag(r.origin).0 as usize;
+                if let (Some(p), Some(b)) = (self.pops.get(parent), self.bases.get(parent)) {
                     super::prefetch(p);
+                    super::prefetch(b);
                 }
             }
         }
     }
 
+    /// The global sequence of pop `k`'s first push (merged).
+    #[inline]
+    fn base(&self, k: usize) -> u64 {
+        self.bases[k].load(Ordering::Relaxed)
+    }
+
     /// The global sequence of push `place` of pop `pop` (merged).
     #[inline]
     fn push_sequence(&self, pop: u32, place: u32) -> u64 {
-        self.pops[pop as usize].base() + place as u64
+        self.base(pop as usize) + place as u64
     }
 
     /// The global sequence of a popped event (its parent merged).
@@ -246,13 +254,13 @@ impl<E, M> Log<E, M> {
     /// The number of pushes before pop `k` (all of them, at the end).
     #[inline]
     fn pushes_before(&self, k: usize) -> u32 {
-        self.pops.get(k).map_or(self.pushes, |r| r.first_push)
+        self.first_push.get(k).map_or(self.pushes, |&f| f)
     }
 
     /// The number of pushes of pop `k`.
     #[inline]
     fn pushes_of(&self, k: usize) -> u64 {
-        (self.pushes_before(k + 1) - self.pops[k].first_push) as u64
+        (self.pushes_before(k + 1) - self.first_push[k]) as u64
     }
 
     /// The first of this log's pops at or after `t`.
@@ -302,7 +310,7 @@ impl<E: Item, M: Mail> Partition<E, M> {
         }
         let log = &mut self.log;
         let pop = log.pops.len() as u32 - 1;
-        let place = log.pushes - log.pops[pop as usize].first_push;
+        let place = log.pushes - log.first_push[pop as usize];
         log.pushes = log.pushes.checked_add(1).expect("more than 2^32 - 1 pushes in one window");
         if dest == self.id && t < self.end {
             // Handlers schedule a few events each; 2^24 from one would be a bug.
@@ -386,7 +394,8 @@ impl<E: Item, M: Mail> Partition<E, M> {
     #[inline]
     fn log_pop(&mut self) {
         assert!(self.log.pops.len() < u32::MAX as usize, "more than 2^32 - 1 events in one window");
-        self.log.pops.push(PopRec { t: self.cur.t, origin: self.cur.origin, base: AtomicU64::new(0), first_push: self.log.pushes });
+        self.log.pops.push(PopRec { t: self.cur.t, origin: self.cur.origin });
+        self.log.first_push.push(self.log.pushes);
         self.logged = true;
     }
 
@@ -413,6 +422,11 @@ impl<E: Item, M: Mail> Partition<E, M> {
                 h.prefetch(&next.ev, 0);
             }
             h.handle(t, ev, self);
+        }
+        // Room for the merge to number every pop (grown, never shortened).
+        let n = self.log.pops.len();
+        if self.log.bases.len() < n {
+            self.log.bases.resize_with(n, Default::default);
         }
     }
 }
@@ -595,7 +609,7 @@ impl Piece {
             let (pa, pb) = (pa as usize, pb as usize);
             let (mine_a, mine_b) = (pa >= x_start, pb >= y_start);
             if mine_a && mine_b {
-                return x.pops[pa].base() + (qa as u64) < y.pops[pb].base() + qb as u64;
+                return x.base(pa) + (qa as u64) < y.base(pb) + qb as u64;
             }
             if mine_a != mine_b {
                 return mine_b;
@@ -612,7 +626,7 @@ impl Piece {
         if trace {
             self.order.push((i as u32, k as u32));
         }
-        log.pops[k].base.store(*seq, Ordering::Relaxed);
+        log.bases[k].store(*seq, Ordering::Relaxed);
         *seq += log.pushes_of(k);
     }
 
