@@ -31,6 +31,7 @@
 //! ```
 
 pub mod bench;
+pub mod bits;
 pub mod cc;
 pub mod de;
 pub mod engine;

@@ -29,6 +29,7 @@
 //! block of the event wheel (1,024 ps).
 
 use super::World;
+use crate::bits::{bit, set_bit};
 use crate::id::{NodeId, PktId};
 use crate::net::Network;
 use crate::packet::{IntStack, Packet, PacketArena, Signals};
@@ -287,7 +288,7 @@ impl PartHandler<Event, Crossings> for Share {
             // stays in the first-level cache, where the owners' table (four
             // bytes a port, shared by all) missed it on most pushes.
             let dest = match e {
-                Event::Arrive { port, .. } | Event::TxDone { port } if self.own_ports[port.ix() / 64] >> (port.ix() % 64) & 1 != 0 => self.id,
+                Event::Arrive { port, .. } | Event::TxDone { port } if bit(&self.own_ports, port.0) => self.id,
                 e => self.owners.of(e),
             };
             let e = match e {
@@ -408,7 +409,7 @@ impl Parallel {
             let prefetch_spacing = w.c.prefetch_spacing();
             let mut own_ports = vec![0u64; owners.port.len().div_ceil(64)];
             for (p, _) in owners.port.iter().enumerate().filter(|&(_, &o)| o == id as u32) {
-                own_ports[p / 64] |= 1 << (p % 64);
+                set_bit(&mut own_ports, p as u32);
             }
             shares.push(Share { id: id as u32, w, owners: owners.clone(), own_ports, prefetch_spacing });
         }

@@ -20,6 +20,7 @@ use super::config::{Retransmit, TransportConfig};
 use crate::signal::csig::{CsigSetup, Reflect};
 use crate::signal::stamp::StampSetup;
 use crate::signal::CsigSample;
+use crate::bits::{bit, clear_bit, set_bit};
 use crate::id::{FlowId, HostId};
 use crate::rng::{Purpose, Stream};
 use crate::units::tx_time_ps;
@@ -146,16 +147,6 @@ pub struct Flow {
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(align(64))]
 struct LineStart;
-
-fn bit(v: &[u64], i: u32) -> bool {
-    v[(i / 64) as usize] >> (i % 64) & 1 == 1
-}
-fn set_bit(v: &mut [u64], i: u32) {
-    v[(i / 64) as usize] |= 1 << (i % 64);
-}
-fn clear_bit(v: &mut [u64], i: u32) {
-    v[(i / 64) as usize] &= !(1 << (i % 64));
-}
 
 /// Why a flow could not send, or what it sends next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
