@@ -51,9 +51,11 @@ use std::sync::{Barrier, Mutex, RwLock};
 /// The end of a window that reaches the end of time.
 const UNBOUNDED: u64 = u64::MAX;
 
-/// Events per chunk of a partition's queue: its blocks hold a share of
-/// the events.
-const PART_CHUNK: usize = 8;
+/// Events per line of a partition's queue (24-byte items: two and their
+/// offsets a line), and lines per chunk: eight events a chunk, as its
+/// blocks hold a share of the events.
+const PART_LINE: usize = 2;
+const PART_LINES: usize = 4;
 
 /// The stages in which a partition shows its handler the events ahead
 /// ([`PartHandler::prefetch`]).
@@ -272,7 +274,7 @@ impl<E, M> Log<E, M> {
 /// One partition: its queue and the record of the window being run.
 pub struct Partition<E, M = ()> {
     id: u32,
-    q: EventQueue<Tagged<E>, PART_CHUNK>,
+    q: EventQueue<Tagged<E>, PART_LINE, PART_LINES>,
     /// End of the window being run (a block boundary).
     end: u64,
     /// The last time this window may pop: before `end` and before the

@@ -53,23 +53,46 @@ const AHEAD_STEP: usize = 16;
 /// End of a list.
 const NIL: u32 = u32::MAX;
 
-/// Events per chunk of a slot's list, unless the queue says otherwise.
-const CHUNK: usize = 16;
+/// Events per line of a chunk, unless the queue says otherwise: four
+/// 12-byte events and their offsets fill 56 of a line's 64 bytes.
+const PER_LINE: usize = 4;
+/// Lines per chunk, unless the queue says otherwise.
+const LINES: usize = 4;
 
-/// A run of pending events in a slot's list, in insertion order, or a free
-/// chunk. Times and events apart: 20 bytes an event rather than 24 with the
-/// padding of a (u64, Event) pair. Every chunk of a list but its tail is
-/// full; the tail's length is kept with the list, so an append writes only
-/// the event's own lines.
+/// A cache line of a chunk: events and, beside each, its time within its
+/// block (the slot's block gives the rest). An append writes one line,
+/// not one line of times and another of events.
 #[derive(Clone, Copy)]
-struct Chunk<E, const N: usize> {
-    times: [u64; N],
-    events: [E; N],
-    next: u32,
+#[repr(C, align(64))]
+struct Line<E, const L: usize> {
+    events: [E; L],
+    offsets: [u16; L],
 }
 
-impl<E: Item, const N: usize> Chunk<E, N> {
-    const EMPTY: Chunk<E, N> = Chunk { times: [0; N], events: [E::FILLER; N], next: NIL };
+/// A run of pending events in a slot's list, in insertion order, or a free
+/// chunk: `C` lines of `L` events. Every chunk of a list but its tail is
+/// full; the tail's length is kept with the list. The chunks' links are
+/// in a list of their own ([`EventQueue::links`]).
+#[derive(Clone, Copy)]
+struct Chunk<E, const L: usize, const C: usize> {
+    lines: [Line<E, L>; C],
+}
+
+impl<E: Item, const L: usize, const C: usize> Chunk<E, L, C> {
+    const EMPTY: Self = Chunk { lines: [Line { events: [E::FILLER; L], offsets: [0; L] }; C] };
+    /// Events a chunk holds.
+    const N: usize = L * C;
+    /// A line of `L` events must fit one cache line: checked where a queue
+    /// is made.
+    const FITS: () = assert!(std::mem::size_of::<Line<E, L>>() == 64, "a line of L events and offsets outgrows 64 bytes");
+
+    /// Puts event `e` at `t` in place `at`.
+    #[inline(always)]
+    fn put(&mut self, at: usize, t: u64, e: E) {
+        let line = &mut self.lines[at / L];
+        line.events[at % L] = e;
+        line.offsets[at % L] = (t & (BLOCK_PS - 1)) as u16;
+    }
 }
 
 /// A wheel slot's list of chunks.
@@ -140,11 +163,13 @@ impl<E> Ord for Far<E> {
 /// its block is sorted (a radix heap over block numbers moved each event
 /// down a level or two first, an event heap costs a logarithm per pop).
 ///
-/// Slots are linked lists of chunks of 16 events through one vector of
-/// chunks (with a free list), so memory follows the number of pending events
-/// (plus at most one part-filled chunk per slot), not the largest number
-/// each slot ever held; and a slot is read from a few contiguous runs, not
-/// one scattered node per event. On request ([`Self::fetch_ahead_blocks`])
+/// Slots are linked lists of chunks of 16 events (by default: `C` lines of
+/// `L`) through one vector of chunks (with a free list), so memory follows
+/// the number of pending events (plus at most one part-filled chunk per
+/// slot), not the largest number each slot ever held; and a slot is read
+/// from a few contiguous runs, not one scattered node per event. A chunk's
+/// lines keep each event beside its time within the slot's block, so an
+/// append writes one cache line. On request ([`Self::fetch_ahead_blocks`])
 /// the next block's chunks are asked for while a block is popped.
 ///
 /// Ties need no sequence number on the wheel: a slot only ever holds one
@@ -154,14 +179,16 @@ impl<E> Ord for Far<E> {
 /// events of one time are in insertion order, the sort of a block is stable,
 /// and an event put into `now` goes after every event of its time. Items
 /// with a tie ([`Item::tie`]) are sorted by it first, within a time.
-pub struct EventQueue<E = Event, const N: usize = CHUNK> {
+pub struct EventQueue<E = Event, const L: usize = PER_LINE, const C: usize = LINES> {
     now: Vec<(u64, E)>,
     /// Scratch space for sorting a block (see `sort_by_time`).
     scratch: Vec<(u64, E)>,
     /// Read position in `now`; the entries before it have been popped.
     head: usize,
-    chunks: Vec<Chunk<E, N>>,
-    /// First free chunk, linked through `next`.
+    chunks: Vec<Chunk<E, L, C>>,
+    /// Per chunk, the next of its list (or of the free list).
+    links: Vec<u32>,
+    /// First free chunk, linked through `links`.
     free: u32,
     /// Per slot of the wheel, its list.
     slots: Box<[Slot]>,
@@ -185,13 +212,13 @@ pub struct EventQueue<E = Event, const N: usize = CHUNK> {
     ahead: u32,
 }
 
-impl<E: Item, const N: usize> Default for EventQueue<E, N> {
+impl<E: Item, const L: usize, const C: usize> Default for EventQueue<E, L, C> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E, const N: usize> std::fmt::Debug for EventQueue<E, N> {
+impl<E, const L: usize, const C: usize> std::fmt::Debug for EventQueue<E, L, C> {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         write!(f, "EventQueue {{ len: {}, popped: {} }}", self.len, self.popped)
     }
@@ -254,13 +281,19 @@ fn sort_by_time<E: Item>(v: &mut Vec<(u64, E)>, scratch: &mut Vec<(u64, E)>) {
     insertion_sort(v);
 }
 
-impl<E: Item, const N: usize> EventQueue<E, N> {
+impl<E: Item, const L: usize, const C: usize> EventQueue<E, L, C> {
+    /// Events a chunk holds.
+    const N: usize = Chunk::<E, L, C>::N;
+
     pub fn new() -> Self {
+        #[allow(clippy::let_unit_value)]
+        let () = Chunk::<E, L, C>::FITS;
         EventQueue {
             now: Vec::new(),
             scratch: Vec::new(),
             head: 0,
             chunks: Vec::new(),
+            links: Vec::new(),
             free: NIL,
             slots: vec![EMPTY_SLOT; WHEEL].into_boxed_slice(),
             words: [0; WORDS],
@@ -312,10 +345,8 @@ impl<E: Item, const N: usize> EventQueue<E, N> {
     #[inline(always)]
     fn append(&mut self, i: usize, t: u64, e: E) {
         let b = self.slots[i];
-        if b.first != NIL && (b.tail_len as usize) < N {
-            let c = &mut self.chunks[b.tail as usize];
-            c.times[b.tail_len as usize] = t;
-            c.events[b.tail_len as usize] = e;
+        if b.first != NIL && (b.tail_len as usize) < Self::N {
+            self.chunks[b.tail as usize].put(b.tail_len as usize, t, e);
             self.slots[i].tail_len += 1;
             return;
         }
@@ -326,16 +357,14 @@ impl<E: Item, const N: usize> EventQueue<E, N> {
     fn append_chunk(&mut self, i: usize, t: u64, e: E) {
         let b = self.slots[i];
         let n = self.alloc_chunk();
-        let c = &mut self.chunks[n as usize];
-        c.times[0] = t;
-        c.events[0] = e;
-        c.next = NIL;
+        self.chunks[n as usize].put(0, t, e);
+        self.links[n as usize] = NIL;
         if b.first == NIL {
             self.slots[i] = Slot { first: n, tail: n, tail_len: 1 };
             self.words[i / 64] |= 1 << (i % 64);
             self.summary |= (1 as Summary) << (i / 64);
         } else {
-            self.chunks[b.tail as usize].next = n;
+            self.links[b.tail as usize] = n;
             self.slots[i] = Slot { tail: n, tail_len: 1, ..b };
         }
     }
@@ -344,11 +373,12 @@ impl<E: Item, const N: usize> EventQueue<E, N> {
     fn alloc_chunk(&mut self) -> u32 {
         if self.free != NIL {
             let n = self.free;
-            self.free = self.chunks[n as usize].next;
+            self.free = self.links[n as usize];
             n
         } else {
             assert!(self.chunks.len() < NIL as usize, "too many pending events");
             self.chunks.push(Chunk::EMPTY);
+            self.links.push(NIL);
             (self.chunks.len() - 1) as u32
         }
     }
@@ -388,7 +418,7 @@ impl<E: Item, const N: usize> EventQueue<E, N> {
     /// not been read.
     #[inline]
     pub fn item_mut(&mut self, p: Place) -> &mut E {
-        &mut self.chunks[p.chunk as usize].events[p.at as usize]
+        &mut self.chunks[p.chunk as usize].lines[p.at as usize / L].events[p.at as usize % L]
     }
 
     #[inline]
@@ -397,7 +427,7 @@ impl<E: Item, const N: usize> EventQueue<E, N> {
             return None;
         }
         let e = self.now[self.head];
-        if self.ahead_on && self.head.is_multiple_of(N.min(AHEAD_STEP)) {
+        if self.ahead_on && self.head.is_multiple_of(Self::N.min(AHEAD_STEP)) {
             self.fetch_ahead();
         }
         self.head += 1;
@@ -513,16 +543,24 @@ impl<E: Item, const N: usize> EventQueue<E, N> {
         if self.words[i / 64] == 0 {
             self.summary &= !((1 as Summary) << (i / 64));
         }
+        let base = next << BLOCK_BITS;
         let mut n = b.first;
         while n != NIL {
-            let c = &self.chunks[n as usize];
-            let (k, next) = (if n == b.tail { b.tail_len as usize } else { N }, c.next);
-            if next != NIL {
-                crate::sim::prefetch(&self.chunks[next as usize]);
+            let (k, after) = (if n == b.tail { b.tail_len as usize } else { Self::N }, self.links[n as usize]);
+            if after != NIL {
+                crate::sim::prefetch(&self.chunks[after as usize]);
             }
-            self.now.extend(c.times[..k].iter().copied().zip(c.events[..k].iter().copied()));
+            let c = &self.chunks[n as usize];
+            let (full, rest) = (k / L, k % L);
+            for line in &c.lines[..full] {
+                self.now.extend(line.offsets.iter().map(|&o| base | o as u64).zip(line.events.iter().copied()));
+            }
+            if rest > 0 {
+                let line = &c.lines[full];
+                self.now.extend(line.offsets[..rest].iter().map(|&o| base | o as u64).zip(line.events[..rest].iter().copied()));
+            }
             self.free_chunk(n);
-            n = next;
+            n = after;
         }
         sort_by_time(&mut self.now, &mut self.scratch);
         self.last = self.now[0].0;
@@ -545,8 +583,8 @@ impl<E: Item, const N: usize> EventQueue<E, N> {
     /// and reused), which costs a useless fetch at worst.
     #[inline]
     fn fetch_ahead(&mut self) {
-        let Some(c) = self.chunks.get(self.ahead as usize) else { return };
-        self.ahead = c.next;
+        let Some(&after) = self.links.get(self.ahead as usize) else { return };
+        self.ahead = after;
         if let Some(n) = self.chunks.get(self.ahead as usize) {
             crate::sim::prefetch_all(n);
         }
@@ -554,7 +592,7 @@ impl<E: Item, const N: usize> EventQueue<E, N> {
 
     #[inline]
     fn free_chunk(&mut self, n: u32) {
-        self.chunks[n as usize].next = self.free;
+        self.links[n as usize] = self.free;
         self.free = n;
     }
 
@@ -596,12 +634,12 @@ mod tests {
     /// Asking for the next block's chunks ahead changes no pop: the same
     /// pushes, interleaved with pops (events pushed into the block being
     /// read, the next ones and beyond the wheel, chunks freed and reused),
-    /// pop alike with and without it, in chunks of 16 events and in the
-    /// parallel scheduler's chunks of 8 (one asked for every 8 pops).
+    /// pop alike with and without it, in chunks of 16 events (four lines
+    /// of four) and of 8 (two lines; one asked for every 8 pops).
     #[test]
     fn fetching_blocks_ahead_changes_no_pop() {
-        fn run<const N: usize>(on: bool) -> Vec<(u64, Event)> {
-            let mut q: EventQueue<Event, N> = EventQueue::new();
+        fn run<const L: usize, const C: usize>(on: bool) -> Vec<(u64, Event)> {
+            let mut q: EventQueue<Event, L, C> = EventQueue::new();
             q.fetch_ahead_blocks(on);
             assert_eq!(q.fetches_ahead_blocks(), on);
             let mut x = 1u64;
@@ -625,11 +663,21 @@ mod tests {
             assert_eq!(out.len(), pushed);
             out
         }
-        let plain = run::<16>(false);
-        assert_eq!(run::<16>(true), plain);
+        let plain = run::<4, 4>(false);
+        assert_eq!(run::<4, 4>(true), plain);
         assert!(plain.windows(2).all(|w| w[0].0 <= w[1].0));
-        assert_eq!(run::<8>(false), plain);
-        assert_eq!(run::<8>(true), plain);
+        assert_eq!(run::<4, 2>(false), plain);
+        assert_eq!(run::<4, 2>(true), plain);
+    }
+
+    /// A chunk of the simulation's queue is four lines of four events:
+    /// 256 bytes for 16 events, each line one cache line.
+    #[test]
+    fn a_chunk_is_whole_cache_lines() {
+        assert_eq!(std::mem::size_of::<Line<Event, PER_LINE>>(), 64);
+        assert_eq!(std::mem::align_of::<Chunk<Event, PER_LINE, LINES>>(), 64);
+        assert_eq!(std::mem::size_of::<Chunk<Event, PER_LINE, LINES>>(), 256);
+        assert_eq!(Chunk::<Event, PER_LINE, LINES>::N, 16);
     }
 
     #[test]
@@ -816,7 +864,7 @@ mod tests {
         #[test]
         fn items_pop_by_time_then_tie(ops in proptest::collection::vec((0u64..3, 0u64..6_000_000, 0u64..4, any::<bool>()), 1..400)) {
             // Chunks of 4: lists of many chunks.
-            let mut q: EventQueue<Tied, 4> = EventQueue::new();
+            let mut q: EventQueue<Tied, 2, 2> = EventQueue::new();
             let mut reference: BTreeMap<(u64, u64, u64), Tied> = BTreeMap::new();
             let mut placed = Vec::new();
             let mut now = 0;
