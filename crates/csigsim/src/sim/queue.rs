@@ -61,7 +61,10 @@ const LINES: usize = 4;
 
 /// A cache line of a chunk: events and, beside each, its time within its
 /// block (the slot's block gives the rest). An append writes one line,
-/// not one line of times and another of events.
+/// not one line of times and another of events. One cache line when `L`
+/// items and their offsets fit 64 bytes, as the simulation's events do
+/// four to a line and the parallel scheduler's tagged events two; larger
+/// items make a line span more (the order is the same).
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
 struct Line<E, const L: usize> {
@@ -82,9 +85,6 @@ impl<E: Item, const L: usize, const C: usize> Chunk<E, L, C> {
     const EMPTY: Self = Chunk { lines: [Line { events: [E::FILLER; L], offsets: [0; L] }; C] };
     /// Events a chunk holds.
     const N: usize = L * C;
-    /// A line of `L` events must fit one cache line: checked where a queue
-    /// is made.
-    const FITS: () = assert!(std::mem::size_of::<Line<E, L>>() == 64, "a line of L events and offsets outgrows 64 bytes");
 
     /// Puts event `e` at `t` in place `at`.
     #[inline(always)]
@@ -286,8 +286,6 @@ impl<E: Item, const L: usize, const C: usize> EventQueue<E, L, C> {
     const N: usize = Chunk::<E, L, C>::N;
 
     pub fn new() -> Self {
-        #[allow(clippy::let_unit_value)]
-        let () = Chunk::<E, L, C>::FITS;
         EventQueue {
             now: Vec::new(),
             scratch: Vec::new(),
@@ -678,6 +676,28 @@ mod tests {
         assert_eq!(std::mem::align_of::<Chunk<Event, PER_LINE, LINES>>(), 64);
         assert_eq!(std::mem::size_of::<Chunk<Event, PER_LINE, LINES>>(), 256);
         assert_eq!(Chunk::<Event, PER_LINE, LINES>::N, 16);
+        // The parallel scheduler's items, two a line.
+        assert_eq!(std::mem::size_of::<Line<super::super::parallel::Tagged<Event>, 2>>(), 64);
+    }
+
+    /// Items too large for four to a cache line still queue in order: a
+    /// line then spans more than 64 bytes.
+    #[test]
+    fn large_items_queue_in_order() {
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        struct Big(u64, u64);
+        impl Item for Big {
+            const FILLER: Big = Big(0, 0);
+        }
+        assert!(std::mem::size_of::<Line<Big, PER_LINE>>() > 64);
+        let mut q: EventQueue<Big> = EventQueue::new();
+        let want: Vec<(u64, Big)> = (0..100u64).map(|i| (i * 37 % 5_000, Big(i, !i))).collect();
+        for &(t, b) in &want {
+            q.push(t, b);
+        }
+        let mut sorted = want.clone();
+        sorted.sort_by_key(|&(t, _)| t);
+        assert_eq!(std::iter::from_fn(|| q.pop()).collect::<Vec<_>>(), sorted);
     }
 
     #[test]
