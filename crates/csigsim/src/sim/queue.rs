@@ -549,13 +549,16 @@ impl<E: Item, const L: usize, const C: usize> EventQueue<E, L, C> {
                 crate::sim::prefetch(&self.chunks[after as usize]);
             }
             let c = &self.chunks[n as usize];
+            // The first `m` events of a line (all `L` but in a part-filled tail).
+            let mut take = |line: &Line<E, L>, m: usize| {
+                self.now.extend(line.offsets[..m].iter().map(|&o| base | o as u64).zip(line.events[..m].iter().copied()));
+            };
             let (full, rest) = (k / L, k % L);
             for line in &c.lines[..full] {
-                self.now.extend(line.offsets.iter().map(|&o| base | o as u64).zip(line.events.iter().copied()));
+                take(line, L);
             }
             if rest > 0 {
-                let line = &c.lines[full];
-                self.now.extend(line.offsets[..rest].iter().map(|&o| base | o as u64).zip(line.events[..rest].iter().copied()));
+                take(&c.lines[full], rest);
             }
             self.free_chunk(n);
             n = after;
