@@ -641,13 +641,18 @@ impl Piece {
         let (sa, sb) = (self.start[0], self.start[1]);
         let (na, nb) = (self.ends[0], self.ends[1]);
         let logs = [a, b];
+        // The parent a tie will look up, a few pops ahead in each log:
+        // each pop's once, as its log moves past the pop that many before.
+        for d in 0..PARENT_AHEAD {
+            a.prefetch_parent(ia + d);
+            b.prefetch_parent(ib + d);
+        }
         while ia < na && ib < nb {
-            // The parent a tie will look up, a few pops ahead in each log.
-            a.prefetch_parent(ia + PARENT_AHEAD);
-            b.prefetch_parent(ib + PARENT_AHEAD);
             let take_b = Self::before(b, sb, ib, a, sa, ia);
             let k = if take_b { &mut ib } else { &mut ia };
-            self.number(logs[take_b as usize], take_b as usize, *k, seq, trace);
+            let log = logs[take_b as usize];
+            self.number(log, take_b as usize, *k, seq, trace);
+            log.prefetch_parent(*k + PARENT_AHEAD);
             *k += 1;
         }
         self.heads[0] = ia;

@@ -227,7 +227,9 @@ impl<E, const L: usize, const C: usize> std::fmt::Debug for EventQueue<E, L, C> 
 /// Whether `a` pops after `b`: by time, then tie.
 #[inline(always)]
 fn after<E: Item>(a: &(u64, E), b: &(u64, E)) -> bool {
-    (a.0, a.1.tie()) > (b.0, b.1.tie())
+    // Times nearly always differ: the tie is read only when they do not
+    // (a tuple comparison took twice the instructions).
+    a.0 > b.0 || (a.0 == b.0 && a.1.tie() > b.1.tie())
 }
 
 /// Stable insertion sort by (time, tie).
