@@ -34,8 +34,8 @@ use crate::id::{NodeId, PktId};
 use crate::net::Network;
 use crate::packet::{IntStack, Packet, PacketArena, Signals};
 use crate::sim::parallel::{Mail, ParallelStats, PartHandler, Partition, Scheduler};
-use crate::sim::queue::{EventQueue, BLOCK_PS};
-use crate::sim::{Event, Handler, RunState};
+use crate::sim::queue::BLOCK_PS;
+use crate::sim::{Event, Handler, PackedEvent, RunState, SimQueue};
 use std::sync::Arc;
 
 /// How a fabric is cut: each node's partition and the shortest delay of a
@@ -272,9 +272,10 @@ struct Share {
     prefetch_spacing: usize,
 }
 
-impl PartHandler<Event, Crossings> for Share {
+impl PartHandler<PackedEvent, Crossings> for Share {
     #[inline]
-    fn handle(&mut self, t: u64, ev: Event, part: &mut Partition<Event, Crossings>) {
+    fn handle(&mut self, t: u64, ev: PackedEvent, part: &mut Partition<PackedEvent, Crossings>) {
+        let ev = ev.event();
         let World { ctx, c, .. } = &mut self.w;
         if c.is_stale(t, ev) {
             return;
@@ -296,7 +297,7 @@ impl PartHandler<Event, Crossings> for Share {
                 Event::Arrive { pkt, port } if dest != self.id => Event::Arrive { pkt: part.mail(dest).send(pkts, pkt), port },
                 e => e,
             };
-            part.push(at, dest, e);
+            part.push(at, dest, PackedEvent::new(e));
         }
         out.clear();
     }
@@ -304,14 +305,14 @@ impl PartHandler<Event, Crossings> for Share {
     /// As the sequential loop: the packet of the next arrival, and, on
     /// large fabrics, the stages of [`Handler::prefetch`].
     #[inline]
-    fn prefetch(&self, ev: &Event, stage: usize) {
+    fn prefetch(&self, ev: &PackedEvent, stage: usize) {
         let World { ctx, c, .. } = &self.w;
         if stage == 0 {
-            if let Event::Arrive { pkt, .. } = *ev {
+            if let Some((pkt, _)) = ev.arrival() {
                 crate::sim::prefetch(ctx.pkts.get(pkt));
             }
         } else {
-            c.prefetch(&ctx.pkts, ev, stage);
+            c.prefetch(&ctx.pkts, *ev, stage);
         }
     }
 
@@ -322,8 +323,8 @@ impl PartHandler<Event, Crossings> for Share {
     /// The crossing packet, and the arena slot it will take: a window's
     /// imports come one after another, each a miss or two otherwise.
     #[inline]
-    fn prefetch_import(&self, ev: &Event, mail: &Crossings, ahead: usize) {
-        if let Event::Arrive { pkt, .. } = *ev {
+    fn prefetch_import(&self, ev: &PackedEvent, mail: &Crossings, ahead: usize) {
+        if let Some((pkt, _)) = ev.arrival() {
             let pkts = &self.w.ctx.pkts;
             if let Some(p) = mail.pkts.get(pkt.ix()) {
                 crate::sim::prefetch(p);
@@ -334,8 +335,8 @@ impl PartHandler<Event, Crossings> for Share {
         }
     }
 
-    fn import(&mut self, ev: Event, mail: &Crossings) -> Event {
-        let Event::Arrive { pkt, port } = ev else { return ev };
+    fn import(&mut self, ev: PackedEvent, mail: &Crossings) -> PackedEvent {
+        let Event::Arrive { pkt, port } = ev.event() else { return ev };
         let pkts = &mut self.w.ctx.pkts;
         let id = pkts.alloc(mail.pkts[pkt.ix()]);
         if pkts.has_signals() {
@@ -344,13 +345,13 @@ impl PartHandler<Event, Crossings> for Share {
         if pkts.has_int() {
             *pkts.int_mut(id) = mail.ints[pkt.ix()];
         }
-        Event::Arrive { pkt: id, port }
+        PackedEvent::new(Event::Arrive { pkt: id, port })
     }
 }
 
 /// A simulation run on partitions; [`Parallel::into_world`] joins them.
 pub struct Parallel {
-    sched: Scheduler<Event, Crossings>,
+    sched: Scheduler<PackedEvent, Crossings>,
     shares: Vec<Share>,
     threads: usize,
     split: Split,
@@ -401,10 +402,10 @@ impl Parallel {
         // its partition; every partition's own queue stays empty.
         let mut q = std::mem::take(&mut first.ctx.q);
         while let Some((t, ev)) = q.pop() {
-            sched.push(t, owners.of(ev), ev);
+            sched.push(t, owners.of(ev.event()), ev);
         }
         for (id, mut w) in std::iter::once(first).chain(others.drain(..)).enumerate() {
-            w.ctx.q = EventQueue::new();
+            w.ctx.q = SimQueue::new();
             w.ctx.staged = Some(Vec::new());
             let prefetch_spacing = w.c.prefetch_spacing();
             let mut own_ports = vec![0u64; owners.port.len().div_ceil(64)];

@@ -39,6 +39,98 @@ pub enum Event {
     LinkChange { change: u32 },
 }
 
+/// An [`Event`] in 8 bytes, as the queues keep it: the enum takes 12 (a
+/// tag beside two 32-bit ids), and a cache line holds six of these and
+/// their times within their block where it held four events.
+///
+/// An arrival has bit 63 clear, its port in bits 32 to 62 and its packet
+/// in bits 0 to 31; every other event has bit 63 set, its kind in bits 32
+/// to 34 and its id in bits 0 to 31. A port id is therefore below 2^31
+/// ([`MAX_PORTS`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct PackedEvent(u64);
+
+/// Ports a network may have, for a port id to fit a [`PackedEvent`].
+pub const MAX_PORTS: u64 = 1 << 31;
+
+const NOT_ARRIVAL: u64 = 1 << 63;
+
+impl PackedEvent {
+    /// A `TxDone` of port 0: what fills the unused places of the queue's lines.
+    pub const FILLER: PackedEvent = PackedEvent(NOT_ARRIVAL);
+
+    #[inline(always)]
+    pub fn new(ev: Event) -> PackedEvent {
+        let other = |kind: u64, id: u32| PackedEvent(NOT_ARRIVAL | kind << 32 | id as u64);
+        match ev {
+            Event::Arrive { pkt, port } => {
+                debug_assert!((port.0 as u64) < MAX_PORTS);
+                PackedEvent((port.0 as u64) << 32 | pkt.0 as u64)
+            }
+            Event::TxDone { port } => other(0, port.0),
+            Event::NicWake { host } => other(1, host.0),
+            Event::FlowStart { flow } => other(2, flow.0),
+            Event::FlowTimer { flow } => other(3, flow.0),
+            Event::AckTimer { flow } => other(4, flow.0),
+            Event::CcTimer { flow } => other(5, flow.0),
+            Event::LinkChange { change } => other(6, change),
+        }
+    }
+
+    #[inline(always)]
+    pub fn event(self) -> Event {
+        let id = self.0 as u32;
+        if self.0 & NOT_ARRIVAL == 0 {
+            return Event::Arrive { pkt: PktId(id), port: PortId((self.0 >> 32) as u32) };
+        }
+        match (self.0 >> 32) & 7 {
+            0 => Event::TxDone { port: PortId(id) },
+            1 => Event::NicWake { host: HostId(id) },
+            2 => Event::FlowStart { flow: FlowId(id) },
+            3 => Event::FlowTimer { flow: FlowId(id) },
+            4 => Event::AckTimer { flow: FlowId(id) },
+            5 => Event::CcTimer { flow: FlowId(id) },
+            _ => Event::LinkChange { change: id },
+        }
+    }
+}
+
+impl PackedEvent {
+    /// The packet and port of an arrival, read without unpacking: the
+    /// loop asks this of several events ahead per event it handles.
+    #[inline(always)]
+    pub fn arrival(self) -> Option<(PktId, PortId)> {
+        (self.0 & NOT_ARRIVAL == 0).then_some((PktId(self.0 as u32), PortId((self.0 >> 32) as u32)))
+    }
+
+    /// The port of a `TxDone`, read without unpacking.
+    #[inline(always)]
+    pub fn tx_done(self) -> Option<PortId> {
+        (self.0 >> 32 == NOT_ARRIVAL >> 32).then_some(PortId(self.0 as u32))
+    }
+}
+
+impl From<Event> for PackedEvent {
+    #[inline(always)]
+    fn from(ev: Event) -> PackedEvent {
+        PackedEvent::new(ev)
+    }
+}
+
+impl std::fmt::Debug for PackedEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        self.event().fmt(f)
+    }
+}
+
+/// Events a line of the simulation's queue holds: six packed events and
+/// their offsets fill 60 of its 64 bytes.
+pub const QUEUE_LINE: usize = 6;
+
+/// The simulation's event queue: packed events, six a cache line, four
+/// lines a chunk.
+pub type SimQueue = EventQueue<PackedEvent, QUEUE_LINE>;
+
 /// Counters for the whole run.
 #[derive(Clone, Debug, Default)]
 pub struct Stats {
@@ -127,7 +219,7 @@ impl Stats {
 #[derive(Debug)]
 pub struct Ctx {
     pub now: u64,
-    pub q: EventQueue,
+    pub q: SimQueue,
     pub pkts: PacketArena,
     pub stats: Stats,
     /// When a partition of a parallel run handles the event
@@ -138,14 +230,14 @@ pub struct Ctx {
 
 impl Ctx {
     pub fn new(pkts: PacketArena) -> Ctx {
-        Ctx { now: 0, q: EventQueue::new(), pkts, stats: Stats::default(), staged: None }
+        Ctx { now: 0, q: SimQueue::new(), pkts, stats: Stats::default(), staged: None }
     }
 
     /// Schedules `ev` at `t`. Inlined: it is called for every push.
     #[inline(always)]
     pub fn push(&mut self, t: u64, ev: Event) {
         match &mut self.staged {
-            None => self.q.push(t, ev),
+            None => self.q.push(t, PackedEvent::new(ev)),
             Some(out) => out.push((t, ev)),
         }
     }
@@ -201,7 +293,7 @@ pub trait Handler {
     /// ([`prefetch`]), the first line at stage 3 and, as the event comes
     /// closer, what each line fetched before leads to. A hint only.
     #[inline]
-    fn prefetch(&self, _pkts: &PacketArena, _ev: &Event, _stage: usize) {}
+    fn prefetch(&self, _pkts: &PacketArena, _ev: PackedEvent, _stage: usize) {}
     /// How many events apart the loop runs the stages of
     /// [`Handler::prefetch`] (asked once a run); 0 for none, when the state
     /// fits the caches. Further apart on a larger fabric, whose lines
@@ -264,19 +356,20 @@ pub fn run(ctx: &mut Ctx, stop_ps: Option<u64>, max_events: u64, h: &mut impl Ha
         // The packet of the next arrival is usually out of cache on a large
         // fabric (it was written one link delay ago): ask for it now, while
         // this event is handled.
-        if let Some(&Event::Arrive { pkt, .. }) = ctx.q.peek_ahead(PREFETCH_AHEAD) {
+        if let Some((pkt, _)) = ctx.q.peek_ahead(PREFETCH_AHEAD).and_then(|p| p.arrival()) {
             prefetch(ctx.pkts.get(pkt));
         }
         if spacing > 0 {
             // A half-open range: an inclusive one kept its state in memory
             // in this loop, some twenty instructions a stage.
             for stage in (1..HANDLER_STAGES + 1).rev() {
-                if let Some(ev) = ctx.q.peek_ahead(stage * spacing) {
-                    h.prefetch(&ctx.pkts, ev, stage);
+                if let Some(p) = ctx.q.peek_ahead(stage * spacing) {
+                    h.prefetch(&ctx.pkts, *p, stage);
                 }
             }
         }
         let (t, ev) = ctx.q.pop().expect("peeked");
+        let ev = ev.event();
         if h.is_stale(t, ev) {
             continue;
         }
@@ -313,12 +406,50 @@ mod tests {
         fn handle(&mut self, _ctx: &mut Ctx, ev: Event) {
             self.handled.push(host(&ev));
         }
-        fn prefetch(&self, _pkts: &PacketArena, ev: &Event, stage: usize) {
-            self.shown.borrow_mut().push((self.handled.len(), host(ev), stage));
+        fn prefetch(&self, _pkts: &PacketArena, ev: PackedEvent, stage: usize) {
+            self.shown.borrow_mut().push((self.handled.len(), host(&ev.event()), stage));
         }
         fn prefetch_spacing(&self) -> usize {
             self.spacing
         }
+    }
+
+    /// Every event comes back from its packed form as it went in, and the
+    /// packed form's readers agree with the event: ids at both ends of
+    /// their range, arrivals up to the last port id.
+    #[test]
+    fn packed_events_unpack_to_themselves() {
+        let port_ids = [0, 1, 0x1234_5678, MAX_PORTS as u32 - 1];
+        let ids = [0, 1, 0x8000_0000, u32::MAX - 1, u32::MAX];
+        let mut evs = Vec::new();
+        for &id in &ids {
+            for &port in &port_ids {
+                evs.push(Event::Arrive { pkt: PktId(id), port: PortId(port) });
+            }
+            evs.push(Event::TxDone { port: PortId(id) });
+            evs.push(Event::NicWake { host: HostId(id) });
+            evs.push(Event::FlowStart { flow: FlowId(id) });
+            evs.push(Event::FlowTimer { flow: FlowId(id) });
+            evs.push(Event::AckTimer { flow: FlowId(id) });
+            evs.push(Event::CcTimer { flow: FlowId(id) });
+            evs.push(Event::LinkChange { change: id });
+        }
+        for ev in evs {
+            let p = PackedEvent::new(ev);
+            assert_eq!(p.event(), ev);
+            let arrival = match ev {
+                Event::Arrive { pkt, port } => Some((pkt, port)),
+                _ => None,
+            };
+            assert_eq!(p.arrival(), arrival, "{ev:?}");
+            let tx = match ev {
+                Event::TxDone { port } => Some(port),
+                _ => None,
+            };
+            assert_eq!(p.tx_done(), tx, "{ev:?}");
+        }
+        assert_eq!(std::mem::size_of::<PackedEvent>(), 8);
+        assert_eq!(PackedEvent::FILLER.event(), Event::TxDone { port: PortId(0) });
     }
 
     /// Stage `s` is shown the event handled `s x spacing` events after the

@@ -24,6 +24,10 @@ impl Item for Event {
     const FILLER: Event = Event::TxDone { port: crate::id::PortId(0) };
 }
 
+impl Item for super::PackedEvent {
+    const FILLER: super::PackedEvent = super::PackedEvent::FILLER;
+}
+
 /// Times are bucketed by block of 2^10 ps (about 1 ns); within the block
 /// being read, events are kept sorted instead. Few events share a block, and
 /// sorting them is cheaper than bucketing them down to the picosecond.
@@ -62,9 +66,9 @@ const LINES: usize = 4;
 /// A cache line of a chunk: events and, beside each, its time within its
 /// block (the slot's block gives the rest). An append writes one line,
 /// not one line of times and another of events. One cache line when `L`
-/// items and their offsets fit 64 bytes, as the simulation's events do
-/// four to a line and the parallel scheduler's tagged events two; larger
-/// items make a line span more (the order is the same).
+/// items and their offsets fit 64 bytes, as the simulation's packed
+/// events do six to a line and the parallel scheduler's tagged events
+/// three; larger items make a line span more (the order is the same).
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
 struct Line<E, const L: usize> {
@@ -163,8 +167,8 @@ impl<E> Ord for Far<E> {
 /// its block is sorted (a radix heap over block numbers moved each event
 /// down a level or two first, an event heap costs a logarithm per pop).
 ///
-/// Slots are linked lists of chunks of 16 events (by default: `C` lines of
-/// `L`) through one vector of chunks (with a free list), so memory follows
+/// Slots are linked lists of chunks of `C` lines of `L` events (16 by
+/// default, 24 in the simulation's queue) through one vector of chunks (with a free list), so memory follows
 /// the number of pending events (plus at most one part-filled chunk per
 /// slot), not the largest number each slot ever held; and a slot is read
 /// from a few contiguous runs, not one scattered node per event. A chunk's
@@ -638,7 +642,8 @@ mod tests {
     /// pushes, interleaved with pops (events pushed into the block being
     /// read, the next ones and beyond the wheel, chunks freed and reused),
     /// pop alike with and without it, in chunks of 16 events (four lines
-    /// of four) and of 8 (two lines; one asked for every 8 pops).
+    /// of four), of 8 (two lines; one asked for every 8 pops), of 24 (the
+    /// simulation's shape: four lines of six) and of 12 (a partition's).
     #[test]
     fn fetching_blocks_ahead_changes_no_pop() {
         fn run<const L: usize, const C: usize>(on: bool) -> Vec<(u64, Event)> {
@@ -671,18 +676,25 @@ mod tests {
         assert!(plain.windows(2).all(|w| w[0].0 <= w[1].0));
         assert_eq!(run::<4, 2>(false), plain);
         assert_eq!(run::<4, 2>(true), plain);
+        assert_eq!(run::<6, 4>(false), plain);
+        assert_eq!(run::<6, 4>(true), plain);
+        assert_eq!(run::<3, 4>(true), plain);
     }
 
-    /// A chunk of the simulation's queue is four lines of four events:
-    /// 256 bytes for 16 events, each line one cache line.
+    /// A chunk of the default queue is four lines of four events: 256
+    /// bytes for 16 events, each line one cache line; the simulation's
+    /// (packed events) four lines of six.
     #[test]
     fn a_chunk_is_whole_cache_lines() {
         assert_eq!(std::mem::size_of::<Line<Event, PER_LINE>>(), 64);
         assert_eq!(std::mem::align_of::<Chunk<Event, PER_LINE, LINES>>(), 64);
         assert_eq!(std::mem::size_of::<Chunk<Event, PER_LINE, LINES>>(), 256);
         assert_eq!(Chunk::<Event, PER_LINE, LINES>::N, 16);
-        // The parallel scheduler's items, two a line.
-        assert_eq!(std::mem::size_of::<Line<super::super::parallel::Tagged<Event>, 2>>(), 64);
+        // The simulation's packed events, six a line; the parallel
+        // scheduler's items (a packed event and its origin), three.
+        assert_eq!(std::mem::size_of::<Line<super::super::PackedEvent, { super::super::QUEUE_LINE }>>(), 64);
+        assert_eq!(std::mem::size_of::<Chunk<super::super::PackedEvent, { super::super::QUEUE_LINE }, LINES>>(), 256);
+        assert_eq!(std::mem::size_of::<Line<super::super::parallel::Tagged<super::super::PackedEvent>, 3>>(), 64);
     }
 
     /// Items too large for four to a cache line still queue in order: a

@@ -480,7 +480,7 @@ mod tests {
         while order.len() < n {
             let Some((t, ev)) = ctx.q.pop() else { break };
             ctx.now = t;
-            match ev {
+            match ev.event() {
                 Event::Arrive { pkt, .. } => {
                     order.push(ctx.pkts.get(pkt).flow.0);
                     ctx.consume(pkt);

@@ -141,6 +141,11 @@ impl TopologyConfig {
 
     pub fn build(&self) -> Result<TopologySpec, TopologyError> {
         let spec = self.generate()?;
+        // Two ports a link; a port id must fit a queued event.
+        let ports = 2 * spec.links.len() as u64;
+        if ports >= crate::sim::MAX_PORTS {
+            return Err(TopologyError::new("links", format!("{} links make {ports} ports, more than the 2^31 - 1 a network may have", spec.links.len())));
+        }
         spec.check_connected()?;
         Ok(spec)
     }
