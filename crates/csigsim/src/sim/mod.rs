@@ -93,9 +93,7 @@ impl PackedEvent {
             _ => Event::LinkChange { change: id },
         }
     }
-}
 
-impl PackedEvent {
     /// The packet and port of an arrival, read without unpacking: the
     /// loop asks this of several events ahead per event it handles.
     #[inline(always)]
