@@ -1,5 +1,6 @@
-//! The event loop and nothing else: one event enum of ids, one queue ordered
-//! by (time, insertion sequence), the run counters, and the narrow context
+//! The event loop and nothing else: one event enum of ids (queued packed in
+//! 8 bytes, [`PackedEvent`]), one queue ordered by (time, insertion
+//! sequence), the run counters, and the narrow context
 //! ([`Ctx`]) that components act through: the time, the queue, the packet
 //! arena and the counters. sim/ knows no component: whoever owns the
 //! components (the engine's `World`) implements [`Handler`] and [`run`]
