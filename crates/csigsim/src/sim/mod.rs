@@ -56,9 +56,19 @@ pub const MAX_PORTS: u64 = 1 << 31;
 
 const NOT_ARRIVAL: u64 = 1 << 63;
 
+/// The kinds of the events other than arrivals (bits 32 to 34), named so
+/// that packing, unpacking and [`PackedEvent::tx_done`] read one table.
+const TX_DONE: u64 = 0;
+const NIC_WAKE: u64 = 1;
+const FLOW_START: u64 = 2;
+const FLOW_TIMER: u64 = 3;
+const ACK_TIMER: u64 = 4;
+const CC_TIMER: u64 = 5;
+const LINK_CHANGE: u64 = 6;
+
 impl PackedEvent {
     /// A `TxDone` of port 0: what fills the unused places of the queue's lines.
-    pub const FILLER: PackedEvent = PackedEvent(NOT_ARRIVAL);
+    pub const FILLER: PackedEvent = PackedEvent(NOT_ARRIVAL | TX_DONE << 32);
 
     #[inline(always)]
     pub fn new(ev: Event) -> PackedEvent {
@@ -68,29 +78,29 @@ impl PackedEvent {
                 debug_assert!((port.0 as u64) < MAX_PORTS);
                 PackedEvent((port.0 as u64) << 32 | pkt.0 as u64)
             }
-            Event::TxDone { port } => other(0, port.0),
-            Event::NicWake { host } => other(1, host.0),
-            Event::FlowStart { flow } => other(2, flow.0),
-            Event::FlowTimer { flow } => other(3, flow.0),
-            Event::AckTimer { flow } => other(4, flow.0),
-            Event::CcTimer { flow } => other(5, flow.0),
-            Event::LinkChange { change } => other(6, change),
+            Event::TxDone { port } => other(TX_DONE, port.0),
+            Event::NicWake { host } => other(NIC_WAKE, host.0),
+            Event::FlowStart { flow } => other(FLOW_START, flow.0),
+            Event::FlowTimer { flow } => other(FLOW_TIMER, flow.0),
+            Event::AckTimer { flow } => other(ACK_TIMER, flow.0),
+            Event::CcTimer { flow } => other(CC_TIMER, flow.0),
+            Event::LinkChange { change } => other(LINK_CHANGE, change),
         }
     }
 
     #[inline(always)]
     pub fn event(self) -> Event {
-        let id = self.0 as u32;
-        if self.0 & NOT_ARRIVAL == 0 {
-            return Event::Arrive { pkt: PktId(id), port: PortId((self.0 >> 32) as u32) };
+        if let Some((pkt, port)) = self.arrival() {
+            return Event::Arrive { pkt, port };
         }
+        let id = self.0 as u32;
         match (self.0 >> 32) & 7 {
-            0 => Event::TxDone { port: PortId(id) },
-            1 => Event::NicWake { host: HostId(id) },
-            2 => Event::FlowStart { flow: FlowId(id) },
-            3 => Event::FlowTimer { flow: FlowId(id) },
-            4 => Event::AckTimer { flow: FlowId(id) },
-            5 => Event::CcTimer { flow: FlowId(id) },
+            TX_DONE => Event::TxDone { port: PortId(id) },
+            NIC_WAKE => Event::NicWake { host: HostId(id) },
+            FLOW_START => Event::FlowStart { flow: FlowId(id) },
+            FLOW_TIMER => Event::FlowTimer { flow: FlowId(id) },
+            ACK_TIMER => Event::AckTimer { flow: FlowId(id) },
+            CC_TIMER => Event::CcTimer { flow: FlowId(id) },
             _ => Event::LinkChange { change: id },
         }
     }
@@ -105,14 +115,7 @@ impl PackedEvent {
     /// The port of a `TxDone`, read without unpacking.
     #[inline(always)]
     pub fn tx_done(self) -> Option<PortId> {
-        (self.0 >> 32 == NOT_ARRIVAL >> 32).then_some(PortId(self.0 as u32))
-    }
-}
-
-impl From<Event> for PackedEvent {
-    #[inline(always)]
-    fn from(ev: Event) -> PackedEvent {
-        PackedEvent::new(ev)
+        (self.0 >> 32 == (NOT_ARRIVAL | TX_DONE << 32) >> 32).then_some(PortId(self.0 as u32))
     }
 }
 

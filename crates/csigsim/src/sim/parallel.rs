@@ -54,7 +54,7 @@ const UNBOUNDED: u64 = u64::MAX;
 /// Events per line of a partition's queue (16-byte items, a packed event
 /// and its origin: three and their offsets a line), and lines per chunk:
 /// twelve events a chunk, as its blocks hold a share of the events.
-const PART_LINE: usize = 3;
+pub(super) const PART_LINE: usize = 3;
 const PART_LINES: usize = 4;
 
 /// The stages in which a partition shows its handler the events ahead

@@ -168,10 +168,11 @@ impl<E> Ord for Far<E> {
 /// down a level or two first, an event heap costs a logarithm per pop).
 ///
 /// Slots are linked lists of chunks of `C` lines of `L` events (16 by
-/// default, 24 in the simulation's queue) through one vector of chunks (with a free list), so memory follows
-/// the number of pending events (plus at most one part-filled chunk per
-/// slot), not the largest number each slot ever held; and a slot is read
-/// from a few contiguous runs, not one scattered node per event. A chunk's
+/// default, 24 in the simulation's queue) through one vector of chunks
+/// (with a free list), so memory follows the number of pending events
+/// (plus at most one part-filled chunk per slot), not the largest number
+/// each slot ever held; and a slot is read from a few contiguous runs, not
+/// one scattered node per event. A chunk's
 /// lines keep each event beside its time within the slot's block, so an
 /// append writes one cache line. On request ([`Self::fetch_ahead_blocks`])
 /// the next block's chunks are asked for while a block is popped.
@@ -694,7 +695,7 @@ mod tests {
         // scheduler's items (a packed event and its origin), three.
         assert_eq!(std::mem::size_of::<Line<super::super::PackedEvent, { super::super::QUEUE_LINE }>>(), 64);
         assert_eq!(std::mem::size_of::<Chunk<super::super::PackedEvent, { super::super::QUEUE_LINE }, LINES>>(), 256);
-        assert_eq!(std::mem::size_of::<Line<super::super::parallel::Tagged<super::super::PackedEvent>, 3>>(), 64);
+        assert_eq!(std::mem::size_of::<Line<super::super::parallel::Tagged<super::super::PackedEvent>, { super::super::parallel::PART_LINE }>>(), 64);
     }
 
     /// Items too large for four to a cache line still queue in order: a
