@@ -115,6 +115,11 @@ pub struct Flow {
     /// `ack_request`: a flagged packet asked for an ACK that is owed again
     /// once the out-of-order data drains.
     ack_requested: bool,
+    /// Delayed ACK: an `AckTimer` event is queued, at or before `ack_at`.
+    /// One a flow at most: a timer armed while an earlier one is queued
+    /// waits for that one to schedule it again (see
+    /// [`Flow::on_ack_timer`]), rather than pushing one event per ACK.
+    ack_timer_queued: bool,
     received: Vec<u64>,
     /// Delayed ACK: when the pending ACK must go at the latest.
     pub(crate) ack_at: u64,
@@ -289,6 +294,7 @@ impl Flow {
             pending_ce: 0,
             ooo_held: 0,
             ack_requested: false,
+            ack_timer_queued: false,
             last_nack_psn: u32::MAX,
             last_nack_ps: 0,
             finish_ps: None,
@@ -678,7 +684,12 @@ impl Flow {
             self.last_rx = Some((*p, *sig));
             if self.ack_at == u64::MAX {
                 self.ack_at = now + t.ack_delay.0;
-                actions.push(RxAction::AckTimer(self.ack_at));
+                // A queued event is earlier (an earlier packet plus the
+                // same delay): it schedules this deadline when it pops.
+                if !self.ack_timer_queued {
+                    self.ack_timer_queued = true;
+                    actions.push(RxAction::AckTimer(self.ack_at));
+                }
             }
         }
         if nack_gap {
@@ -699,8 +710,28 @@ impl Flow {
         }
     }
 
-    /// The delayed-ACK timer at `now`: the coalesced ACK, if it is still owed.
+    /// Is the delayed-ACK timer's event stale? Only when nothing is owed:
+    /// one for an earlier deadline than `ack_at` is handled, and pushed
+    /// again for it ([`Flow::on_ack_timer`]).
+    pub(crate) fn ack_timer_stale(&mut self) -> bool {
+        let stale = self.ack_at == u64::MAX;
+        if stale {
+            self.ack_timer_queued = false;
+        }
+        stale
+    }
+
+    /// The delayed-ACK timer at `now`: the coalesced ACK, if it is still
+    /// owed; or, when the deadline was armed later than this event's
+    /// (while it was queued), the timer again for that deadline.
     pub fn on_ack_timer(&mut self, now: u64, sh: &FlowShared) -> Option<RxAction> {
+        if self.ack_at != u64::MAX && self.ack_at > now {
+            // The event this one stands for, at the deadline. Its pop is
+            // activity, but never the run's last: the ACK it waits for
+            // goes later, at the deadline or with a later packet.
+            return Some(RxAction::AckTimer(self.ack_at));
+        }
+        self.ack_timer_queued = false;
         if self.ack_at != now || self.pending_acks == 0 {
             return None;
         }
@@ -929,6 +960,7 @@ impl Flow {
         swap(&mut self.ack_requested, &mut other.ack_requested);
         swap(&mut self.received, &mut other.received);
         swap(&mut self.ack_at, &mut other.ack_at);
+        swap(&mut self.ack_timer_queued, &mut other.ack_timer_queued);
         swap(&mut self.ce_marks, &mut other.ce_marks);
         swap(&mut self.finish_ps, &mut other.finish_ps);
         swap(&mut self.rcv_cc, &mut other.rcv_cc);
@@ -1042,6 +1074,50 @@ mod tests {
         assert!(out.completed);
         assert_eq!(sent(&acts), vec![(PacketKind::Ack, 3, 1, true)]);
         assert_eq!(rx.finish_ps, Some(120));
+    }
+
+    #[test]
+    fn one_delayed_ack_event_is_queued_and_pushed_again_for_a_later_deadline() {
+        let sh = shared(Retransmit::GoBackN, 2);
+        let d = sh.t.ack_delay.0;
+        let mut tx = flow(10 * MSS as u64, &sh);
+        let mut rx = flow(10 * MSS as u64, &sh);
+        let mut acts = Vec::new();
+        let deliver = |rx: &mut Flow, tx: &mut Flow, now: u64, acts: &mut Vec<RxAction>| {
+            acts.clear();
+            let p = data(tx, now, &sh);
+            rx.on_data(now, &p, &Signals::default(), false, &sh, acts);
+        };
+        deliver(&mut rx, &mut tx, 100, &mut acts);
+        assert!(matches!(acts[..], [RxAction::AckTimer(t)] if t == 100 + d), "the first deadline queues an event");
+        deliver(&mut rx, &mut tx, 110, &mut acts);
+        assert_eq!(sent(&acts), vec![(PacketKind::Ack, 2, 2, false)]);
+        // Armed again while the first event is still queued: no second event.
+        deliver(&mut rx, &mut tx, 200, &mut acts);
+        assert!(acts.is_empty(), "{acts:?}");
+        // The queued event finds the later deadline and goes again for it.
+        assert!(!rx.ack_timer_stale());
+        assert!(matches!(rx.on_ack_timer(100 + d, &sh), Some(RxAction::AckTimer(t)) if t == 200 + d));
+        // Armed once more before that event pops: still one event.
+        deliver(&mut rx, &mut tx, 210, &mut acts);
+        assert_eq!(sent(&acts), vec![(PacketKind::Ack, 4, 2, false)]);
+        deliver(&mut rx, &mut tx, 300, &mut acts);
+        assert!(acts.is_empty(), "{acts:?}");
+        assert!(!rx.ack_timer_stale());
+        assert!(matches!(rx.on_ack_timer(200 + d, &sh), Some(RxAction::AckTimer(t)) if t == 300 + d));
+        // Its deadline: due, and the held ACK goes.
+        assert!(!rx.ack_timer_stale());
+        let ack = rx.on_ack_timer(300 + d, &sh);
+        assert!(matches!(ack, Some(RxAction::Send(p, _)) if p.kind == PacketKind::Ack && p.acked == 1));
+        // Nothing queued now: the next packet queues an event of its own.
+        deliver(&mut rx, &mut tx, 400 + d, &mut acts);
+        assert!(matches!(acts[..], [RxAction::AckTimer(t)] if t == 400 + 2 * d));
+        deliver(&mut rx, &mut tx, 410 + d, &mut acts);
+        assert_eq!(sent(&acts), vec![(PacketKind::Ack, 7, 2, false)]);
+        assert!(rx.ack_timer_stale(), "nothing owed");
+        // Stale, it leaves no event queued: the next deadline queues one.
+        deliver(&mut rx, &mut tx, 500 + 2 * d, &mut acts);
+        assert!(matches!(acts[..], [RxAction::AckTimer(t)] if t == 500 + 3 * d));
     }
 
     #[test]

@@ -438,7 +438,7 @@ impl Transport {
     pub(crate) fn is_stale(&mut self, t: u64, ev: Event) -> bool {
         match ev {
             Event::FlowTimer { flow } => self.flows[flow].rto_stale(),
-            Event::AckTimer { flow } => self.flows[flow].ack_at != t,
+            Event::AckTimer { flow } => self.flows[flow].ack_timer_stale(),
             Event::CcTimer { flow } => self.flows[flow].cc_timer_at != t,
             _ => false,
         }
