@@ -288,16 +288,16 @@ impl PartHandler<PackedEvent, Crossings> for Share {
             // Most pushes are for this partition's own ports: a bit a port
             // stays in the first-level cache, where the owners' table (four
             // bytes a port, shared by all) missed it on most pushes.
-            let dest = match e {
-                Event::Arrive { port, .. } | Event::TxDone { port } if bit(&self.own_ports, port.0) => self.id,
-                e => self.owners.of(e),
+            let dest = match e.port() {
+                Some(port) if bit(&self.own_ports, port.0) => self.id,
+                _ => self.owners.of(e.event()),
             };
-            let e = match e {
+            let e = match e.arrival() {
                 // The packet goes with its arrival, and leaves this arena.
-                Event::Arrive { pkt, port } if dest != self.id => Event::Arrive { pkt: part.mail(dest).send(pkts, pkt), port },
-                e => e,
+                Some((pkt, port)) if dest != self.id => PackedEvent::new(Event::Arrive { pkt: part.mail(dest).send(pkts, pkt), port }),
+                _ => e,
             };
-            part.push(at, dest, PackedEvent::new(e));
+            part.push(at, dest, e);
         }
         out.clear();
     }

@@ -117,6 +117,17 @@ impl PackedEvent {
     pub fn tx_done(self) -> Option<PortId> {
         (self.0 >> 32 == (NOT_ARRIVAL | TX_DONE << 32) >> 32).then_some(PortId(self.0 as u32))
     }
+
+    /// The port of an arrival or a `TxDone`, read without unpacking: the
+    /// partition an event goes to is mostly its port's.
+    #[inline(always)]
+    pub fn port(self) -> Option<PortId> {
+        if self.0 & NOT_ARRIVAL == 0 {
+            Some(PortId((self.0 >> 32) as u32))
+        } else {
+            self.tx_done()
+        }
+    }
 }
 
 impl std::fmt::Debug for PackedEvent {
@@ -226,8 +237,9 @@ pub struct Ctx {
     pub stats: Stats,
     /// When a partition of a parallel run handles the event
     /// ([`crate::engine::parallel`]): what it schedules, in the order it
-    /// does, for the partition to route; `None` on one queue.
-    pub staged: Option<Vec<(u64, Event)>>,
+    /// does, packed as queued, for the partition to route; `None` on one
+    /// queue.
+    pub staged: Option<Vec<(u64, PackedEvent)>>,
 }
 
 impl Ctx {
@@ -238,8 +250,9 @@ impl Ctx {
     /// Schedules `ev` at `t`. Inlined: it is called for every push.
     #[inline(always)]
     pub fn push(&mut self, t: u64, ev: Event) {
+        let ev = PackedEvent::new(ev);
         match &mut self.staged {
-            None => self.q.push(t, PackedEvent::new(ev)),
+            None => self.q.push(t, ev),
             Some(out) => out.push((t, ev)),
         }
     }
@@ -449,6 +462,7 @@ mod tests {
                 _ => None,
             };
             assert_eq!(p.tx_done(), tx, "{ev:?}");
+            assert_eq!(p.port(), arrival.map(|(_, port)| port).or(tx), "{ev:?}");
         }
         assert_eq!(std::mem::size_of::<PackedEvent>(), 8);
         assert_eq!(PackedEvent::FILLER.event(), Event::TxDone { port: PortId(0) });
