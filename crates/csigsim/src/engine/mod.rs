@@ -134,19 +134,14 @@ impl Handler for Components {
     fn prefetch(&self, pkts: &PacketArena, ev: PackedEvent, stage: usize) {
         // Read from the packed form: unpacking every event three stages
         // ahead cost more than the rest of the loop's bookkeeping.
-        let ev = match (ev.tx_done(), ev.arrival()) {
-            (Some(port), _) => Event::TxDone { port },
-            (None, Some((pkt, port))) => Event::Arrive { pkt, port },
-            _ => return,
-        };
-        match ev {
+        match (ev.tx_done(), ev.arrival()) {
             // A port with a backlog is served one packet time after it was
             // last touched: on a large fabric its lines, the slot of its
             // queue's head and the packet in it have left the cache by then.
             // Each is asked for one event after the line it is found from
             // (a demand load here would stall the loop as long as a miss in
             // the handler).
-            Event::TxDone { port } => {
+            (Some(port), _) => {
                 let p = &self.net.ports[port];
                 match stage {
                     3 => {
@@ -171,7 +166,7 @@ impl Handler for Components {
             // switch then the route entry and the egress port, at a host its
             // flow's fields and the word of the flow's bitmap: each asked for
             // an event after what it is found from.
-            Event::Arrive { pkt, port } => {
+            (None, Some((pkt, port))) => {
                 if stage == 3 {
                     crate::sim::prefetch(pkts.get(pkt));
                     crate::sim::prefetch(&self.net.port_node[port.ix()]);
@@ -184,7 +179,7 @@ impl Handler for Components {
                     }
                 }
             }
-            _ => {}
+            (None, None) => {}
         }
     }
 

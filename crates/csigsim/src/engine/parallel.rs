@@ -336,7 +336,7 @@ impl PartHandler<PackedEvent, Crossings> for Share {
     }
 
     fn import(&mut self, ev: PackedEvent, mail: &Crossings) -> PackedEvent {
-        let Event::Arrive { pkt, port } = ev.event() else { return ev };
+        let Some((pkt, port)) = ev.arrival() else { return ev };
         let pkts = &mut self.w.ctx.pkts;
         let id = pkts.alloc(mail.pkts[pkt.ix()]);
         if pkts.has_signals() {
