@@ -5,6 +5,7 @@
 
 use crate::Failure;
 use csigsim::InputError;
+use csigsim::stats::median;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -235,15 +236,6 @@ impl Comparison {
             "this": this,
             "other": other,
         })
-    }
-}
-
-/// The median of sorted values (NaN when there are none).
-fn median(sorted: &[f64]) -> f64 {
-    match sorted.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => sorted[n / 2],
-        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
     }
 }
 

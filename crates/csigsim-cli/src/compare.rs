@@ -39,15 +39,11 @@ fn column(t: &Csv, col: &str, keep: impl Fn(&[String]) -> bool) -> Vec<f64> {
     t.1.iter().filter(|r| keep(r)).filter_map(|r| r.get(i).and_then(|c| c.parse::<f64>().ok())).collect()
 }
 
-/// The `q` quantile as the summary computes it: the value at rank ceil(n q).
+/// The `q` quantile as the summary computes it (nearest rank).
 fn quantile(v: &[f64], q: f64) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
     let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
-    let i = ((s.len() as f64 * q).ceil() as usize).clamp(1, s.len()) - 1;
-    Some(s[i])
+    csigsim::stats::nearest_rank(&s, q)
 }
 
 /// Every figure of one run, in order.

@@ -47,6 +47,7 @@ pub mod packet;
 pub mod scenario;
 pub mod signal;
 pub mod sim;
+pub mod stats;
 pub mod transport;
 pub mod units;
 pub mod watchdog;

@@ -130,16 +130,8 @@ fn fct_ms(o: &RunOutput, i: usize) -> f64 {
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
     v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+    crate::stats::median(&v)
 }
 
 // S1: the CSIG tutorial's 3-flow parking lot. Flows 0 and 2 cross one

@@ -132,14 +132,6 @@ pub const OUTPUT_FILES: [&str; 14] = [
     "rpcs.parquet",
 ];
 
-fn percentile(sorted: &[u64], q: f64) -> Option<f64> {
-    if sorted.is_empty() {
-        return None;
-    }
-    let i = ((sorted.len() as f64 * q).ceil() as usize).clamp(1, sorted.len()) - 1;
-    Some(sorted[i] as f64)
-}
-
 /// The figures of the summary that come from the flows table.
 struct FlowFigures {
     fct_p50_ns: Option<f64>,
@@ -152,17 +144,11 @@ struct FlowFigures {
 }
 
 fn flow_figures(t: &FlowTable, end_ps: u64) -> FlowFigures {
+    use crate::stats::nearest_rank;
     let mut fcts: Vec<u64> = t.fct_ps.iter().flatten().copied().collect();
     fcts.sort_unstable();
     let mut slow: Vec<f64> = t.slowdown.iter().flatten().copied().collect();
     slow.sort_by(f64::total_cmp);
-    let pct_f = |q: f64| {
-        if slow.is_empty() {
-            None
-        } else {
-            Some(slow[((slow.len() as f64 * q).ceil() as usize).clamp(1, slow.len()) - 1])
-        }
-    };
     // Each started flow's average throughput: payload delivered in order over
     // the time from its start to its completion (or to the end of the run).
     let tputs: Vec<f64> = (0..t.len())
@@ -172,11 +158,11 @@ fn flow_figures(t: &FlowTable, end_ps: u64) -> FlowFigures {
         })
         .collect();
     FlowFigures {
-        fct_p50_ns: percentile(&fcts, 0.5).map(|v| v / 1000.0),
-        fct_p99_ns: percentile(&fcts, 0.99).map(|v| v / 1000.0),
+        fct_p50_ns: nearest_rank(&fcts, 0.5).map(|v| v as f64 / 1000.0),
+        fct_p99_ns: nearest_rank(&fcts, 0.99).map(|v| v as f64 / 1000.0),
         fct_max_ns: fcts.last().map(|&v| v as f64 / 1000.0),
-        slowdown_p50: pct_f(0.5),
-        slowdown_p99: pct_f(0.99),
+        slowdown_p50: nearest_rank(&slow, 0.5),
+        slowdown_p99: nearest_rank(&slow, 0.99),
         throughput_min_gbps: tputs.iter().copied().reduce(f64::min),
         throughput_max_gbps: tputs.iter().copied().reduce(f64::max),
     }
