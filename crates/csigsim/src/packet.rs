@@ -161,6 +161,13 @@ impl PacketArena {
     pub fn int_mut(&mut self, id: PktId) -> &mut IntStack {
         &mut self.int[id.ix()]
     }
+    /// The signal state and the INT stack of a packet, where the arena
+    /// keeps them: for the loop to ask the CPU for them ahead (they sit in
+    /// vectors of their own, a line or more away from the packet).
+    #[inline(always)]
+    pub fn signal_slots(&self, id: PktId) -> (Option<&Signals>, Option<&IntStack>) {
+        (self.sig.get(id.ix()), self.int.get(id.ix()))
+    }
     pub fn has_signals(&self) -> bool {
         self.with_sig
     }

@@ -157,7 +157,11 @@ impl Handler for Components {
                         None => self.prefetch_nic(self.net.port_node[port.ix()], 2),
                     },
                     _ => match self.net.rings.front(&p.q) {
-                        Some(&pkt) => crate::sim::prefetch(pkts.get(pkt)),
+                        Some(&pkt) => {
+                            crate::sim::prefetch(pkts.get(pkt));
+                            // The egress functions read and write its signals.
+                            crate::sim::prefetch_signals(pkts, pkt);
+                        }
                         None => self.prefetch_nic(self.net.port_node[port.ix()], 1),
                     },
                 }
@@ -174,8 +178,14 @@ impl Handler for Components {
                     let node = self.net.port_node[port.ix()];
                     match self.net.switch_of(node) {
                         Some(sw) => self.net.prefetch_forward(sw, pkts.get(pkt), stage),
-                        // At a host: the flow's state, then the word of its bitmap.
-                        None => self.transport.prefetch_receive(pkts.get(pkt), stage),
+                        // At a host: the flow's state and the packet's
+                        // signals, then the word of its bitmap.
+                        None => {
+                            if stage == 2 {
+                                crate::sim::prefetch_signals(pkts, pkt);
+                            }
+                            self.transport.prefetch_receive(pkts.get(pkt), stage)
+                        }
                     }
                 }
             }

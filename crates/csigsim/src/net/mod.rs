@@ -301,6 +301,7 @@ impl Network {
             }
         }
         if let Some(ic) = &setup.int {
+            rt.int_on = true;
             rt.int_bytes = ic.overhead();
         }
         rt

@@ -55,7 +55,7 @@ pub struct Port {
     /// The node that owns the port: hosts first (0..hosts), then switches.
     pub(crate) node: NodeId,
     /// Wire bytes this switch port has sent in the whole run (INT's
-    /// txBytes), counted only when the run carries signals.
+    /// txBytes), counted only when the run carries INT.
     pub(crate) tx_total: u64,
     /// Ingress accounting (switch ports, pfc mode): bytes admitted through this
     /// port outside headroom, and in headroom.

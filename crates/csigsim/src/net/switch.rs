@@ -343,7 +343,9 @@ impl Network {
         }
         if self.sig.on && data {
             let p = &self.ports[port];
-            let e = crate::signal::egress::Egress { port, rate_bps: p.rate_bps, queue_bytes: p.data_bytes, tx_total: p.tx_total };
+            // The bytes sent sit on the port's second line: read only for INT.
+            let tx_total = if self.sig.int_on { p.tx_total } else { 0 };
+            let e = crate::signal::egress::Egress { port, rate_bps: p.rate_bps, queue_bytes: p.data_bytes, tx_total };
             crate::signal::egress::on_depart(&self.signals, &mut self.sig, ctx, e, pkt);
         }
         Some(self.start_tx(ctx, obs, port, pkt, start))
@@ -352,11 +354,13 @@ impl Network {
     /// A switch port puts `pkt` on the wire (and its ABW meter sees it).
     #[inline(always)]
     fn start_tx(&mut self, ctx: &mut Ctx, obs: &mut Observers, port: PortId, pkt: PktId, start: u64) -> u64 {
-        // Only signals read the bytes sent (INT's txBytes) and meter the
-        // port (ABW, which is on only with CSIG, so only with signals).
+        // Only INT reads the bytes sent (its txBytes), kept on the port's
+        // second line, and only CSIG's ABW types meter the port.
         if self.sig.on {
             let wire = ctx.pkts.get(pkt).wire as u64;
-            self.ports[port].tx_total += wire;
+            if self.sig.int_on {
+                self.ports[port].tx_total += wire;
+            }
             if self.sig.abw_on {
                 let end = start + crate::units::tx_time_ps(wire, self.ports[port].rate_bps);
                 crate::signal::egress::on_tx(&self.signals, &mut self.sig, port, ctx.now, start, end);

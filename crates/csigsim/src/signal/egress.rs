@@ -28,7 +28,8 @@ pub struct Egress {
     pub rate_bps: u64,
     /// Data bytes still queued behind the departing packet.
     pub queue_bytes: u64,
-    /// Wire bytes the port sent before this packet (INT's txBytes).
+    /// Wire bytes the port sent before this packet (INT's txBytes; 0 when
+    /// the run carries no INT, which alone reads it).
     pub tx_total: u64,
 }
 

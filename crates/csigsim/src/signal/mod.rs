@@ -130,6 +130,8 @@ pub struct SignalRuntime {
     pub on: bool,
     /// The CSIG type needs ABW meters.
     pub abw_on: bool,
+    /// INT is on: switch ports count the bytes they send (its txBytes).
+    pub int_on: bool,
     pub action: Vec<csig::PortAction>,
     pub locator: Vec<u16>,
     pub abw: Vec<abw::AbwMeter>,

@@ -330,12 +330,30 @@ pub fn prefetch<T>(x: &T) {
     prefetch_line(x as *const T as *const u8);
 }
 
-/// [`prefetch`] for every cache line `x` spans.
+/// [`prefetch`] for every cache line `x` spans (a value not aligned to a
+/// line may span one more than its size in lines).
 #[inline(always)]
 pub fn prefetch_all<T>(x: &T) {
     let p = x as *const T as *const u8;
-    for off in (0..std::mem::size_of::<T>()).step_by(64) {
-        prefetch_line(p.wrapping_add(off));
+    let (start, size) = (p as usize, std::mem::size_of::<T>());
+    prefetch_line(p);
+    // The start of every later line the value spans (inside the value).
+    for line in ((start & !63) + 64..start + size).step_by(64) {
+        prefetch_line(p.wrapping_add(line - start));
+    }
+}
+
+/// Asks the CPU for a packet's signal state and INT stack, when the run
+/// carries them: the switch's egress functions and the receiver read them
+/// beside the packet.
+#[inline(always)]
+pub fn prefetch_signals(pkts: &crate::packet::PacketArena, pkt: crate::id::PktId) {
+    let (sig, int) = pkts.signal_slots(pkt);
+    if let Some(s) = sig {
+        prefetch_all(s);
+    }
+    if let Some(i) = int {
+        prefetch_all(i);
     }
 }
 
