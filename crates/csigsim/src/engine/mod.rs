@@ -182,7 +182,11 @@ impl Handler for Components {
                         // signals, then the word of its bitmap.
                         None => {
                             if stage == 2 {
+                                let p = pkts.get(pkt);
                                 crate::sim::prefetch_signals(pkts, pkt);
+                                if p.kind != crate::packet::PacketKind::Data {
+                                    self.obs.prefetch_ack(p.flow);
+                                }
                             }
                             self.transport.prefetch_receive(pkts.get(pkt), stage)
                         }

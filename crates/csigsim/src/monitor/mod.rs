@@ -340,6 +340,15 @@ impl Observers {
         }
     }
 
+    /// Asks the CPU for what an ACK of `flow` will update in the signal
+    /// monitor (`signals.csv`), when there is one: a hint only.
+    #[inline]
+    pub fn prefetch_ack(&self, flow: FlowId) {
+        if let Some(m) = self.signals.as_ref().and_then(|sm| sm.get(flow.ix())) {
+            m.prefetch();
+        }
+    }
+
     /// An ACK reached the sender of `flow`.
     #[inline]
     pub fn on_ack(&mut self, now: u64, flow: FlowId, a: &AckSeen) {

@@ -109,6 +109,13 @@ impl FlowSignalMon {
         }
     }
 
+    /// Asks the CPU for the lines a CSIG sample updates.
+    #[inline]
+    pub fn prefetch(&self) {
+        crate::sim::prefetch(&self.window);
+        crate::sim::prefetch_all(&self.acc[Series::Csig as usize]);
+    }
+
     #[inline]
     pub fn record(&mut self, now: u64, window_ps: u64, s: Series, value: f64, writer: Option<(u32, u16)>, held: &mut usize) {
         let w = now / window_ps;
