@@ -82,25 +82,43 @@ pub fn write_links(t: &LinkTable, out: &mut impl Write) -> io::Result<()> {
 }
 
 /// One line of links.csv; `time` caches the formatted time of the last row.
+/// Written field by field: a fine monitor window makes this the most
+/// frequent line of any file (on a 1024-host fabric with 1 us windows,
+/// 1.7 M lines), and `writeln!` with eleven arguments, two of them
+/// formatted into strings first, cost about 0.3 us a line. The bytes are
+/// those of `{}` for each field (a test compares them).
 pub fn write_link_row(r: &LinkRow, time: &mut (u64, String), out: &mut impl Write) -> io::Result<()> {
     if time.0 != r.time_ps {
         *time = (r.time_ps, fmt_ns(r.time_ps));
     }
-    writeln!(
-        out,
-        "{},{},{},{},{},{},{},{},{},{},{}",
-        time.1,
-        r.from,
-        r.to,
-        r.link_id,
-        r.tx_bytes,
-        fmt_utilization(r.utilization),
-        r.max_queue_bytes,
-        r.drops,
-        r.ecn_marks,
-        r.trims,
-        fmt_ns(r.pause_ps)
-    )
+    let mut int = itoa::Buffer::new();
+    out.write_all(time.1.as_bytes())?;
+    for cell in [r.from, r.to] {
+        out.write_all(b",")?;
+        out.write_all(cell.as_bytes())?;
+    }
+    for v in [r.link_id as u64, r.tx_bytes] {
+        out.write_all(b",")?;
+        out.write_all(int.format(v).as_bytes())?;
+    }
+    out.write_all(b",")?;
+    match r.utilization {
+        0.0 => out.write_all(b"0")?,
+        // A busy link's share is exactly 1, which the general path formats
+        // with the slow exact algorithm.
+        1.0 => out.write_all(b"1.000000")?,
+        u => write!(out, "{u:.6}")?,
+    }
+    for v in [r.max_queue_bytes, r.drops as u64, r.ecn_marks as u64, r.trims as u64] {
+        out.write_all(b",")?;
+        out.write_all(int.format(v).as_bytes())?;
+    }
+    out.write_all(b",")?;
+    match r.pause_ps {
+        0 => out.write_all(b"0")?,
+        p => out.write_all(fmt_ns(p).as_bytes())?,
+    }
+    out.write_all(b"\n")
 }
 
 pub fn write_signals(t: &SignalTable, out: &mut impl Write) -> io::Result<()> {
@@ -217,4 +235,64 @@ pub fn to_string<T>(t: &T, write: fn(&T, &mut Vec<u8>) -> io::Result<()>) -> Str
     // Writing into memory cannot fail, and every cell is UTF-8.
     let _ = write(t, &mut buf);
     String::from_utf8(buf).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A links.csv line as `writeln!` with `{}` for every field writes it.
+    fn reference(r: &LinkRow) -> String {
+        format!(
+            "{},{},{},{},{},{},{},{},{},{},{}\n",
+            fmt_ns(r.time_ps),
+            r.from,
+            r.to,
+            r.link_id,
+            r.tx_bytes,
+            fmt_utilization(r.utilization),
+            r.max_queue_bytes,
+            r.drops,
+            r.ecn_marks,
+            r.trims,
+            fmt_ns(r.pause_ps)
+        )
+    }
+
+    fn utilization() -> impl Strategy<Value = f64> {
+        prop_oneof![Just(0.0), Just(1.0), Just(0.5), Just(1.0 - f64::EPSILON), Just(0.0000005), 0.0..1.5f64]
+    }
+
+    proptest! {
+        #[test]
+        fn a_link_row_has_the_bytes_of_its_fields_formatted(
+            time_ps in prop_oneof![Just(0u64), 0..10_000_000u64, any::<u64>()],
+            link_id in any::<u32>(),
+            tx_bytes in any::<u64>(),
+            utilization in utilization(),
+            max_queue_bytes in any::<u64>(),
+            counts in any::<(u32, u32, u32)>(),
+            pause_ps in prop_oneof![Just(0u64), 0..10_000u64, any::<u64>()],
+        ) {
+            let r = LinkRow {
+                time_ps,
+                from: "tor3",
+                to: "agg1",
+                link_id,
+                tx_bytes,
+                utilization,
+                max_queue_bytes,
+                drops: counts.0,
+                ecn_marks: counts.1,
+                trims: counts.2,
+                pause_ps,
+            };
+            let mut out = Vec::new();
+            // A cached time from another row is replaced.
+            let mut time = (time_ps.wrapping_add(1), "stale".to_string());
+            write_link_row(&r, &mut time, &mut out).unwrap();
+            prop_assert_eq!(String::from_utf8(out).unwrap(), reference(&r));
+        }
+    }
 }
