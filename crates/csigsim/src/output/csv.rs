@@ -85,8 +85,8 @@ pub fn write_links(t: &LinkTable, out: &mut impl Write) -> io::Result<()> {
 /// Written field by field: a fine monitor window makes this the most
 /// frequent line of any file (on a 1024-host fabric with 1 us windows,
 /// 1.7 M lines), and `writeln!` with eleven arguments, two of them
-/// formatted into strings first, cost about 0.3 us a line. The bytes are
-/// those of `{}` for each field (a test compares them).
+/// formatted into strings first, cost about 0.3 us a line more. The bytes
+/// are those that `writeln!` wrote (a test compares them).
 pub fn write_link_row(r: &LinkRow, time: &mut (u64, String), out: &mut impl Write) -> io::Result<()> {
     if time.0 != r.time_ps {
         *time = (r.time_ps, fmt_ns(r.time_ps));
