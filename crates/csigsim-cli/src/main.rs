@@ -351,9 +351,9 @@ fn cmd_run(
     })?;
     let bar = progress_bar(quiet);
     let started = Instant::now();
-    // Parquet twins are written from whole tables: with --parquet the monitor
-    // rows stay in memory until the end instead of streaming to disk.
-    opts.stream_dir = (!parquet).then(|| dir.staging().to_path_buf());
+    // The monitor files, and with --parquet their twins, stream to disk.
+    opts.stream_dir = Some(dir.staging().to_path_buf());
+    opts.stream_parquet = parquet;
     let threads = opts.threads;
     let res = csigsim::run_with(sc, &opts, |p| {
         if let Some(b) = &bar {

@@ -96,3 +96,28 @@ fn parquet_twins_hold_the_csv_values() {
     assert!(std::fs::read_dir(&rpc).unwrap().all(|e| e.unwrap().path().extension().is_none_or(|x| x != "parquet")));
     let _ = std::fs::remove_dir_all(&base);
 }
+
+/// The twins `csigsim run --parquet` streams as the run goes have the bytes
+/// of the twins written from whole tables by a run that keeps them in
+/// memory (`RunOutput::write_parquet`): the same rows in the same row groups,
+/// here more than one of `links` (78,960 rows at 200 ns windows).
+#[test]
+fn streamed_twins_have_the_bytes_of_whole_table_twins() {
+    let base = std::env::temp_dir().join(format!("csigsim-parquet-stream-{}", std::process::id()));
+    let set = ["monitor.cc=true", "transport.cc=\"dctcp\"", "monitor.window=\"200ns\""];
+    let streamed = base.join("streamed");
+    run(&streamed, &scenario("chain_csig_delay.toml"), &set);
+    let overrides: Vec<csigsim::Override> = set.iter().map(|s| csigsim::Override::parse(s).unwrap()).collect();
+    let sc = csigsim::scenario::load_file(Path::new(&scenario("chain_csig_delay.toml")), &overrides, None).unwrap();
+    let whole = base.join("whole");
+    let res = csigsim::run(sc, |_| true);
+    assert!(res.streamed.is_none() && res.tables.links.is_some(), "the library run keeps its tables");
+    res.write_parquet(&whole).unwrap();
+    for name in ["links", "signals", "cc", "flows"] {
+        let file = format!("{name}.parquet");
+        let (a, b) = (std::fs::read(streamed.join(&file)).unwrap(), std::fs::read(whole.join(&file)).unwrap());
+        assert!(a == b, "{file}: {} bytes streamed, {} from the whole table", a.len(), b.len());
+    }
+    assert!(same_values(&streamed, "links") > 1 << 16, "more than one row group");
+    let _ = std::fs::remove_dir_all(&base);
+}

@@ -85,6 +85,11 @@ pub struct RunOptions {
     /// run needs then does not grow with its simulated time. The output has
     /// no tables for them; [`RunOutput::streamed`] names the files.
     pub stream_dir: Option<std::path::PathBuf>,
+    /// With `stream_dir`: also write the Parquet twins of the streamed files
+    /// there as the run goes (`links.parquet`, `signals.parquet`,
+    /// `cc.parquet`, a row group at a time; the `parquet` feature), so that
+    /// `RunOutput::write_parquet` need not hold their rows.
+    pub stream_parquet: bool,
     /// Run on this many threads, the fabric cut into as many partitions
     /// ([`engine::parallel`]); 0 and 1 run the sequential engine. The
     /// outputs are the same. A run that cannot be cut runs on one thread
@@ -149,7 +154,7 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
     }
     let streamer = match &opts.stream_dir {
         Some(dir) => {
-            let s = output::StreamWriter::create(dir, &w).map_err(|e| e.to_string())?;
+            let s = output::StreamWriter::create(dir, &w, opts.stream_parquet).map_err(|e| e.to_string())?;
             let files = s.files();
             w.observers_mut().stream_to(Box::new(s));
             Some(output::Streamed { dir: dir.clone(), files })

@@ -450,13 +450,18 @@ pub struct StreamWriter {
     /// The file, the series' labels, `from->to` per port, a one-row table.
     signals: Option<(Out, SignalLabels, Vec<String>, SignalTable)>,
     cc: Option<(Out, CcTable)>,
+    /// The Parquet twins, when asked for: per port its (from, to) node.
+    #[cfg(feature = "parquet")]
+    twins: Option<(parquet::Twins, Vec<(u32, u32)>)>,
     files: Vec<&'static str>,
     error: Option<io::Error>,
 }
 
 impl StreamWriter {
-    /// Creates in `dir` the monitor files `w`'s scenario asks for, with their headers.
-    pub fn create(dir: &Path, w: &World) -> io::Result<StreamWriter> {
+    /// Creates in `dir` the monitor files `w`'s scenario asks for, with
+    /// their headers, and with `parquet` their Parquet twins (an error
+    /// without the `parquet` feature).
+    pub fn create(dir: &Path, w: &World, parquet: bool) -> io::Result<StreamWriter> {
         let sc = w.scenario();
         let mut files = Vec::new();
         let mut open = |name: &'static str, header: &str| -> io::Result<Out> {
@@ -476,7 +481,7 @@ impl StreamWriter {
         };
         let signals = match sc.signals.any() {
             true => {
-                let names = (0..ports.len() as u32).map(|p| port_name(w, crate::id::PortId(p))).collect();
+                let names: Vec<String> = (0..ports.len() as u32).map(|p| port_name(w, crate::id::PortId(p))).collect();
                 Some((open("signals.csv", csv::SIGNALS_HEADER)?, signal_labels(sc), names, SignalTable::default()))
             }
             false => None,
@@ -485,7 +490,31 @@ impl StreamWriter {
             true => Some((open("cc.csv", csv::CC_HEADER)?, CcTable { cc: sc.transport.cc.name().to_string(), ..Default::default() })),
             false => None,
         };
-        Ok(StreamWriter { window_ps: w.observers().window_ps(), links, signals, cc, files, error: None })
+        #[cfg(feature = "parquet")]
+        let twins = match parquet {
+            true => {
+                let nodes = (0..(w.network().num_hosts() as usize + w.switches().len()) as u32).map(|n| w.node_name(crate::id::NodeId(n)).to_string()).collect();
+                let bottlenecks = signals.as_ref().map(|s| s.2.clone());
+                let t = parquet::Twins::create(dir, links.is_some().then_some(nodes), bottlenecks, cc.as_ref().map(|c| c.1.cc.clone()))?;
+                files.extend(t.files());
+                Some((t, ports.iter().map(|p| (p.node().0, ports[p.peer()].node().0)).collect()))
+            }
+            false => None,
+        };
+        #[cfg(not(feature = "parquet"))]
+        if parquet {
+            return Err(io::Error::other("Parquet twins need the `parquet` feature"));
+        }
+        Ok(StreamWriter {
+            window_ps: w.observers().window_ps(),
+            links,
+            signals,
+            cc,
+            #[cfg(feature = "parquet")]
+            twins,
+            files,
+            error: None,
+        })
     }
 
     /// The files it writes.
@@ -509,6 +538,14 @@ impl crate::monitor::RowSink for StreamWriter {
         let (from, to) = &names[link as usize];
         let row = LinkRow::new(self.window_ps, window, link, from, to, r);
         let res = csv::write_link_row(&row, time, out);
+        #[cfg(feature = "parquet")]
+        let res = match &mut self.twins {
+            Some((parquet::Twins { links: Some(twin), .. }, ends)) => {
+                let (from, to) = ends[link as usize];
+                res.and(twin.push(|b| b.c.push(&row, from, to)))
+            }
+            _ => res,
+        };
         self.keep(res);
     }
 
@@ -521,6 +558,15 @@ impl crate::monitor::RowSink for StreamWriter {
         push_signal_row(t, labels, self.window_ps, flow, r, None);
         let bottleneck = r.writer.map_or("", |(port, _)| names[port as usize].as_str());
         let res = csv::write_signal_row(t, 0, bottleneck, out);
+        #[cfg(feature = "parquet")]
+        let res = match &mut self.twins {
+            // The twin's bottleneck names are the ports' names, by port.
+            Some((parquet::Twins { signals: Some(twin), .. }, _)) => {
+                let window_ps = self.window_ps;
+                res.and(twin.push(|t| push_signal_row(t, labels, window_ps, flow, r, r.writer.map(|(port, _)| port))))
+            }
+            _ => res,
+        };
         self.keep(res);
     }
 
@@ -532,6 +578,14 @@ impl crate::monitor::RowSink for StreamWriter {
         *t = CcTable { cc: std::mem::take(&mut t.cc), ..Default::default() };
         push_cc_row(t, self.window_ps, flow, r);
         let res = csv::write_cc_row(t, 0, out);
+        #[cfg(feature = "parquet")]
+        let res = match &mut self.twins {
+            Some((parquet::Twins { cc: Some(twin), .. }, _)) => {
+                let window_ps = self.window_ps;
+                res.and(twin.push(|t| push_cc_row(t, window_ps, flow, r)))
+            }
+            _ => res,
+        };
         self.keep(res);
     }
 
@@ -541,6 +595,10 @@ impl crate::monitor::RowSink for StreamWriter {
         }
         for out in [self.links.as_mut().map(|l| &mut l.0), self.signals.as_mut().map(|s| &mut s.0), self.cc.as_mut().map(|c| &mut c.0)].into_iter().flatten() {
             out.flush()?;
+        }
+        #[cfg(feature = "parquet")]
+        if let Some((t, _)) = &mut self.twins {
+            t.close()?;
         }
         Ok(())
     }

@@ -19,8 +19,10 @@ use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
-/// Rows per row group: bounds the writer's memory on long runs.
-const ROW_GROUP: usize = 1 << 20;
+/// Rows per row group: bounds the writer's memory on long runs (a twin
+/// streamed as the run goes holds one group, about 30 MB of `links` rows at
+/// this size; 2^20 held 450 MB).
+const ROW_GROUP: usize = 1 << 16;
 
 /// One column's values; `None` is a null.
 enum Values {
@@ -81,20 +83,26 @@ fn split<T: Copy>(v: &[Option<T>], nullable: bool) -> (Vec<T>, Option<Vec<i16>>)
     (vals, nullable.then(|| v.iter().map(|x| i16::from(x.is_some())).collect()))
 }
 
-/// Writes one table as a Parquet file.
-fn write_table(path: &Path, table: &str, cols: &[Column]) -> io::Result<()> {
-    let rows = cols.first().map_or(0, Column::len);
-    debug_assert!(cols.iter().all(|c| c.len() == rows), "{table}: columns of different lengths");
-    let schema = format!("message {table} {{ {} }}", cols.iter().map(Column::schema).collect::<Vec<_>>().join(" "));
-    let schema = Arc::new(parse_message_type(&schema).map_err(io::Error::other)?);
-    let props = Arc::new(WriterProperties::builder().set_compression(Compression::UNCOMPRESSED).set_created_by(format!("csigsim {}", env!("CARGO_PKG_VERSION"))).build());
-    let file = std::fs::File::create(path)?;
-    let mut writer = SerializedFileWriter::new(file, schema, props).map_err(io::Error::other)?;
-    let mut start = 0;
-    // A table without rows still gets one (empty) row group, so readers see its schema.
-    loop {
-        let end = (start + ROW_GROUP).min(rows);
-        let mut rg = writer.next_row_group().map_err(io::Error::other)?;
+/// A Parquet file written one row group at a time.
+struct TableWriter {
+    writer: SerializedFileWriter<std::fs::File>,
+    groups: usize,
+}
+
+impl TableWriter {
+    /// Creates the file of `table`, whose columns are those of `cols`.
+    fn create(path: &Path, table: &str, cols: &[Column]) -> io::Result<TableWriter> {
+        let schema = format!("message {table} {{ {} }}", cols.iter().map(Column::schema).collect::<Vec<_>>().join(" "));
+        let schema = Arc::new(parse_message_type(&schema).map_err(io::Error::other)?);
+        let props = Arc::new(WriterProperties::builder().set_compression(Compression::UNCOMPRESSED).set_created_by(format!("csigsim {}", env!("CARGO_PKG_VERSION"))).build());
+        let file = std::fs::File::create(path)?;
+        let writer = SerializedFileWriter::new(file, schema, props).map_err(io::Error::other)?;
+        Ok(TableWriter { writer, groups: 0 })
+    }
+
+    /// Writes rows `start..end` of `cols` as one row group.
+    fn group(&mut self, cols: &[Column], start: usize, end: usize) -> io::Result<()> {
+        let mut rg = self.writer.next_row_group().map_err(io::Error::other)?;
         for c in cols {
             let mut cw = rg.next_column().map_err(io::Error::other)?.ok_or_else(|| io::Error::other("parquet: fewer columns than the schema"))?;
             match &c.values {
@@ -114,13 +122,148 @@ fn write_table(path: &Path, table: &str, cols: &[Column]) -> io::Result<()> {
             cw.close().map_err(io::Error::other)?;
         }
         rg.close().map_err(io::Error::other)?;
-        start = end;
-        if start >= rows {
-            break;
-        }
+        self.groups += 1;
+        Ok(())
     }
-    writer.close().map_err(io::Error::other)?;
-    Ok(())
+
+    /// Finishes the file. A table without rows still gets one (empty) row
+    /// group, of the columns `empty`, so readers see its schema.
+    fn close(mut self, empty: &[Column]) -> io::Result<()> {
+        if self.groups == 0 {
+            self.group(empty, 0, 0)?;
+        }
+        self.writer.close().map_err(io::Error::other)?;
+        Ok(())
+    }
+}
+
+/// Writes one table as a Parquet file, [`ROW_GROUP`] rows a row group.
+fn write_table(path: &Path, table: &str, cols: &[Column]) -> io::Result<()> {
+    let rows = cols.first().map_or(0, Column::len);
+    debug_assert!(cols.iter().all(|c| c.len() == rows), "{table}: columns of different lengths");
+    let mut w = TableWriter::create(path, table, cols)?;
+    let mut start = 0;
+    while start < rows {
+        let end = (start + ROW_GROUP).min(rows);
+        w.group(cols, start, end)?;
+        start = end;
+    }
+    w.close(cols)
+}
+
+/// The Parquet twin of a monitor file written as the run goes (`csigsim
+/// run --parquet` streams them beside the CSV files): rows gather in a
+/// table of type `T` and go out [`ROW_GROUP`] at a time, so the file has the
+/// row groups, and the bytes, of the twin of the whole table, and memory
+/// holds at most one group.
+pub(crate) struct Twin<T> {
+    w: TableWriter,
+    buf: T,
+    rows: usize,
+    cols: fn(&T) -> Vec<Column>,
+    /// Empties the table's rows (keeping what every row refers to).
+    clear: fn(&mut T),
+}
+
+impl<T> Twin<T> {
+    /// Creates `NAME.parquet` in `dir`; `buf` has no rows.
+    fn create(dir: &Path, name: &str, buf: T, cols: fn(&T) -> Vec<Column>, clear: fn(&mut T)) -> io::Result<Twin<T>> {
+        let w = TableWriter::create(&dir.join(format!("{name}.parquet")), name, &cols(&buf))?;
+        Ok(Twin { w, buf, rows: 0, cols, clear })
+    }
+
+    /// Adds the row `push` appends to the table; writes a row group when
+    /// the table holds one.
+    pub(crate) fn push(&mut self, push: impl FnOnce(&mut T)) -> io::Result<()> {
+        push(&mut self.buf);
+        self.rows += 1;
+        if self.rows == ROW_GROUP {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let cols = (self.cols)(&self.buf);
+        self.w.group(&cols, 0, self.rows)?;
+        (self.clear)(&mut self.buf);
+        self.rows = 0;
+        Ok(())
+    }
+
+    pub(crate) fn close(mut self) -> io::Result<()> {
+        if self.rows > 0 {
+            self.flush()?;
+        }
+        let empty = (self.cols)(&self.buf);
+        self.w.close(&empty)
+    }
+}
+
+/// The rows of `links.parquet` as the run streams them: node names, and the
+/// columns with indices into them.
+#[derive(Default)]
+pub(crate) struct LinkRows {
+    pub nodes: Vec<String>,
+    pub c: super::LinkColumns,
+}
+
+/// The streamed twins of `links.csv`, `signals.csv` and `cc.csv`, each when
+/// its CSV file is streamed.
+#[derive(Default)]
+pub(crate) struct Twins {
+    pub links: Option<Twin<LinkRows>>,
+    pub signals: Option<Twin<SignalTable>>,
+    pub cc: Option<Twin<CcTable>>,
+}
+
+impl Twins {
+    /// Creates the twins in `dir`: links with `nodes` as the node names,
+    /// signals with `ports` as the bottleneck names (by port), cc with the
+    /// run's congestion control `cc`.
+    pub(crate) fn create(dir: &Path, links: Option<Vec<String>>, signals: Option<Vec<String>>, cc: Option<String>) -> io::Result<Twins> {
+        let links = match links {
+            Some(nodes) => Some(Twin::create(dir, "links", LinkRows { nodes, c: Default::default() }, |b| link_columns(&b.c, &b.nodes), |b| {
+                b.c = Default::default()
+            })?),
+            None => None,
+        };
+        let signals = match signals {
+            Some(bottlenecks) => Some(Twin::create(dir, "signals", SignalTable { bottlenecks, ..Default::default() }, self::signals, |t| {
+                *t = SignalTable { bottlenecks: std::mem::take(&mut t.bottlenecks), ..Default::default() }
+            })?),
+            None => None,
+        };
+        let cc = match cc {
+            Some(name) => Some(Twin::create(dir, "cc", CcTable { cc: name, ..Default::default() }, self::cc, |t| {
+                *t = CcTable { cc: std::mem::take(&mut t.cc), ..Default::default() }
+            })?),
+            None => None,
+        };
+        Ok(Twins { links, signals, cc })
+    }
+
+    /// The files created.
+    pub(crate) fn files(&self) -> Vec<&'static str> {
+        let mut f = Vec::new();
+        if self.links.is_some() {
+            f.push("links.parquet");
+        }
+        if self.signals.is_some() {
+            f.push("signals.parquet");
+        }
+        if self.cc.is_some() {
+            f.push("cc.parquet");
+        }
+        f
+    }
+
+    pub(crate) fn close(&mut self) -> io::Result<()> {
+        for r in [self.links.take().map(Twin::close), self.signals.take().map(Twin::close), self.cc.take().map(Twin::close)].into_iter().flatten() {
+            r?;
+        }
+        Ok(())
+    }
 }
 
 fn flows(t: &FlowTable) -> Vec<Column> {
@@ -149,8 +292,12 @@ fn flows(t: &FlowTable) -> Vec<Column> {
 }
 
 fn links(t: &LinkTable) -> Vec<Column> {
-    let c = t.columns();
-    let name = |ids: &[u32]| ids.iter().map(|&i| t.nodes[i as usize].clone()).collect::<Vec<_>>();
+    link_columns(&t.columns(), &t.nodes)
+}
+
+/// The columns of `links.parquet`, `from` and `to` named from `nodes`.
+fn link_columns(c: &super::LinkColumns, nodes: &[String]) -> Vec<Column> {
+    let name = |ids: &[u32]| ids.iter().map(|&i| nodes[i as usize].clone()).collect::<Vec<_>>();
     vec![
         int("time_ps", &c.time_ps),
         text("from", name(&c.from)),
@@ -242,14 +389,32 @@ fn write_opt<T>(dir: &Path, name: &str, t: Option<&T>, cols: fn(&T) -> Vec<Colum
 }
 
 impl RunOutput {
-    /// Writes a `.parquet` twin of each CSV file of the run directory (creating it).
+    /// Writes a `.parquet` twin of each CSV file of the run directory
+    /// (creating it), but for the twins the run streamed
+    /// ([`crate::RunOptions::stream_parquet`]), which are there already.
     pub fn write_parquet(&self, dir: &Path) -> io::Result<()> {
         std::fs::create_dir_all(dir)?;
         let t = &self.tables;
+        // A streamed twin is in the streaming directory already: copied
+        // from there if this is another.
+        let streamed = |name: &str| -> io::Result<bool> {
+            let Some(st) = self.streamed.as_ref().filter(|st| st.files.contains(&name)) else { return Ok(false) };
+            let (from, to) = (st.dir.join(name), dir.join(name));
+            if !super::same_file(&from, &to) {
+                std::fs::copy(&from, &to)?;
+            }
+            Ok(true)
+        };
         write_opt(dir, "flows", Some(&t.flows), flows)?;
-        write_opt(dir, "links", t.links.as_ref(), links)?;
-        write_opt(dir, "signals", t.signals.as_ref(), signals)?;
-        write_opt(dir, "cc", t.cc.as_ref(), cc)?;
+        if !streamed("links.parquet")? {
+            write_opt(dir, "links", t.links.as_ref(), links)?;
+        }
+        if !streamed("signals.parquet")? {
+            write_opt(dir, "signals", t.signals.as_ref(), signals)?;
+        }
+        if !streamed("cc.parquet")? {
+            write_opt(dir, "cc", t.cc.as_ref(), cc)?;
+        }
         write_opt(dir, "collectives", t.collectives.as_ref(), collectives)?;
         write_opt(dir, "rpcs", t.rpcs.as_ref(), rpcs)
     }

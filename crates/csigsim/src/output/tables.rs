@@ -291,19 +291,26 @@ impl LinkTable {
             pause_ps: Vec::with_capacity(n),
         };
         for r in self.rows() {
-            c.time_ps.push(r.time_ps);
-            c.from.push(self.from[r.link_id as usize]);
-            c.to.push(self.to[r.link_id as usize]);
-            c.link_id.push(r.link_id);
-            c.tx_bytes.push(r.tx_bytes);
-            c.utilization.push(r.utilization);
-            c.max_queue_bytes.push(r.max_queue_bytes);
-            c.drops.push(r.drops);
-            c.ecn_marks.push(r.ecn_marks);
-            c.trims.push(r.trims);
-            c.pause_ps.push(r.pause_ps);
+            c.push(&r, self.from[r.link_id as usize], self.to[r.link_id as usize]);
         }
         c
+    }
+}
+
+impl LinkColumns {
+    /// Appends row `r`, its link going from node `from` to node `to`.
+    pub fn push(&mut self, r: &LinkRow, from: u32, to: u32) {
+        self.time_ps.push(r.time_ps);
+        self.from.push(from);
+        self.to.push(to);
+        self.link_id.push(r.link_id);
+        self.tx_bytes.push(r.tx_bytes);
+        self.utilization.push(r.utilization);
+        self.max_queue_bytes.push(r.max_queue_bytes);
+        self.drops.push(r.drops);
+        self.ecn_marks.push(r.ecn_marks);
+        self.trims.push(r.trims);
+        self.pause_ps.push(r.pause_ps);
     }
 }
 
