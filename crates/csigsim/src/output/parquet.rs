@@ -95,7 +95,7 @@ impl TableWriter {
         let schema = format!("message {table} {{ {} }}", cols.iter().map(Column::schema).collect::<Vec<_>>().join(" "));
         let schema = Arc::new(parse_message_type(&schema).map_err(io::Error::other)?);
         let props = Arc::new(WriterProperties::builder().set_compression(Compression::UNCOMPRESSED).set_created_by(format!("csigsim {}", env!("CARGO_PKG_VERSION"))).build());
-        let file = std::fs::File::create(path)?;
+        let file = std::fs::File::create(path).map_err(|e| io::Error::new(e.kind(), format!("cannot create {}: {e}", path.display())))?;
         let writer = SerializedFileWriter::new(file, schema, props).map_err(io::Error::other)?;
         Ok(TableWriter { writer, groups: 0 })
     }
