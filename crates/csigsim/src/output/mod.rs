@@ -247,7 +247,7 @@ pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::w
         window_ps,
         windows: now / window_ps + 1,
         idle_rows: w.observers().idle_rows(),
-        nodes: (0..(w.network().num_hosts() as usize + w.switches().len()) as u32).map(|n| w.node_name(crate::id::NodeId(n)).to_string()).collect(),
+        nodes: node_names(w),
         from: ports.iter().map(|p| p.node().0).collect(),
         to: ports.iter().map(|p| ports[p.peer()].node().0).collect(),
         active: port_rows.map(<[_]>::to_vec).collect(),
@@ -436,6 +436,11 @@ fn push_cc_row(t: &mut CcTable, window_ps: u64, flow: u32, r: &crate::monitor::c
     t.ce_fraction.push(if r.acked_pkts > 0 { r.ce_pkts as f64 / r.acked_pkts as f64 } else { 0.0 });
 }
 
+/// Every node's name, by node id (hosts, then switches).
+fn node_names(w: &World) -> Vec<String> {
+    (0..(w.network().num_hosts() as usize + w.switches().len()) as u32).map(|n| w.node_name(crate::id::NodeId(n)).to_string()).collect()
+}
+
 type Out = io::BufWriter<std::fs::File>;
 /// A link's sending and receiving node names.
 type NodePair = (String, String);
@@ -493,7 +498,7 @@ impl StreamWriter {
         #[cfg(feature = "parquet")]
         let twins = match parquet {
             true => {
-                let nodes = (0..(w.network().num_hosts() as usize + w.switches().len()) as u32).map(|n| w.node_name(crate::id::NodeId(n)).to_string()).collect();
+                let nodes = node_names(w);
                 let bottlenecks = signals.as_ref().map(|s| s.2.clone());
                 let t = parquet::Twins::create(dir, links.is_some().then_some(nodes), bottlenecks, cc.as_ref().map(|c| c.1.cc.clone()))?;
                 files.extend(t.files());
