@@ -94,7 +94,8 @@ pub struct RunOptions {
     /// ([`engine::parallel`]); 0 and 1 run the sequential engine. The
     /// outputs are the same. A run that cannot be cut runs on one thread
     /// and says why in [`RunOutput::threads`]. A run on several threads
-    /// keeps its monitor rows in memory (it does not stream them).
+    /// streams its monitor rows between stretches of the run (about 2^20
+    /// events apart) rather than as the rows pile up.
     pub threads: usize,
     /// Partitions to cut the fabric into, when more than `threads` (0: as
     /// many as threads). Two partitions on one thread run the parallel
@@ -139,11 +140,20 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
     let mut threads = output::Threads::ONE;
     if parts > 1 {
         w = match engine::parallel::Parallel::with_worlds(w, others, parts as u32, opts.threads.max(1)) {
-            Ok(p) => {
+            Ok(mut p) => {
                 threads.partitions = parts as u32;
+                let streamer = match &opts.stream_dir {
+                    Some(dir) => {
+                        let s = output::StreamWriter::create(dir, p.world(), opts.stream_parquet).map_err(|e| e.to_string())?;
+                        let files = s.files();
+                        p.stream_to(Box::new(s));
+                        Some(output::Streamed { dir: dir.clone(), files })
+                    }
+                    None => None,
+                };
                 let (w, reason, stats) = run_parallel(p, &mut watchdog, &mut progress);
                 threads.scheduler = Some(stats);
-                return finish_run(w, started, reason, watchdog, threads, None);
+                return finish_run(w, started, reason, watchdog, threads, streamer);
             }
             Err(refused) => {
                 let (back, why) = *refused;
@@ -249,6 +259,8 @@ fn run_parallel(
         if watchdog.check_counts(p.now(), &s, p.first_unfinished_start()) {
             break "stalled";
         }
+        // Streamed monitor rows go out between stretches.
+        p.flush_monitors();
         let done = p.events() - events;
         if done < CHUNK_EVENTS / 2 {
             stretch = stretch.saturating_mul(2);

@@ -432,6 +432,51 @@ impl Parallel {
         self.stopped
     }
 
+    /// Partition 0's world: the whole network and every flow (each
+    /// partition's state is its own), for what is set up from them.
+    pub fn world(&self) -> &World {
+        &self.shares[0].w
+    }
+
+    /// Streams the monitor files to `sink` as
+    /// [`crate::monitor::Observers::stream_to`] does,
+    /// the rows handed over by [`Parallel::flush_monitors`] between stretches
+    /// of the run rather than from inside a window.
+    pub fn stream_to(&mut self, sink: Box<dyn crate::monitor::RowSink>) {
+        let obs = &mut self.shares[0].w.c.obs;
+        obs.stream_to(sink);
+        obs.flush_only_when_asked();
+    }
+
+    /// Hands the streamed monitor files every window before the one now
+    /// (between two stretches of the run, when every partition has handled
+    /// every event before the end of the stretch): each partition's
+    /// monitors are swapped into partition 0's observers, flushed there, and
+    /// swapped back. Without a sink, nothing.
+    pub fn flush_monitors(&mut self) {
+        if !self.shares[0].w.c.obs.streamed() {
+            return;
+        }
+        let now = self.now();
+        let (first, rest) = self.shares.split_first_mut().expect("a partition");
+        let owners = first.owners.clone();
+        let swap = |base: &mut crate::monitor::Observers, other: &mut crate::monitor::Observers, k: u32| {
+            base.swap_part(other, |p| owners.port[p] == k, |f| owners.flow_src[f] == k);
+        };
+        for other in rest.iter_mut() {
+            swap(&mut first.w.c.obs, &mut other.w.c.obs, other.id);
+        }
+        let base = &mut first.w.c.obs;
+        for other in rest.iter_mut() {
+            let held = other.w.c.obs.take_held();
+            base.add_held(held);
+        }
+        base.flush_streamed(now);
+        for other in rest.iter_mut() {
+            swap(&mut first.w.c.obs, &mut other.w.c.obs, other.id);
+        }
+    }
+
     /// The number of flows.
     pub fn flows_total(&self) -> usize {
         self.shares[0].w.flows().len()

@@ -149,7 +149,15 @@ impl Observers {
     /// and flows `port_in` and `flow_in` select, leaving this one's in
     /// their place, and counts the rows it holds.
     pub(crate) fn take_part(&mut self, other: &mut Observers, port_in: impl Fn(usize) -> bool, flow_in: impl Fn(usize) -> bool) {
-        fn take<T>(mine: &mut Option<Vec<T>>, theirs: &mut Option<Vec<T>>, owned: impl Fn(usize) -> bool) {
+        self.swap_part(other, port_in, flow_in);
+        self.held += other.held;
+        self.held_peak += other.held_peak;
+    }
+
+    /// Swaps the monitors of the ports and flows `port_in` and `flow_in`
+    /// select with `other`'s (twice leaves both as they were).
+    pub(crate) fn swap_part(&mut self, other: &mut Observers, port_in: impl Fn(usize) -> bool, flow_in: impl Fn(usize) -> bool) {
+        fn swap<T>(mine: &mut Option<Vec<T>>, theirs: &mut Option<Vec<T>>, owned: impl Fn(usize) -> bool) {
             if let (Some(a), Some(b)) = (mine, theirs) {
                 for (i, (x, y)) in a.iter_mut().zip(b.iter_mut()).enumerate() {
                     if owned(i) {
@@ -158,11 +166,39 @@ impl Observers {
                 }
             }
         }
-        take(&mut self.links, &mut other.links, &port_in);
-        take(&mut self.signals, &mut other.signals, &flow_in);
-        take(&mut self.cc, &mut other.cc, &flow_in);
-        self.held += other.held;
-        self.held_peak += other.held_peak;
+        swap(&mut self.links, &mut other.links, &port_in);
+        swap(&mut self.signals, &mut other.signals, &flow_in);
+        swap(&mut self.cc, &mut other.cc, &flow_in);
+    }
+
+    /// A parallel run's streaming: rows go to the sink only when
+    /// [`Self::flush_streamed`] is called (between windows, with every
+    /// partition's monitors swapped in), never from inside a window, where
+    /// this partition holds only its own monitors.
+    pub(crate) fn flush_only_when_asked(&mut self) {
+        self.flush_at = usize::MAX;
+    }
+
+    /// Hands the sink every window before the one containing `now` (no
+    /// event before `now` is still to come, none after it has been
+    /// handled), when rows are streamed.
+    pub(crate) fn flush_streamed(&mut self, now: u64) {
+        if self.sink.is_some() {
+            self.flush(now);
+        }
+    }
+
+    /// Rows this partition's monitors closed since they were last counted,
+    /// forgotten here (a flush of the partition 0 that held them swapped in
+    /// wrote them).
+    pub(crate) fn take_held(&mut self) -> usize {
+        self.held_peak = self.held_peak.max(self.held);
+        std::mem::take(&mut self.held)
+    }
+
+    /// Counts `n` rows another partition's monitors closed as held here.
+    pub(crate) fn add_held(&mut self, n: usize) {
+        self.held += n;
     }
 
     /// Whether links.csv has rows for idle windows (`monitor.idle_rows`).
