@@ -559,7 +559,7 @@ impl crate::monitor::RowSink for StreamWriter {
         if self.error.is_some() {
             return;
         }
-        *t = SignalTable::default();
+        t.clear_rows();
         push_signal_row(t, labels, self.window_ps, flow, r, None);
         let bottleneck = r.writer.map_or("", |(port, _)| names[port as usize].as_str());
         let res = csv::write_signal_row(t, 0, bottleneck, out);
@@ -580,7 +580,7 @@ impl crate::monitor::RowSink for StreamWriter {
         if self.error.is_some() {
             return;
         }
-        *t = CcTable { cc: std::mem::take(&mut t.cc), ..Default::default() };
+        t.clear_rows();
         push_cc_row(t, self.window_ps, flow, r);
         let res = csv::write_cc_row(t, 0, out);
         #[cfg(feature = "parquet")]

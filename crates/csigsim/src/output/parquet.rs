@@ -229,15 +229,11 @@ impl Twins {
             None => None,
         };
         let signals = match signals {
-            Some(bottlenecks) => Some(Twin::create(dir, "signals", SignalTable { bottlenecks, ..Default::default() }, self::signals, |t| {
-                *t = SignalTable { bottlenecks: std::mem::take(&mut t.bottlenecks), ..Default::default() }
-            })?),
+            Some(bottlenecks) => Some(Twin::create(dir, "signals", SignalTable { bottlenecks, ..Default::default() }, self::signals, SignalTable::clear_rows)?),
             None => None,
         };
         let cc = match cc {
-            Some(name) => Some(Twin::create(dir, "cc", CcTable { cc: name, ..Default::default() }, self::cc, |t| {
-                *t = CcTable { cc: std::mem::take(&mut t.cc), ..Default::default() }
-            })?),
+            Some(name) => Some(Twin::create(dir, "cc", CcTable { cc: name, ..Default::default() }, self::cc, CcTable::clear_rows)?),
             None => None,
         };
         Ok(Twins { links, signals, cc })

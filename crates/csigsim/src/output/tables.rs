@@ -339,6 +339,22 @@ impl SignalTable {
         self.time_ps.len()
     }
 
+    /// Removes every row, keeping `bottlenecks` and the columns' capacity
+    /// (the stream writer reuses a one-row table for every row).
+    pub fn clear_rows(&mut self) {
+        let SignalTable { time_ps, flow_id, signal, unit, samples, mean, min, max, locator, bottleneck, bottlenecks: _ } = self;
+        time_ps.clear();
+        flow_id.clear();
+        signal.clear();
+        unit.clear();
+        samples.clear();
+        mean.clear();
+        min.clear();
+        max.clear();
+        locator.clear();
+        bottleneck.clear();
+    }
+
     pub fn is_empty(&self) -> bool {
         self.time_ps.is_empty()
     }
@@ -371,6 +387,22 @@ pub struct CcTable {
 impl CcTable {
     pub fn len(&self) -> usize {
         self.time_ps.len()
+    }
+
+    /// Removes every row, keeping `cc` and the columns' capacity (the
+    /// stream writer reuses a one-row table for every row).
+    pub fn clear_rows(&mut self) {
+        let CcTable { time_ps, flow_id, cc: _, acks, cwnd_bytes, cwnd_min_bytes, cwnd_max_bytes, rate_bps, alpha, rtt_mean_ns, ce_fraction } = self;
+        time_ps.clear();
+        flow_id.clear();
+        acks.clear();
+        cwnd_bytes.clear();
+        cwnd_min_bytes.clear();
+        cwnd_max_bytes.clear();
+        rate_bps.clear();
+        alpha.clear();
+        rtt_mean_ns.clear();
+        ce_fraction.clear();
     }
 
     pub fn is_empty(&self) -> bool {
