@@ -93,9 +93,9 @@ pub struct RunOptions {
     /// Run on this many threads, the fabric cut into as many partitions
     /// ([`engine::parallel`]); 0 and 1 run the sequential engine. The
     /// outputs are the same. A run that cannot be cut runs on one thread
-    /// and says why in [`RunOutput::threads`]. A run on several threads
-    /// streams its monitor rows between stretches of the run (about 2^20
-    /// events apart) rather than as the rows pile up.
+    /// and says why in [`RunOutput::threads`]. With `stream_dir`, a run on
+    /// several threads streams its monitor rows between stretches of the
+    /// run (about 2^20 events apart) rather than as the rows pile up.
     pub threads: usize,
     /// Partitions to cut the fabric into, when more than `threads` (0: as
     /// many as threads). Two partitions on one thread run the parallel
