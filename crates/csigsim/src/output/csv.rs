@@ -34,10 +34,18 @@ pub fn fmt_slowdown(v: Option<f64>) -> String {
 
 /// `utilization` as written: six decimals, or `0` when idle.
 pub fn fmt_utilization(v: f64) -> String {
-    if v == 0.0 {
-        "0".to_string()
-    } else {
-        format!("{v:.6}")
+    let mut s = Vec::with_capacity(16);
+    let _ = write_utilization(&mut s, v);
+    String::from_utf8(s).expect("ASCII digits")
+}
+
+/// [`fmt_utilization`] written to `out`. A busy link's share is exactly 1,
+/// which the float formatter writes by its slow exact path: written directly.
+fn write_utilization(out: &mut impl Write, v: f64) -> io::Result<()> {
+    match v {
+        0.0 => out.write_all(b"0"),
+        1.0 => out.write_all(b"1.000000"),
+        u => write!(out, "{u:.6}"),
     }
 }
 
@@ -102,13 +110,7 @@ pub fn write_link_row(r: &LinkRow, time: &mut (u64, String), out: &mut impl Writ
         out.write_all(int.format(v).as_bytes())?;
     }
     out.write_all(b",")?;
-    match r.utilization {
-        0.0 => out.write_all(b"0")?,
-        // A busy link's share is exactly 1, which the general path formats
-        // with the slow exact algorithm.
-        1.0 => out.write_all(b"1.000000")?,
-        u => write!(out, "{u:.6}")?,
-    }
+    write_utilization(out, r.utilization)?;
     for v in [r.max_queue_bytes, r.drops as u64, r.ecn_marks as u64, r.trims as u64] {
         out.write_all(b",")?;
         out.write_all(int.format(v).as_bytes())?;
@@ -242,8 +244,14 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// A links.csv line as `writeln!` with `{}` for every field writes it.
+    /// Utilization as the formatter writes it: six decimals, `0` when idle.
+    fn utilization_formatted(u: f64) -> String {
+        if u == 0.0 { "0".to_string() } else { format!("{u:.6}") }
+    }
+
+    /// A links.csv line as `writeln!` with `{}` for every field wrote it.
     fn reference(r: &LinkRow) -> String {
+        let utilization = utilization_formatted(r.utilization);
         format!(
             "{},{},{},{},{},{},{},{},{},{},{}\n",
             fmt_ns(r.time_ps),
@@ -251,7 +259,7 @@ mod tests {
             r.to,
             r.link_id,
             r.tx_bytes,
-            fmt_utilization(r.utilization),
+            utilization,
             r.max_queue_bytes,
             r.drops,
             r.ecn_marks,
@@ -293,6 +301,7 @@ mod tests {
             let mut time = (time_ps.wrapping_add(1), "stale".to_string());
             write_link_row(&r, &mut time, &mut out).unwrap();
             prop_assert_eq!(String::from_utf8(out).unwrap(), reference(&r));
+            prop_assert_eq!(fmt_utilization(utilization), utilization_formatted(utilization));
         }
     }
 }

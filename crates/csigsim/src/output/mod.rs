@@ -455,9 +455,9 @@ pub struct StreamWriter {
     /// The file, the series' labels, `from->to` per port, a one-row table.
     signals: Option<(Out, SignalLabels, Vec<String>, SignalTable)>,
     cc: Option<(Out, CcTable)>,
-    /// The Parquet twins, when asked for: per port its (from, to) node.
+    /// The Parquet twins, when asked for.
     #[cfg(feature = "parquet")]
-    twins: Option<(parquet::Twins, Vec<(u32, u32)>)>,
+    twins: Option<parquet::Twins>,
     files: Vec<&'static str>,
     error: Option<io::Error>,
 }
@@ -498,11 +498,11 @@ impl StreamWriter {
         #[cfg(feature = "parquet")]
         let twins = match parquet {
             true => {
-                let nodes = node_names(w);
+                let ends = || ports.iter().map(|p| (p.node().0, ports[p.peer()].node().0)).collect();
                 let bottlenecks = signals.as_ref().map(|s| s.2.clone());
-                let t = parquet::Twins::create(dir, links.is_some().then_some(nodes), bottlenecks, cc.as_ref().map(|c| c.1.cc.clone()))?;
+                let t = parquet::Twins::create(dir, links.as_ref().map(|_| (node_names(w), ends())), bottlenecks, cc.as_ref().map(|c| c.1.cc.clone()))?;
                 files.extend(t.files());
-                Some((t, ports.iter().map(|p| (p.node().0, ports[p.peer()].node().0)).collect()))
+                Some(t)
             }
             false => None,
         };
@@ -544,13 +544,7 @@ impl crate::monitor::RowSink for StreamWriter {
         let row = LinkRow::new(self.window_ps, window, link, from, to, r);
         let res = csv::write_link_row(&row, time, out);
         #[cfg(feature = "parquet")]
-        let res = match &mut self.twins {
-            Some((parquet::Twins { links: Some(twin), .. }, ends)) => {
-                let (from, to) = ends[link as usize];
-                res.and(twin.push(|b| b.c.push(&row, from, to)))
-            }
-            _ => res,
-        };
+        let res = res.and(self.twins.as_mut().map_or(Ok(()), |t| t.link_row(&row)));
         self.keep(res);
     }
 
@@ -564,14 +558,7 @@ impl crate::monitor::RowSink for StreamWriter {
         let bottleneck = r.writer.map_or("", |(port, _)| names[port as usize].as_str());
         let res = csv::write_signal_row(t, 0, bottleneck, out);
         #[cfg(feature = "parquet")]
-        let res = match &mut self.twins {
-            // The twin's bottleneck names are the ports' names, by port.
-            Some((parquet::Twins { signals: Some(twin), .. }, _)) => {
-                let window_ps = self.window_ps;
-                res.and(twin.push(|t| push_signal_row(t, labels, window_ps, flow, r, r.writer.map(|(port, _)| port))))
-            }
-            _ => res,
-        };
+        let res = res.and(self.twins.as_mut().map_or(Ok(()), |t| t.signal_row(labels, self.window_ps, flow, r)));
         self.keep(res);
     }
 
@@ -584,13 +571,7 @@ impl crate::monitor::RowSink for StreamWriter {
         push_cc_row(t, self.window_ps, flow, r);
         let res = csv::write_cc_row(t, 0, out);
         #[cfg(feature = "parquet")]
-        let res = match &mut self.twins {
-            Some((parquet::Twins { cc: Some(twin), .. }, _)) => {
-                let window_ps = self.window_ps;
-                res.and(twin.push(|t| push_cc_row(t, window_ps, flow, r)))
-            }
-            _ => res,
-        };
+        let res = res.and(self.twins.as_mut().map_or(Ok(()), |t| t.cc_row(self.window_ps, flow, r)));
         self.keep(res);
     }
 
@@ -602,7 +583,7 @@ impl crate::monitor::RowSink for StreamWriter {
             out.flush()?;
         }
         #[cfg(feature = "parquet")]
-        if let Some((t, _)) = &mut self.twins {
+        if let Some(t) = &mut self.twins {
             t.close()?;
         }
         Ok(())
@@ -617,16 +598,8 @@ impl RunOutput {
         sj.push('\n');
         std::fs::write(dir.join("summary.json"), sj)?;
         write_file(&dir.join("flows.csv"), Some(&self.tables.flows), csv::write_flows)?;
-        // A reused run directory must not keep another run's optional files;
-        // streamed files are copied unless they are already there.
-        let streamed = |name: &str| -> io::Result<bool> {
-            let Some(st) = self.streamed.as_ref().filter(|st| st.files.contains(&name)) else { return Ok(false) };
-            let (from, to) = (st.dir.join(name), dir.join(name));
-            if !same_file(&from, &to) {
-                std::fs::copy(&from, &to)?;
-            }
-            Ok(true)
-        };
+        // A reused run directory must not keep another run's optional files.
+        let streamed = |name: &str| self.copy_streamed(name, dir);
         if !streamed("links.csv")? {
             write_file(&dir.join("links.csv"), self.tables.links.as_ref(), csv::write_links)?;
         }
@@ -640,6 +613,17 @@ impl RunOutput {
         write_file(&dir.join("rpcs.csv"), self.tables.rpcs.as_ref(), csv::write_rpcs)?;
         std::fs::write(dir.join("scenario.toml"), &self.scenario_toml)?;
         Ok(())
+    }
+
+    /// Whether `name` was streamed; if so it is copied into `dir`, unless
+    /// it is there already.
+    fn copy_streamed(&self, name: &str, dir: &Path) -> io::Result<bool> {
+        let Some(st) = self.streamed.as_ref().filter(|st| st.files.contains(&name)) else { return Ok(false) };
+        let (from, to) = (st.dir.join(name), dir.join(name));
+        if !same_file(&from, &to) {
+            std::fs::copy(&from, &to)?;
+        }
+        Ok(true)
     }
 
     pub fn summary_json(&self) -> String {

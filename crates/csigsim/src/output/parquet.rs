@@ -200,30 +200,34 @@ impl<T> Twin<T> {
     }
 }
 
-/// The rows of `links.parquet` as the run streams them: node names, and the
-/// columns with indices into them.
+/// The rows of `links.parquet` as the run streams them: node names, each
+/// port's (from, to) node, and the columns with indices into the names.
 #[derive(Default)]
-pub(crate) struct LinkRows {
-    pub nodes: Vec<String>,
-    pub c: super::LinkColumns,
+struct LinkRows {
+    nodes: Vec<String>,
+    ends: Vec<(u32, u32)>,
+    c: super::LinkColumns,
 }
+
+/// The node names, and each port's (from, to) node among them.
+pub(crate) type LinkEnds = (Vec<String>, Vec<(u32, u32)>);
 
 /// The streamed twins of `links.csv`, `signals.csv` and `cc.csv`, each when
 /// its CSV file is streamed.
 #[derive(Default)]
 pub(crate) struct Twins {
-    pub links: Option<Twin<LinkRows>>,
-    pub signals: Option<Twin<SignalTable>>,
-    pub cc: Option<Twin<CcTable>>,
+    links: Option<Twin<LinkRows>>,
+    signals: Option<Twin<SignalTable>>,
+    cc: Option<Twin<CcTable>>,
 }
 
 impl Twins {
-    /// Creates the twins in `dir`: links with `nodes` as the node names,
-    /// signals with `ports` as the bottleneck names (by port), cc with the
-    /// run's congestion control `cc`.
-    pub(crate) fn create(dir: &Path, links: Option<Vec<String>>, signals: Option<Vec<String>>, cc: Option<String>) -> io::Result<Twins> {
+    /// Creates the twins in `dir`: links with the node names and each port's
+    /// (from, to) node, signals with the ports' names (the bottlenecks, by
+    /// port), cc with the run's congestion control.
+    pub(crate) fn create(dir: &Path, links: Option<LinkEnds>, signals: Option<Vec<String>>, cc: Option<String>) -> io::Result<Twins> {
         let links = match links {
-            Some(nodes) => Some(Twin::create(dir, "links", LinkRows { nodes, c: Default::default() }, |b| link_columns(&b.c, &b.nodes), |b| {
+            Some((nodes, ends)) => Some(Twin::create(dir, "links", LinkRows { nodes, ends, c: Default::default() }, |b| link_columns(&b.c, &b.nodes), |b| {
                 b.c = Default::default()
             })?),
             None => None,
@@ -237,6 +241,28 @@ impl Twins {
             None => None,
         };
         Ok(Twins { links, signals, cc })
+    }
+
+    /// Adds links.csv's line `row` to the twin, if there is one.
+    pub(crate) fn link_row(&mut self, row: &super::LinkRow) -> io::Result<()> {
+        let Some(twin) = &mut self.links else { return Ok(()) };
+        twin.push(|b| {
+            let (from, to) = b.ends[row.link_id as usize];
+            b.c.push(row, from, to)
+        })
+    }
+
+    /// Adds signals.csv's row `r` of `flow` to the twin, if there is one.
+    pub(crate) fn signal_row(&mut self, labels: &super::SignalLabels, window_ps: u64, flow: u32, r: &crate::monitor::signals::SignalRow) -> io::Result<()> {
+        let Some(twin) = &mut self.signals else { return Ok(()) };
+        // The twin's bottleneck names are the ports' names, by port.
+        twin.push(|t| super::push_signal_row(t, labels, window_ps, flow, r, r.writer.map(|(port, _)| port)))
+    }
+
+    /// Adds cc.csv's row `r` of `flow` to the twin, if there is one.
+    pub(crate) fn cc_row(&mut self, window_ps: u64, flow: u32, r: &crate::monitor::cc::CcRow) -> io::Result<()> {
+        let Some(twin) = &mut self.cc else { return Ok(()) };
+        twin.push(|t| super::push_cc_row(t, window_ps, flow, r))
     }
 
     /// The files created.
@@ -391,16 +417,8 @@ impl RunOutput {
     pub fn write_parquet(&self, dir: &Path) -> io::Result<()> {
         std::fs::create_dir_all(dir)?;
         let t = &self.tables;
-        // A streamed twin is in the streaming directory already: copied
-        // from there if this is another.
-        let streamed = |name: &str| -> io::Result<bool> {
-            let Some(st) = self.streamed.as_ref().filter(|st| st.files.contains(&name)) else { return Ok(false) };
-            let (from, to) = (st.dir.join(name), dir.join(name));
-            if !super::same_file(&from, &to) {
-                std::fs::copy(&from, &to)?;
-            }
-            Ok(true)
-        };
+        // A streamed twin is in the streaming directory already.
+        let streamed = |name: &str| self.copy_streamed(name, dir);
         write_opt(dir, "flows", Some(&t.flows), flows)?;
         if !streamed("links.parquet")? {
             write_opt(dir, "links", t.links.as_ref(), links)?;
