@@ -142,15 +142,10 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
         w = match engine::parallel::Parallel::with_worlds(w, others, parts as u32, opts.threads.max(1)) {
             Ok(mut p) => {
                 threads.partitions = parts as u32;
-                let streamer = match &opts.stream_dir {
-                    Some(dir) => {
-                        let s = output::StreamWriter::create(dir, p.world(), opts.stream_parquet).map_err(|e| e.to_string())?;
-                        let files = s.files();
-                        p.stream_to(Box::new(s));
-                        Some(output::Streamed { dir: dir.clone(), files })
-                    }
-                    None => None,
-                };
+                let streamer = stream_writer(opts, p.world())?.map(|(s, st)| {
+                    p.stream_to(s);
+                    st
+                });
                 let (w, reason, stats) = run_parallel(p, &mut watchdog, &mut progress);
                 threads.scheduler = Some(stats);
                 return finish_run(w, started, reason, watchdog, threads, streamer);
@@ -162,15 +157,10 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
             }
         };
     }
-    let streamer = match &opts.stream_dir {
-        Some(dir) => {
-            let s = output::StreamWriter::create(dir, &w, opts.stream_parquet).map_err(|e| e.to_string())?;
-            let files = s.files();
-            w.observers_mut().stream_to(Box::new(s));
-            Some(output::Streamed { dir: dir.clone(), files })
-        }
-        None => None,
-    };
+    let streamer = stream_writer(opts, &w)?.map(|(s, st)| {
+        w.observers_mut().stream_to(s);
+        st
+    });
     let reason = loop {
         let state = match w.run_to(CHUNK_EVENTS, watchdog.deadline()) {
             // Stopped at the watchdog's deadline, not the scenario's stop.
@@ -198,6 +188,19 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
         }
     };
     finish_run(w, started, reason, watchdog, threads, streamer)
+}
+
+/// A stream writer and what the output says of its files.
+type StreamedSink = (Box<dyn monitor::RowSink>, output::Streamed);
+
+/// The writer of the monitor files `opts` streams (`stream_dir`) for the
+/// world `w`, and what the output will say of them; None without a
+/// stream directory.
+fn stream_writer(opts: &RunOptions, w: &World) -> Result<Option<StreamedSink>, String> {
+    let Some(dir) = &opts.stream_dir else { return Ok(None) };
+    let s = output::StreamWriter::create(dir, w, opts.stream_parquet).map_err(|e| e.to_string())?;
+    let files = s.files();
+    Ok(Some((Box::new(s), output::Streamed { dir: dir.clone(), files })))
 }
 
 /// The end of a run, on one thread or several: brings the watchdog's last

@@ -181,14 +181,14 @@ impl Handler for Components {
                         // At a host: the flow's state and the packet's
                         // signals, then the word of its bitmap.
                         None => {
+                            let p = pkts.get(pkt);
                             if stage == 2 {
-                                let p = pkts.get(pkt);
                                 crate::sim::prefetch_signals(pkts, pkt);
                                 if p.kind != crate::packet::PacketKind::Data {
                                     self.obs.prefetch_ack(p.flow);
                                 }
                             }
-                            self.transport.prefetch_receive(pkts.get(pkt), stage)
+                            self.transport.prefetch_receive(p, stage)
                         }
                     }
                 }

@@ -465,13 +465,9 @@ impl Parallel {
         };
         for other in rest.iter_mut() {
             swap(&mut first.w.c.obs, &mut other.w.c.obs, other.id);
+            first.w.c.obs.absorb_held(&mut other.w.c.obs);
         }
-        let base = &mut first.w.c.obs;
-        for other in rest.iter_mut() {
-            let held = other.w.c.obs.take_held();
-            base.add_held(held);
-        }
-        base.flush_streamed(now);
+        first.w.c.obs.flush_streamed(now);
         for other in rest.iter_mut() {
             swap(&mut first.w.c.obs, &mut other.w.c.obs, other.id);
         }

@@ -188,17 +188,12 @@ impl Observers {
         }
     }
 
-    /// Rows this partition's monitors closed since they were last counted,
-    /// forgotten here (a flush of the partition 0 that held them swapped in
-    /// wrote them).
-    pub(crate) fn take_held(&mut self) -> usize {
-        self.held_peak = self.held_peak.max(self.held);
-        std::mem::take(&mut self.held)
-    }
-
-    /// Counts `n` rows another partition's monitors closed as held here.
-    pub(crate) fn add_held(&mut self, n: usize) {
-        self.held += n;
+    /// Counts the rows `other` (another partition, whose monitors were
+    /// swapped in to be flushed here) closed since they were last counted
+    /// as held here, and no longer there.
+    pub(crate) fn absorb_held(&mut self, other: &mut Observers) {
+        other.held_peak = other.held_peak.max(other.held);
+        self.held += std::mem::take(&mut other.held);
     }
 
     /// Whether links.csv has rows for idle windows (`monitor.idle_rows`).
