@@ -161,6 +161,37 @@ impl PacketArena {
     pub fn int_mut(&mut self, id: PktId) -> &mut IntStack {
         &mut self.int[id.ix()]
     }
+    /// The head of a packet's INT stack (its hop count and multiplier),
+    /// what [`Self::reflect_int`] needs besides the freed slot.
+    #[inline]
+    pub fn int_head(&self, id: PktId) -> (u8, u8) {
+        let s = &self.int[id.ix()];
+        (s.n, s.multi)
+    }
+    /// Gives packet `to` the INT stack that packet `from` carried when it
+    /// was freed, `head` being [`Self::int_head`] of it read before: a
+    /// receiver reflects a data packet's stack into its ACK without copying
+    /// the stack out and back. The ACK usually takes the data packet's own
+    /// slot (freed slots are reused last in, first out), whose hops are
+    /// then in place; otherwise its live hops are copied. A freed slot's
+    /// hops stay as they were until an egress writes them, which no
+    /// receiver does between freeing and reflecting.
+    #[inline]
+    pub fn reflect_int(&mut self, from: PktId, head: (u8, u8), to: PktId) {
+        let (f, t, n) = (from.ix(), to.ix(), head.0 as usize);
+        if f != t {
+            let (src, dst) = if f < t {
+                let (low, high) = self.int.split_at_mut(t);
+                (&low[f], &mut high[0])
+            } else {
+                let (low, high) = self.int.split_at_mut(f);
+                (&high[0], &mut low[t])
+            };
+            dst.hops[..n].copy_from_slice(&src.hops[..n]);
+        }
+        let s = &mut self.int[t];
+        (s.n, s.multi) = head;
+    }
     /// The signal state and the INT stack of a packet, where the arena
     /// keeps them: for the loop to ask the CPU for them ahead (they sit in
     /// vectors of their own, a line or more away from the packet).
@@ -377,6 +408,44 @@ mod tests {
             assert!(std::ptr::eq(a.get(got), want), "allocation {n}");
         }
         assert_eq!(a.alloc(Packet::default()), PktId(6), "past the freed slots, a new one");
+    }
+
+    /// A reflection gives the new packet exactly the freed packet's live
+    /// hops and head, whether it took the freed slot or one below or above
+    /// it, and whatever the new slot held before.
+    #[test]
+    fn reflect_int_gives_the_freed_stack_in_any_slot() {
+        let hop = |i: u64| IntHop { ts_ps: i, tx_bytes: 10 * i, qlen_bytes: 100 * i, rate_bps: 1000 * i };
+        for reuse in [false, true] {
+            for data_ix in [0usize, 2] {
+                let mut a = PacketArena::with_signals(true, true);
+                let ids: Vec<PktId> = (0..3).map(|_| a.alloc(Packet::default())).collect();
+                // Stale hops in every slot, the data packet's three live ones.
+                for &id in &ids {
+                    for i in 0..MAX_HOPS {
+                        a.int_mut(id).hops[i] = hop(900 + i as u64);
+                    }
+                }
+                let data = ids[data_ix];
+                let s = a.int_mut(data);
+                (s.n, s.multi) = (0, 7);
+                for i in 1..=3 {
+                    assert!(s.push(hop(i), MAX_HOPS as u8));
+                }
+                let head = a.int_head(data);
+                let other = ids[1];
+                a.free(data);
+                if !reuse {
+                    a.free(other);
+                }
+                let ack = a.alloc(Packet::default());
+                assert_eq!(ack == data, reuse, "freed slots are reused last in, first out");
+                a.reflect_int(data, head, ack);
+                let got = a.int(ack);
+                assert_eq!((got.n, got.multi), (3, 7));
+                assert_eq!(got.hops(), &[hop(1), hop(2), hop(3)], "reuse {reuse}, data slot {data_ix}");
+            }
+        }
     }
 
     #[test]

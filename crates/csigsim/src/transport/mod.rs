@@ -14,7 +14,7 @@ pub use flow::{Flow, FlowShared, FlowInit};
 use crate::cc::CongestionControl;
 use crate::monitor::{AckSeen, Observers};
 use crate::net::Port;
-use crate::packet::{IntStack, Packet, PacketKind, Signals, F_XOFF};
+use crate::packet::{Packet, PacketKind, Signals, F_XOFF};
 use crate::id::{FlowId, HostId, PktId, PortId};
 use crate::sim::{Ctx, Event};
 use flow::{AckOutcome, Reflection, RtoOutcome, RxAction, SendCheck};
@@ -267,7 +267,9 @@ impl Transport {
     pub(crate) fn host_receive(&mut self, ctx: &mut Ctx, obs: &mut Observers, hp: &mut HostPort, host: HostId, pkt: PktId) {
         let p = *ctx.pkts.get(pkt);
         let sig = if ctx.pkts.has_signals() { *ctx.pkts.sig(pkt) } else { Signals::default() };
-        let int = if ctx.pkts.has_int() { Some(*ctx.pkts.int(pkt)) } else { None };
+        // The INT stack stays in the freed slot: an ACK reads it there, a
+        // data packet's reflection takes it from there.
+        let int_head = ctx.pkts.has_int().then(|| ctx.pkts.int_head(pkt));
         ctx.consume(pkt);
         let now = ctx.now;
         match p.kind {
@@ -280,14 +282,14 @@ impl Transport {
                 debug_assert_eq!(p.dst, host);
                 let f = &mut self.flows[p.flow];
                 let mut actions = std::mem::take(&mut self.actions);
-                let out = f.on_data(now, &p, &sig, int.is_some(), &self.shared, &mut actions);
+                let out = f.on_data(now, &p, &sig, int_head.is_some(), &self.shared, &mut actions);
                 let s = &mut ctx.stats;
                 s.data_packets_delivered += out.delivered as u64;
                 s.flows_completed += out.completed as u64;
                 s.out_of_order_discards += out.discarded as u64;
                 s.cnps_suppressed += out.cnp_suppressed as u64;
                 for a in actions.drain(..) {
-                    self.rx_action(ctx, obs, hp, p.flow, a, int.as_ref());
+                    self.rx_action(ctx, obs, hp, p.flow, a, int_head.map(|h| (pkt, h)));
                 }
                 self.actions = actions;
                 if out.completed && !self.deps.first.is_empty() {
@@ -296,7 +298,8 @@ impl Transport {
             }
             PacketKind::Ack => {
                 let f = &mut self.flows[p.flow];
-                let AckOutcome::Applied { seen, done, wants_timer } = f.on_ack(now, &p, &sig, int.as_ref(), &self.shared) else {
+                let int = int_head.map(|_| ctx.pkts.int(pkt));
+                let AckOutcome::Applied { seen, done, wants_timer } = f.on_ack(now, &p, &sig, int, &self.shared) else {
                     return;
                 };
                 let s = &seen.sample;
@@ -331,7 +334,9 @@ impl Transport {
     }
 
     /// Carries out one receiver action of `flow` at the receiver's NIC.
-    fn rx_action(&mut self, ctx: &mut Ctx, obs: &mut Observers, hp: &mut HostPort, flow: FlowId, a: RxAction, int: Option<&IntStack>) {
+    /// `int`: the freed data packet whose INT stack a reflection carries,
+    /// with its head ([`crate::packet::PacketArena::reflect_int`]).
+    fn rx_action(&mut self, ctx: &mut Ctx, obs: &mut Observers, hp: &mut HostPort, flow: FlowId, a: RxAction, int: Option<(PktId, (u8, u8))>) {
         match a {
             RxAction::AckTimer(at) => ctx.push(at, Event::AckTimer { flow }),
             RxAction::Send(p, refl) => {
@@ -346,8 +351,8 @@ impl Transport {
                     if ctx.pkts.has_signals() {
                         *ctx.pkts.sig_mut(id) = s;
                     }
-                    if let (true, Some(st)) = (with_int, int) {
-                        *ctx.pkts.int_mut(id) = *st;
+                    if let (true, Some((from, head))) = (with_int, int) {
+                        ctx.pkts.reflect_int(from, head, id);
                     }
                 }
                 // Control packets are committed to the wire at once, behind
