@@ -130,7 +130,10 @@ impl Handler for Components {
         }
     }
 
-    #[inline]
+    // Always inlined: the loop calls it with a constant stage, three times
+    // an event, and a call's own work cost about a tenth of the loop's
+    // instructions at 1024 hosts.
+    #[inline(always)]
     fn prefetch(&self, pkts: &PacketArena, ev: PackedEvent, stage: usize) {
         // Read from the packed form: unpacking every event three stages
         // ahead cost more than the rest of the loop's bookkeeping.

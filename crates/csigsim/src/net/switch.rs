@@ -124,7 +124,7 @@ impl Network {
     /// Asks the CPU, in stages an event apart, for what forwarding `p` at
     /// `sw` will read: its route entry and the switch (`stage` 2), then the
     /// egress port a stateless policy will choose (`stage` 1). A hint only.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn prefetch_forward(&self, sw: SwitchId, p: &Packet, stage: usize) {
         let s = &self.switches[sw];
         if stage == 2 {
