@@ -303,8 +303,9 @@ impl PartHandler<PackedEvent, Crossings> for Share {
     }
 
     /// As the sequential loop: the packet of the next arrival, and, on
-    /// large fabrics, the stages of [`Handler::prefetch`].
-    #[inline]
+    /// large fabrics, the stages of [`Handler::prefetch`] (inlined, for
+    /// the loop's constant stages to select the code).
+    #[inline(always)]
     fn prefetch(&self, ev: &PackedEvent, stage: usize) {
         let World { ctx, c, .. } = &self.w;
         if stage == 0 {

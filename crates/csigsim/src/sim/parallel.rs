@@ -412,13 +412,17 @@ impl<E: Item, M: Mail> Partition<E, M> {
             // next one, and the stages further ahead when the handler asks
             // for them.
             if spacing > 0 {
-                // A half-open range: an inclusive one kept its state in
-                // memory in this loop, some twenty instructions a stage.
-                for stage in (1..PREFETCH_STAGES + 1).rev() {
+                // Stage by stage, as in the sequential loop: a loop over
+                // the stages was not unrolled.
+                let stage = |stage: usize| {
                     if let Some(next) = self.q.peek_ahead(stage * spacing - 1) {
                         h.prefetch(&next.ev, stage);
                     }
-                }
+                };
+                const _: () = assert!(PREFETCH_STAGES == 3);
+                stage(3);
+                stage(2);
+                stage(1);
             }
             if let Some(next) = self.q.peek_ahead(0) {
                 h.prefetch(&next.ev, 0);
