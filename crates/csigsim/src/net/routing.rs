@@ -176,7 +176,8 @@ impl Routes {
 
     /// Candidate egress ports at `switch` towards host `dst`: either the one
     /// port to the host, or the equal-cost ports towards its edge switch.
-    #[inline]
+    /// Inlined into the loop's prefetch stage, its only caller per packet.
+    #[inline(always)]
     pub fn candidates(&self, switch: SwitchId, dst: HostId) -> &[PortId] {
         let Some(i) = self.group_index(switch, dst) else { return std::slice::from_ref(&self.attach_port[dst.ix()]) };
         located(&self.ports, &self.ident, self.group_ports(switch.ix(), i))
