@@ -386,11 +386,13 @@ pub fn run(ctx: &mut Ctx, stop_ps: Option<u64>, max_events: u64, h: &mut impl Ha
         budget -= 1;
         // The packet of the next arrival is usually out of cache on a large
         // fabric (it was written one link delay ago): ask for it now, while
-        // this event is handled.
-        if let Some((pkt, _)) = ctx.q.peek_ahead(PREFETCH_AHEAD).and_then(|p| p.arrival()) {
-            prefetch(ctx.pkts.get(pkt));
-        }
-        if spacing > 0 {
+        // this event is handled. The handler's stages, where they run, ask
+        // for it earlier (the third stage).
+        if spacing == 0 {
+            if let Some((pkt, _)) = ctx.q.peek_ahead(PREFETCH_AHEAD).and_then(|p| p.arrival()) {
+                prefetch(ctx.pkts.get(pkt));
+            }
+        } else {
             // Written out stage by stage: a loop over the stages was not
             // unrolled, and each handler's stages then matched on a
             // variable stage.
