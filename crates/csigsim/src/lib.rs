@@ -162,16 +162,23 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
         st
     });
     let reason = loop {
-        let state = match w.run_to(CHUNK_EVENTS, watchdog.deadline()) {
-            // Stopped at the watchdog's deadline, not the scenario's stop.
-            sim::RunState::Stopped if w.stop_ps().is_none_or(|s| w.now() < s) => sim::RunState::Paused,
-            state => state,
+        let deadline = watchdog.deadline();
+        // `seen`: the time up to which every event has run.
+        let (state, seen) = match w.run_to(CHUNK_EVENTS, deadline) {
+            // Stopped at the watchdog's deadline, not the scenario's stop:
+            // nothing happens until after the deadline, though the clock
+            // stays at the last event (the end of a run is its last event,
+            // not the last look at it).
+            sim::RunState::Stopped if w.stop_ps().is_none_or(|s| w.now() < s) => (sim::RunState::Paused, deadline.unwrap_or(0).max(w.now())),
+            state => (state, w.now()),
         };
         match state {
             sim::RunState::Idle => break "completed",
             sim::RunState::Stopped => break "stop_time",
             sim::RunState::Paused => {
-                if watchdog.check(&w) {
+                if watchdog.check_at(&w, seen) {
+                    // A stalled run ends where it was found stalled.
+                    w.advance_to(seen);
                     break "stalled";
                 }
                 let p = Progress {
@@ -249,6 +256,7 @@ fn run_parallel(
 ) -> (World, &'static str, sim::parallel::ParallelStats) {
     let flows_total = p.flows_total();
     let mut stretch = FIRST_STRETCH_PS;
+    let mut seen = 0;
     let reason = loop {
         let events = p.events();
         let next = p.now().saturating_add(stretch);
@@ -259,7 +267,11 @@ fn run_parallel(
             _ => {}
         }
         let s = p.stats();
-        if watchdog.check_counts(p.now(), &s, p.first_unfinished_start()) {
+        // Every event up to `until` has run (the clock is the last one's):
+        // the watchdog looks at `until`, or it would wait for a deadline
+        // that no event reaches.
+        seen = until.max(p.now());
+        if watchdog.check_counts(seen, &s, || p.first_unfinished_start()) {
             break "stalled";
         }
         // Streamed monitor rows go out between stretches.
@@ -276,5 +288,10 @@ fn run_parallel(
         }
     };
     let stats = p.sched_stats();
-    (p.into_world(), reason, stats)
+    let mut w = p.into_world();
+    if reason == "stalled" {
+        // As on one thread: a stalled run ends where it was found stalled.
+        w.advance_to(seen);
+    }
+    (w, reason, stats)
 }

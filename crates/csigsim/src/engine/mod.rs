@@ -69,7 +69,7 @@ impl Handler for Components {
         // A link change once every flow is done changes nothing and must not
         // stretch the run.
         if let Event::LinkChange { .. } = ev {
-            return self.transport.flows.iter().all(|f| f.finish_ps.is_some());
+            return self.transport.all_finished();
         }
         self.transport.is_stale(t, ev)
     }
@@ -274,27 +274,44 @@ impl World {
 
     /// Runs until the queue is empty, the stop time, or `max_events` events.
     pub fn run(&mut self, max_events: u64) -> RunState {
-        crate::sim::run(&mut self.ctx, self.stop_ps, max_events, &mut self.c)
+        self.run_to(max_events, None)
     }
 
     /// Runs until the queue is empty, `max_events` events, or the first event
     /// after `until` or the scenario's stop time, whichever is earlier. The
-    /// answer is `Stopped` at either time: compare [`World::now`] with
-    /// [`World::stop_ps`] to tell them apart. Stopping at `until` changes no
-    /// output: the next event runs when the run is resumed.
+    /// answer is `Stopped` at either time: at the stop time [`World::now`]
+    /// is the stop time, at `until` it stays the time of the last event
+    /// handled. Stopping at `until` changes no output: the next event runs
+    /// when the run is resumed.
     pub fn run_to(&mut self, max_events: u64, until: Option<u64>) -> RunState {
         let stop = match (self.stop_ps, until) {
             (Some(s), Some(u)) => Some(s.min(u)),
             (s, u) => s.or(u),
         };
-        crate::sim::run(&mut self.ctx, stop, max_events, &mut self.c)
+        let state = crate::sim::run(&mut self.ctx, stop, max_events, &mut self.c);
+        if state == RunState::Stopped && stop == self.stop_ps {
+            self.ctx.now = stop.expect("stopped at a time");
+        }
+        state
     }
 
     /// Runs every event up to and including time `t` (or until the queue
-    /// empties or the scenario's stop time); returns whether events remain.
+    /// empties or the scenario's stop time), and the clock to `t` (or the
+    /// stop time) if events remain; returns whether events remain.
     pub fn run_until(&mut self, t: u64) -> bool {
-        let stop = Some(self.stop_ps.map_or(t, |s| s.min(t)));
-        crate::sim::run(&mut self.ctx, stop, u64::MAX, &mut self.c) != RunState::Idle
+        let stop = self.stop_ps.map_or(t, |s| s.min(t));
+        let state = crate::sim::run(&mut self.ctx, Some(stop), u64::MAX, &mut self.c);
+        if state == RunState::Stopped {
+            self.ctx.now = stop;
+        }
+        state != RunState::Idle
+    }
+
+    /// Moves the clock to `t` if it is later: the run has seen every event
+    /// up to `t` and found nothing to do (a watchdog's look at a stalled
+    /// run). Only for a world that will not run on.
+    pub(crate) fn advance_to(&mut self, t: u64) {
+        self.ctx.now = self.ctx.now.max(t);
     }
 
     /// Closes the monitor windows at the end of the run.

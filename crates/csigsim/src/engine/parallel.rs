@@ -579,6 +579,7 @@ impl Parallel {
                 base.c.transport.flows[f].swap_receiver(&mut rest[holder - 1].c.transport.flows[f]);
             }
         }
+        base.c.transport.recount_finished();
         base.ctx.now = now;
         base.ctx.q.count_popped(sched.stats().events);
         base.ctx.staged = None;

@@ -369,14 +369,17 @@ fn prefetch_line(p: *const u8) {
     let _ = p;
 }
 
-/// Runs events until the queue is empty, the stop time, or `max_events` events.
+/// Runs events until the queue is empty, the first event after `stop_ps`
+/// (answering `Stopped`, the clock left at the last event handled), or
+/// `max_events` events.
 pub fn run(ctx: &mut Ctx, stop_ps: Option<u64>, max_events: u64, h: &mut impl Handler) -> RunState {
     let mut budget = max_events;
     let spacing = h.prefetch_spacing();
     while let Some(t) = ctx.q.peek_time() {
         if let Some(stop) = stop_ps {
             if t > stop {
-                ctx.now = stop;
+                // The clock stays at the last event: the caller knows whether
+                // the run ends at `stop` or only looks around.
                 return RunState::Stopped;
             }
         }

@@ -108,12 +108,16 @@ pub struct Transport {
     actions: Vec<RxAction>,
     /// Connections of several queue pairs, when `[transport.connection]` is set.
     pub(crate) conns: Option<Box<connection::Connections>>,
+    /// Flows whose receiver has everything (`finish_ps` set).
+    finished: usize,
 }
 
 impl Transport {
     pub fn new(hosts: usize, flows: Vec<Flow>, shared: FlowShared) -> Transport {
         let nics = (0..hosts).map(|_| Nic { ring: VecDeque::new(), wake_at: u64::MAX }).collect();
-        Transport { nics, flows, shared, deps: Deps::default(), actions: Vec::with_capacity(4), conns: None }
+        let mut tr = Transport { nics, flows, shared, deps: Deps::default(), actions: Vec::with_capacity(4), conns: None, finished: 0 };
+        tr.recount_finished();
+        tr
     }
 
     /// Groups the flows into connections of several queue pairs (each flow
@@ -132,6 +136,18 @@ impl Transport {
         &self.flows
     }
 
+    /// Has every flow's receiver got everything? (Counted as flows finish:
+    /// a scan of millions of flows at every link change was not free.)
+    pub(crate) fn all_finished(&self) -> bool {
+        self.finished == self.flows.len()
+    }
+
+    /// Counts the finished flows again, after flows were swapped in from
+    /// other partitions.
+    pub(crate) fn recount_finished(&mut self) {
+        self.finished = self.flows.iter().filter(|f| f.finish_ps.is_some()).count();
+    }
+
     pub fn shared(&self) -> &FlowShared {
         &self.shared
     }
@@ -143,6 +159,7 @@ impl Transport {
         if self.flows[flow].start(ctx.now) {
             // A flow of no bytes (a queue pair that carries none of a message).
             ctx.stats.flows_completed += 1;
+            self.finished += 1;
             if !self.deps.first.is_empty() {
                 self.start_dependents(ctx, flow);
             }
@@ -286,6 +303,7 @@ impl Transport {
                 let s = &mut ctx.stats;
                 s.data_packets_delivered += out.delivered as u64;
                 s.flows_completed += out.completed as u64;
+                self.finished += out.completed as usize;
                 s.out_of_order_discards += out.discarded as u64;
                 s.cnps_suppressed += out.cnp_suppressed as u64;
                 for a in actions.drain(..) {

@@ -169,3 +169,19 @@ fn bad_failure_keys_are_refused_with_their_key() {
         assert!(msg.contains("bad.toml"), "{msg}");
     }
 }
+
+#[test]
+fn a_link_change_after_every_flow_finished_does_not_stretch_the_run() {
+    let at = |t: &str| format!("[[topology.failure]]\nfrom = \"s0\"\nto = \"s1\"\nat = \"{t}\"\nrate_factor = 0.5");
+    let alone = csigsim::run(load(&three_hop("")), |_| true);
+    let finish = alone.tables.flows.finish_ps[0].expect("the flow finishes");
+    // A change long after the flow finished is stale: the run ends when the
+    // flow does, with the same figures.
+    let late = csigsim::run(load(&three_hop(&at("1s"))), |_| true);
+    assert_eq!(late.tables.flows.finish_ps[0], Some(finish));
+    assert_eq!(late.summary.sim_time_ns, alone.summary.sim_time_ns);
+    assert!(late.summary.sim_time_ns < 1e6, "{}", late.summary.sim_time_ns);
+    // A change while the flow runs is not stale, and slows it.
+    let early = csigsim::run(load(&three_hop(&at("10us"))), |_| true);
+    assert!(early.tables.flows.finish_ps[0] > Some(finish));
+}

@@ -85,3 +85,31 @@ fn a_run_that_completes_has_no_diagnosis() {
     let json = serde_json::to_string(&out.summary).unwrap();
     assert!(!json.contains("diagnosis"), "{json}");
 }
+
+/// A fat tree of 10 us links and a stall limit of 2 us: the first packet
+/// is still on its first link when the watchdog's deadline comes, and no
+/// event falls before it.
+fn stalled_before_any_event() -> String {
+    "name = \"slow links\"\n[topology]\nkind = \"fat_tree\"\nk = 4\nrate = \"100Gbps\"\ndelay = \"10us\"\n\
+     [monitor]\nstall = \"2us\"\n[[flow]]\nsrc = \"h0\"\ndst = \"h15\"\nsize = \"100KB\"\n"
+        .to_string()
+}
+
+#[test]
+fn a_stall_with_no_event_before_the_deadline_is_found_on_one_thread_and_on_two() {
+    for threads in [1, 2] {
+        let opts = csigsim::RunOptions { threads, ..Default::default() };
+        // The loop looks at progress between stretches: a run that never
+        // finds its deadline keeps looking, and is cut short here.
+        let mut looks = 0;
+        let out = csigsim::run_with(load(&stalled_before_any_event()), &opts, |_| {
+            looks += 1;
+            looks < 10_000
+        })
+        .unwrap();
+        let s = &out.summary;
+        assert_eq!(s.end_reason, "stalled", "threads {threads}: {s:?}");
+        assert_eq!(s.sim_time_ns, 2000.0, "threads {threads}: the run ends where it was found stalled");
+        assert_eq!(out.threads.partitions, threads as u32, "threads {threads}");
+    }
+}
