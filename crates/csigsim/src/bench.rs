@@ -1,6 +1,7 @@
 //! The fixed benchmark set of `csigsim bench`: fat-tree permutations of 2 MB
-//! flows at 100 Gbps, 1 us links, MTU 4096, DCTCP with ECN, drop-tail. The
-//! figures are recorded in docs/performance.md.
+//! flows at 100 Gbps, 1 us links, MTU 4096, DCTCP with ECN, drop-tail; the
+//! NSCC permutation of htsim's UEC validation; a ring AllReduce of millions
+//! of flows. The figures are recorded in docs/performance.md.
 
 /// One benchmark case: a name and its scenario text.
 #[derive(Clone, Debug)]
@@ -81,6 +82,32 @@ size = "2MB"
     )
 }
 
+/// A ring AllReduce of 16 MB per rank on every host of a k-ary fat tree,
+/// lossless (PFC), as the shipped `ring_allreduce` scenario: 2 (n - 1)
+/// flows a rank (2.1 M flows of 8 KB at k = 16), each waiting for the one
+/// before it. The case of millions of short flows: set-up, flow state and
+/// dependencies rather than queues.
+fn ring_allreduce(k: u32) -> String {
+    format!(
+        r#"name = "bench fat_tree k={k} ring all-reduce"
+seed = 1
+[topology]
+kind = "fat_tree"
+k = {k}
+rate = "100Gbps"
+delay = "1us"
+[switch]
+mode = "pfc"
+[monitor]
+links = false
+[[workload]]
+kind = "collective"
+op = "all_reduce"
+size = "16MB"
+"#
+    )
+}
+
 /// The benchmark cases, smallest first.
 pub fn cases() -> Vec<BenchCase> {
     vec![
@@ -122,6 +149,11 @@ pub fn cases() -> Vec<BenchCase> {
             toml: nscc_uec_permutation(32),
         },
         BenchCase { name: "fat_tree_8192", description: "8192-host fat tree (k=32), permutation of 2 MB flows, DCTCP", toml: fat_tree_permutation(32, "dctcp") },
+        BenchCase {
+            name: "ring_allreduce_1024",
+            description: "ring AllReduce of 16 MB on 1024 hosts (k=16), PFC: 2.1 M flows of 8 KB",
+            toml: ring_allreduce(16),
+        },
     ]
 }
 
