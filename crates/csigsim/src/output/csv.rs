@@ -59,19 +59,41 @@ pub fn fmt_slowdown(v: Option<f64>) -> String {
     String::from_utf8(s).expect("ASCII digits")
 }
 
-/// [`fmt_slowdown`] written to `out`. A flow that took exactly its ideal
-/// time has a slowdown of exactly 1, which the float formatter writes by
-/// its slow exact path (most flows of an uncongested collective): a whole
-/// number is written directly.
+/// [`fmt_slowdown`] written to `out`. The float formatter takes its slow
+/// exact path for most slowdowns near 1 (1.0043, say, as flows of a
+/// collective have): a value in the usual range is rounded here instead,
+/// exactly and half to even, as the formatter rounds.
 fn write_slowdown(out: &mut impl Write, v: Option<f64>) -> io::Result<()> {
-    match v {
-        None => Ok(()),
-        Some(x) if x.fract() == 0.0 && x.is_sign_positive() && x < 1e15 => {
-            out.write_all(itoa::Buffer::new().format(x as u64).as_bytes())?;
-            out.write_all(b".0000")
+    let Some(x) = v else { return Ok(()) };
+    match four_decimals(x) {
+        Some(q) => {
+            let mut int = itoa::Buffer::new();
+            out.write_all(int.format(q / 10_000).as_bytes())?;
+            let f = q % 10_000;
+            out.write_all(&[b'.', b'0' + (f / 1000) as u8, b'0' + (f / 100 % 10) as u8, b'0' + (f / 10 % 10) as u8, b'0' + (f % 10) as u8])
         }
-        Some(x) => write!(out, "{x:.4}"),
+        None => write!(out, "{x:.4}"),
     }
+}
+
+/// `x` x 10^4 rounded to a whole number, half to even, for a finite,
+/// positive, normal `x` below 2^52 that is not below 2^-60; None otherwise.
+/// Exact: `x` is m x 2^e, so x x 10^4 is (m x 10^4) / 2^-e, with m x 10^4
+/// below 2^67.
+fn four_decimals(x: f64) -> Option<u64> {
+    let bits = x.to_bits();
+    let biased = (bits >> 52) & 0x7ff;
+    if bits >> 63 != 0 || biased == 0 || biased == 0x7ff {
+        return None;
+    }
+    let e = biased as i64 - 1075;
+    let shift = u32::try_from(-e).ok().filter(|s| (1..=112).contains(s))?;
+    let n = ((bits & ((1 << 52) - 1)) | (1 << 52)) as u128 * 10_000;
+    let (mut q, r, half) = (n >> shift, n & ((1u128 << shift) - 1), 1u128 << (shift - 1));
+    if r > half || (r == half && q & 1 == 1) {
+        q += 1;
+    }
+    u64::try_from(q).ok()
 }
 
 /// `utilization` as written: six decimals, or `0` when idle.
@@ -367,12 +389,42 @@ mod tests {
             Just(Some(-0.0)),
             Just(Some(2.0)),
             Just(Some(1.03125)),
+            Just(Some(1.09375)),
+            Just(Some(0.00005)),
+            Just(Some(0.00015)),
+            Just(Some(f64::MIN_POSITIVE)),
+            Just(Some(4503599627370495.5)),
+            Just(Some(4503599627370496.0)),
+            // Exact ties at four decimals are the odd multiples of 1/32.
+            (0u32..1_000_000).prop_map(|j| Some(f64::from(2 * j + 1) / 32.0)),
+            (0.99..1.2f64).prop_map(Some),
+            (0.0..1e-12f64).prop_map(Some),
             Just(Some(1e15)),
             Just(Some(1e300)),
             Just(Some(f64::NAN)),
             (0u64..1_000_000).prop_map(|n| Some(n as f64)),
             (0.0..1000.0f64).prop_map(Some),
         ]
+    }
+
+    #[test]
+    fn slowdowns_are_rounded_as_the_float_formatter_rounds_them() {
+        let reference = |x: f64| format!("{x:.4}");
+        // Every exact tie below 2^13 (odd multiples of 1/32) and the
+        // values around it.
+        for j in 0..(1u32 << 17) {
+            let tie = f64::from(2 * j + 1) / 32.0;
+            for x in [tie, f64::from_bits(tie.to_bits() - 1), f64::from_bits(tie.to_bits() + 1)] {
+                assert_eq!(fmt_slowdown(Some(x)), reference(x), "{x:e}");
+            }
+        }
+        // Values spread over the range the fast path takes, by their bits.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..200_000 {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let x = f64::from_bits((state >> 2) % 0x4330_0000_0000_0000);
+            assert_eq!(fmt_slowdown(Some(x)), reference(x), "{x:e}");
+        }
     }
 
     proptest! {
