@@ -255,21 +255,47 @@ impl fmt::Display for Size {
 
 /// Formats picoseconds as nanoseconds without losing precision.
 pub fn fmt_ns(ps: u64) -> String {
+    let mut s = Vec::with_capacity(24);
+    let _ = write_ns(&mut s, ps);
+    String::from_utf8(s).expect("ASCII digits")
+}
+
+/// [`fmt_ns`] written to `out` without a string in between (the writers
+/// of large CSV files): whole nanoseconds, then up to three decimals with
+/// no trailing zeros.
+pub fn write_ns(out: &mut impl std::io::Write, ps: u64) -> std::io::Result<()> {
     let (ns, rem) = (ps / 1000, ps % 1000);
-    if rem == 0 {
-        format!("{ns}")
-    } else {
-        let mut s = format!("{ns}.{rem:03}");
-        while s.ends_with('0') {
-            s.pop();
-        }
-        s
+    out.write_all(itoa::Buffer::new().format(ns).as_bytes())?;
+    if rem != 0 {
+        let digits = [b'.', b'0' + (rem / 100) as u8, b'0' + (rem / 10 % 10) as u8, b'0' + (rem % 10) as u8];
+        let len = if rem % 100 == 0 { 2 } else if rem % 10 == 0 { 3 } else { 4 };
+        out.write_all(&digits[..len])?;
     }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nanoseconds_keep_every_picosecond_and_no_trailing_zero() {
+        let cases = [
+            (0, "0"),
+            (1, "0.001"),
+            (999, "0.999"),
+            (1_000, "1"),
+            (1_500, "1.5"),
+            (1_050, "1.05"),
+            (1_005, "1.005"),
+            (1_120, "1.12"),
+            (123_456_789, "123456.789"),
+            (u64::MAX, "18446744073709551.615"),
+        ];
+        for (ps, text) in cases {
+            assert_eq!(fmt_ns(ps), text, "{ps} ps");
+        }
+    }
 
     #[test]
     fn parses_units() {

@@ -2,6 +2,7 @@
 //! reads the simulation.
 
 use super::fmt_ns;
+use crate::units::write_ns;
 use super::tables::{CcTable, CollectiveTable, RpcTable, FlowTable, LinkRow, LinkTable, SignalTable};
 use std::io::{self, Write};
 
@@ -26,22 +27,9 @@ fn write_field(out: &mut impl Write, v: &str) -> io::Result<()> {
     }
 }
 
-/// A time as [`fmt_ns`] formats it (nanoseconds, up to three decimals,
-/// no trailing zeros), written to `out` without a string in between.
-fn write_ns(out: &mut impl Write, int: &mut itoa::Buffer, ps: u64) -> io::Result<()> {
-    let (ns, rem) = (ps / 1000, ps % 1000);
-    out.write_all(int.format(ns).as_bytes())?;
-    if rem != 0 {
-        let digits = [b'.', b'0' + (rem / 100) as u8, b'0' + (rem / 10 % 10) as u8, b'0' + (rem % 10) as u8];
-        let len = if rem % 100 == 0 { 2 } else if rem % 10 == 0 { 3 } else { 4 };
-        out.write_all(&digits[..len])?;
-    }
-    Ok(())
-}
-
 /// [`write_ns`] of a time that may be absent (an empty cell).
-fn write_opt_ns(out: &mut impl Write, int: &mut itoa::Buffer, ps: Option<u64>) -> io::Result<()> {
-    ps.map_or(Ok(()), |ps| write_ns(out, int, ps))
+fn write_opt_ns(out: &mut impl Write, ps: Option<u64>) -> io::Result<()> {
+    ps.map_or(Ok(()), |ps| write_ns(out, ps))
 }
 
 fn opt<T: ToString>(v: Option<T>) -> String {
@@ -136,13 +124,13 @@ fn write_flow_row(t: &FlowTable, i: usize, int: &mut itoa::Buffer, out: &mut imp
     out.write_all(b",")?;
     out.write_all(int.format(t.size_bytes[i]).as_bytes())?;
     out.write_all(b",")?;
-    write_ns(out, int, t.start_ps[i])?;
+    write_ns(out, t.start_ps[i])?;
     for ps in [t.finish_ps[i], t.fct_ps[i]] {
         out.write_all(b",")?;
-        write_opt_ns(out, int, ps)?;
+        write_opt_ns(out, ps)?;
     }
     out.write_all(b",")?;
-    write_ns(out, int, t.ideal_fct_ps[i])?;
+    write_ns(out, t.ideal_fct_ps[i])?;
     out.write_all(b",")?;
     write_slowdown(out, t.slowdown[i])?;
     for v in [t.bytes_sent[i], t.retransmits[i], t.timeouts[i], t.nacks[i], t.trims[i], t.ecn_marked[i], t.delivered_bytes[i], t.cnps[i]] {
@@ -151,7 +139,7 @@ fn write_flow_row(t: &FlowTable, i: usize, int: &mut itoa::Buffer, out: &mut imp
     }
     for ps in [t.sender_finish_ps[i], t.sender_fct_ps[i]] {
         out.write_all(b",")?;
-        write_opt_ns(out, int, ps)?;
+        write_opt_ns(out, ps)?;
     }
     out.write_all(b"\n")
 }
@@ -194,7 +182,7 @@ pub fn write_link_row(r: &LinkRow, time: &mut (u64, String), out: &mut impl Writ
     out.write_all(b",")?;
     match r.pause_ps {
         0 => out.write_all(b"0")?,
-        p => out.write_all(fmt_ns(p).as_bytes())?,
+        p => write_ns(out, p)?,
     }
     out.write_all(b"\n")
 }
