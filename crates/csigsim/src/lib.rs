@@ -133,7 +133,7 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
                 monitor::capture::LinkEnds { from_node, to_node, from: w.node_name(from_node).into(), to: w.node_name(to_node).into() }
             })
             .collect();
-        let c = monitor::capture::Capture::open(path, filter, links, w.flows().len(), w.scenario().signals.csig.as_ref())?;
+        let c = monitor::capture::Capture::open(path, filter, links, w.flow_store().len(), w.scenario().signals.csig.as_ref())?;
         w.observers_mut().attach_capture(c);
     }
     let mut watchdog = watchdog::Watchdog::new(&w, w.scenario().monitor.stall.0);
@@ -186,7 +186,7 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
                     stop_ps: w.stop_ps(),
                     events: w.events(),
                     flows_completed: w.stats().flows_completed,
-                    flows_total: w.flows().len(),
+                    flows_total: w.flow_store().len(),
                 };
                 if !progress(&p) {
                     break "interrupted";

@@ -94,6 +94,9 @@ pub struct PacketArena {
     int: Vec<IntStack>,
     with_sig: bool,
     with_int: bool,
+    /// Per flow: its packets in the network (empty unless
+    /// [`PacketArena::count_flows`]); PAUSE frames are no flow's.
+    in_network: Vec<u32>,
 }
 
 impl PacketArena {
@@ -111,6 +114,9 @@ impl PacketArena {
     pub fn alloc(&mut self, p: Packet) -> PktId {
         self.live += 1;
         self.live_bytes += p.wire as u64;
+        if let Some(n) = self.in_network.get_mut(p.flow.ix()) {
+            *n += (p.kind != PacketKind::Pause) as u32;
+        }
         match self.free.pop().map(|p| p.0) {
             Some(i) => {
                 self.slots[i as usize] = p;
@@ -208,9 +214,34 @@ impl PacketArena {
 
     #[inline]
     pub fn free(&mut self, id: PktId) {
+        let p = &self.slots[id.ix()];
         self.live -= 1;
-        self.live_bytes -= self.slots[id.ix()].wire as u64;
+        self.live_bytes -= p.wire as u64;
+        if let Some(n) = self.in_network.get_mut(p.flow.ix()) {
+            *n -= (p.kind != PacketKind::Pause) as u32;
+        }
         self.free.push(id);
+    }
+
+    /// Counts the packets of each of `flows` flows in the network from now
+    /// on (none may be live yet): what tells the transport that a flow's
+    /// state can go.
+    pub fn count_flows(&mut self, flows: usize) {
+        debug_assert_eq!(self.live, 0);
+        self.in_network = vec![0; flows];
+    }
+
+    /// Stops counting packets per flow (a partition of a parallel run,
+    /// whose packets leave its arena for another's).
+    pub fn stop_counting_flows(&mut self) {
+        self.in_network = Vec::new();
+    }
+
+    /// The flow's packets in the network (`u32::MAX` when not counted: a
+    /// flow whose packets are not counted is never known to have none).
+    #[inline]
+    pub fn in_network(&self, flow: FlowId) -> u32 {
+        self.in_network.get(flow.ix()).copied().unwrap_or(u32::MAX)
     }
 
     /// Shrinks a packet in place (trimming), keeping the live-byte count right.

@@ -30,7 +30,7 @@
 
 use super::World;
 use crate::bits::{bit, set_bit};
-use crate::id::{NodeId, PktId};
+use crate::id::{FlowId, NodeId, PktId};
 use crate::net::Network;
 use crate::packet::{IntStack, Packet, PacketArena, Signals};
 use crate::sim::parallel::{Mail, ParallelStats, PartHandler, Partition, Scheduler};
@@ -161,7 +161,7 @@ impl Split {
         let flows = w.flows();
         let name = |i: usize| &w.sc.flows[i].name;
         let part = |h: crate::id::HostId| self.node_part[h.ix()];
-        let ends_in = |f: &crate::transport::Flow| if f.npkts == 0 { part(f.src) } else { part(f.dst) };
+        let ends_in = |f: &crate::transport::FlowRecord| if f.npkts == 0 { part(f.src) } else { part(f.dst) };
         for d in &w.sc.deps {
             let f = &flows[d.flow as usize];
             let home = part(f.src);
@@ -390,8 +390,8 @@ impl Parallel {
         let owners = Arc::new(Owners {
             port: (0..net.ports().len()).map(|p| split.node_part[port_node(p)]).collect(),
             host: split.node_part[..net.num_hosts() as usize].to_vec(),
-            flow_src: w.flows().iter().map(|f| split.node_part[f.src.ix()]).collect(),
-            flow_dst: w.flows().iter().map(|f| split.node_part[f.dst.ix()]).collect(),
+            flow_src: w.flow_store().records().map(|f| split.node_part[f.src.ix()]).collect(),
+            flow_dst: w.flow_store().records().map(|f| split.node_part[f.dst.ix()]).collect(),
         });
         let mut sched = Scheduler::new(parts as usize, split.lookahead);
         // As the world's own queue would on this fabric.
@@ -408,6 +408,9 @@ impl Parallel {
         for (id, mut w) in std::iter::once(first).chain(others.drain(..)).enumerate() {
             w.ctx.q = SimQueue::new();
             w.ctx.staged = Some(Vec::new());
+            // A partition cannot see its flows' packets in others.
+            w.c.transport.flows.keep_states();
+            w.ctx.pkts.stop_counting_flows();
             let prefetch_spacing = w.c.prefetch_spacing();
             let mut own_ports = vec![0u64; owners.port.len().div_ceil(64)];
             for (p, _) in owners.port.iter().enumerate().filter(|&(_, &o)| o == id as u32) {
@@ -476,7 +479,7 @@ impl Parallel {
 
     /// The number of flows.
     pub fn flows_total(&self) -> usize {
-        self.shares[0].w.flows().len()
+        self.shares[0].w.flow_store().len()
     }
 
     /// Runs until no event is left, the scenario's stop time, or (when
@@ -534,8 +537,8 @@ impl Parallel {
         let owners = &self.shares[0].owners;
         (0..owners.flow_src.len())
             .filter_map(|f| {
-                let sender = &self.shares[owners.flow_src[f] as usize].w.c.transport.flows[f];
-                let receiver = &self.shares[owners.flow_dst[f] as usize].w.c.transport.flows[f];
+                let sender = self.shares[owners.flow_src[f] as usize].w.c.transport.flows.record(FlowId(f as u32));
+                let receiver = self.shares[owners.flow_dst[f] as usize].w.c.transport.flows.record(FlowId(f as u32));
                 (sender.started && receiver.finish_ps.is_none()).then_some(sender.start_ps)
             })
             .min()
@@ -571,12 +574,13 @@ impl Parallel {
         // from its host's (where partition 0's flow went if it was taken).
         for f in 0..owners.flow_src.len() {
             let (s, d) = (owners.flow_src[f] as usize, owners.flow_dst[f] as usize);
+            let (f, t) = (FlowId(f as u32), &mut base.c.transport);
             if s != 0 {
-                std::mem::swap(&mut base.c.transport.flows[f], &mut rest[s - 1].c.transport.flows[f]);
+                t.flows.swap_state(&mut rest[s - 1].c.transport.flows, f, &t.shared);
             }
             if d != s {
                 let holder = if d == 0 { s } else { d };
-                base.c.transport.flows[f].swap_receiver(&mut rest[holder - 1].c.transport.flows[f]);
+                t.flows.swap_receiver(&mut rest[holder - 1].c.transport.flows, f, &t.shared);
             }
         }
         base.c.transport.recount_finished();
@@ -672,7 +676,7 @@ mod tests {
             let (first, others) = build_worlds(sc.clone(), parts, threads);
             assert_eq!(others.len(), parts - 1, "{parts} partitions on {threads} threads");
             for w in std::iter::once(&first).chain(&others) {
-                assert_eq!((w.ports().len(), w.flows().len(), w.ctx.q.len()), (lone.ports().len(), lone.flows().len(), lone.ctx.q.len()));
+                assert_eq!((w.ports().len(), w.flow_store().len(), w.ctx.q.len()), (lone.ports().len(), lone.flow_store().len(), lone.ctx.q.len()));
             }
             let mut p = Parallel::with_worlds(first, others, parts as u32, threads).ok().expect("cut");
             p.run_to(None);

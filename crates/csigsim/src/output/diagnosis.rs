@@ -111,22 +111,22 @@ fn pfc_cycle(w: &World, paused: &[PortId]) -> Vec<PortId> {
 pub fn diagnose(w: &World, end_reason: &str, mark: &Mark) -> Option<Diagnosis> {
     let sc = w.scenario();
     let hosts = &sc.topology.hosts;
-    let unfinished: Vec<_> = w.flows().iter().enumerate().filter(|(_, f)| f.finish_ps.is_none()).collect();
+    let unfinished: Vec<_> = w.flow_store().records().enumerate().filter(|(_, f)| f.finish_ps.is_none()).collect();
     if unfinished.is_empty() {
         return None;
     }
     let flows = unfinished
         .iter()
         .take(MAX_FLOWS_LISTED)
-        .map(|&(i, f)| UnfinishedFlow {
+        .map(|(i, f)| UnfinishedFlow {
             flow_id: f.id.0,
-            name: sc.flows[i].name.clone(),
+            name: sc.flows[*i].name.clone(),
             src: hosts[f.src.ix()].clone(),
             dst: hosts[f.dst.ix()].clone(),
             started: f.started,
             delivered_bytes: f.delivered_bytes(),
             size_bytes: f.size,
-            in_flight: f.snd_nxt.max(f.high_sent) > f.snd_una,
+            in_flight: f.in_flight,
         })
         .collect();
     let paused: Vec<PortId> = (0..w.ports().len() as u32).map(PortId).filter(|&p| w.ports()[p].paused()).collect();
@@ -165,7 +165,7 @@ pub fn diagnose(w: &World, end_reason: &str, mark: &Mark) -> Option<Diagnosis> {
     let n = unfinished.len();
     let message = format!(
         "{n} of {} flows unfinished after {:.3} us without a delivery; {why}",
-        w.flows().len(),
+        w.flow_store().len(),
         stretch.length_ns / 1000.0
     );
     Some(Diagnosis {

@@ -186,7 +186,7 @@ pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::w
     let hosts = &sc.topology.hosts;
 
     // flows.csv
-    let n = w.flows().len();
+    let n = w.flow_store().len();
     let mut ft = FlowTable {
         flow_id: Vec::with_capacity(n),
         name: Vec::with_capacity(n),
@@ -209,7 +209,7 @@ pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::w
         sender_finish_ps: Vec::with_capacity(n),
         sender_fct_ps: Vec::with_capacity(n),
     };
-    for (i, f) in w.flows().iter().enumerate() {
+    for (i, f) in w.flow_store().records().enumerate() {
         // Ideal FCT: the flow alone on its path: the first packet's
         // store-and-forward latency plus the remaining wire bytes at the
         // path's slowest rate.
@@ -256,9 +256,9 @@ pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::w
     // signals.csv: ordered by window, flow, series.
     let signals = (sc.signals.any() && !streamed).then(|| {
         let mut rows: Vec<(u64, u32, &crate::monitor::signals::SignalRow)> = Vec::new();
-        for f in w.flows() {
-            for r in w.observers().signal_rows(f.id) {
-                rows.push((r.window, f.id.0, r));
+        for f in (0..n as u32).map(crate::id::FlowId) {
+            for r in w.observers().signal_rows(f) {
+                rows.push((r.window, f.0, r));
             }
         }
         rows.sort_by_key(|&(win, flow, r)| (win, flow, r.series as u8));
@@ -282,9 +282,9 @@ pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::w
     let cc_name = sc.transport.cc.name().to_string();
     let cc = (sc.monitor.cc && !streamed).then(|| {
         let mut rows: Vec<(u64, u32, &crate::monitor::cc::CcRow)> = Vec::new();
-        for f in w.flows() {
-            for r in w.observers().cc_rows(f.id) {
-                rows.push((r.window, f.id.0, r));
+        for f in (0..n as u32).map(crate::id::FlowId) {
+            for r in w.observers().cc_rows(f) {
+                rows.push((r.window, f.0, r));
             }
         }
         rows.sort_by_key(|&(win, flow, _)| (win, flow));
@@ -330,7 +330,7 @@ pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::w
         cnps_suppressed: s.cnps_suppressed,
         retransmits: s.retransmits,
         timeouts: s.timeouts,
-        flows_total: w.flows().len(),
+        flows_total: w.flow_store().len(),
         flows_completed: s.flows_completed,
         fct_p50_ns: figures.fct_p50_ns,
         fct_p99_ns: figures.fct_p99_ns,
@@ -672,14 +672,19 @@ impl RunOutput {
 /// The steps and totals of every collective instance, from its flows' actual
 /// start and arrival times.
 fn collectives_table(w: &World) -> CollectiveTable {
-    let flows = w.flows();
+    let flows = w.flow_store();
     let mut t = CollectiveTable::default();
     // First start and last arrival of flows [a, b), if all arrived.
     let span = |a: u32, b: u32| -> (Option<u64>, Option<u64>) {
-        let fs = &flows[a as usize..b as usize];
-        let start = fs.iter().filter(|f| f.started).map(|f| f.start_ps).min();
-        let finish = if fs.iter().all(|f| f.finish_ps.is_some()) { fs.iter().filter_map(|f| f.finish_ps).max() } else { None };
-        (start, finish)
+        let (mut start, mut finish, mut all) = (None::<u64>, None::<u64>, true);
+        for f in (a..b).map(|i| flows.record(crate::id::FlowId(i))) {
+            if f.started {
+                start = Some(start.map_or(f.start_ps, |s| s.min(f.start_ps)));
+            }
+            all &= f.finish_ps.is_some();
+            finish = finish.max(f.finish_ps);
+        }
+        (start, finish.filter(|_| all))
     };
     for (ci, c) in w.scenario().collectives.iter().enumerate() {
         let mut row = |step: Option<u32>, a: u32, b: u32, bw: bool| {

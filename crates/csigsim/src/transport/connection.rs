@@ -20,7 +20,7 @@
 //! (its last ACK) is CAST's RTT sample for its QP. This runs once per message
 //! and per part, never per packet.
 
-use super::Flow;
+use super::{Flow, FlowStore};
 use crate::id::FlowId;
 use crate::lb::cast::{self, Cast, CastConfig};
 use crate::units::tx_time_ps;
@@ -137,7 +137,7 @@ impl Connections {
 
     /// Gives every part its QP's entropy: QP `q` of a connection keeps the
     /// entropy drawn for part `q` of the connection's first message.
-    pub fn assign_entropy(&self, flows: &mut [Flow]) {
+    pub fn assign_entropy(&self, flows: &mut FlowStore) {
         let mut first: Vec<u32> = vec![u32::MAX; self.qp_index.len()];
         for (m, &c) in self.msg_conn.iter().enumerate() {
             if first[c as usize] == u32::MAX {
@@ -145,14 +145,15 @@ impl Connections {
             }
             let f0 = first[c as usize] as usize * self.n;
             for q in 0..self.n {
-                flows[m * self.n + q].entropy = flows[f0 + q].entropy;
+                let entropy = flows.spec(FlowId((f0 + q) as u32)).entropy;
+                flows.set_entropy(FlowId((m * self.n + q) as u32), entropy);
             }
         }
     }
 
     /// A part is starting at `now`: at the message's first, decide and set
     /// every part's size.
-    pub fn on_part_start(&mut self, now: u64, flow: FlowId, flows: &mut [Flow]) {
+    pub fn on_part_start(&mut self, now: u64, flow: FlowId, flows: &mut FlowStore) {
         let (m, _) = self.part(flow);
         if self.decided[m] {
             return;
@@ -193,7 +194,7 @@ impl Connections {
             self.whole_messages += 1;
         }
         for (q, &s) in sizes.iter().enumerate() {
-            flows[m * n + q].set_size(s);
+            flows.set_size(FlowId((m * n + q) as u32), s);
         }
         self.sizes = sizes;
     }

@@ -8,8 +8,10 @@
 pub mod config;
 pub mod connection;
 pub mod flow;
+pub mod store;
 
 pub use flow::{Flow, FlowShared, FlowInit};
+pub use store::{FlowBuild, FlowRecord, FlowStore};
 
 use crate::cc::CongestionControl;
 use crate::monitor::{AckSeen, Observers};
@@ -101,7 +103,7 @@ impl Deps {
 #[derive(Debug)]
 pub struct Transport {
     pub(crate) nics: Vec<Nic>,
-    pub(crate) flows: Vec<Flow>,
+    pub(crate) flows: FlowStore,
     pub(crate) shared: FlowShared,
     pub(crate) deps: Deps,
     /// What a receiver answered to the packet being handled (reused: no allocation per packet).
@@ -113,10 +115,10 @@ pub struct Transport {
 }
 
 impl Transport {
-    pub fn new(hosts: usize, flows: Vec<Flow>, shared: FlowShared) -> Transport {
+    pub fn new(hosts: usize, flows: FlowStore, shared: FlowShared) -> Transport {
         let nics = (0..hosts).map(|_| Nic { ring: VecDeque::new(), wake_at: u64::MAX }).collect();
-        debug_assert!(flows.iter().all(|f| !f.started), "flows start when the run does");
-        // Unstarted flows are unfinished (a flow of no bytes finishes when it starts).
+        // The store's flows are unstarted, so unfinished (a flow of no bytes
+        // finishes when it starts).
         Transport { nics, flows, shared, deps: Deps::default(), actions: Vec::with_capacity(4), conns: None, finished: 0 }
     }
 
@@ -132,7 +134,7 @@ impl Transport {
         self.conns.as_deref()
     }
 
-    pub fn flows(&self) -> &[Flow] {
+    pub fn flows(&self) -> &FlowStore {
         &self.flows
     }
 
@@ -145,7 +147,7 @@ impl Transport {
     /// Counts the finished flows again, after flows were swapped in from
     /// other partitions.
     pub(crate) fn recount_finished(&mut self) {
-        self.finished = self.flows.iter().filter(|f| f.finish_ps.is_some()).count();
+        self.finished = self.flows.count_finished();
     }
 
     pub fn shared(&self) -> &FlowShared {
@@ -156,10 +158,11 @@ impl Transport {
         if let Some(c) = self.conns.as_deref_mut() {
             c.on_part_start(ctx.now, flow, &mut self.flows);
         }
-        if self.flows[flow].start(ctx.now) {
+        if self.flows.state(flow, &self.shared).start(ctx.now) {
             // A flow of no bytes (a queue pair that carries none of a message).
             ctx.stats.flows_completed += 1;
             self.finished += 1;
+            self.flows.retire_if_over(flow, ctx.pkts.in_network(flow));
             if !self.deps.first.is_empty() {
                 self.start_dependents(ctx, flow);
             }
@@ -212,7 +215,7 @@ impl Transport {
     /// state of its flow (stage 2), then the word of its bitmap (stage 1).
     #[inline]
     pub(crate) fn prefetch_receive(&self, p: &Packet, stage: usize) {
-        let Some(f) = self.flows.get(p.flow.ix()) else { return };
+        let Some(f) = self.flows.get(p.flow) else { return };
         f.prefetch_receive(p, stage);
     }
 
@@ -258,7 +261,12 @@ impl Transport {
                     }
                     return Some(id);
                 }
-                SendCheck::Blocked => f.in_ring = false,
+                SendCheck::Blocked => {
+                    f.in_ring = false;
+                    if f.sender_done_ps.is_some() {
+                        self.flows.retire_if_over(flow, ctx.pkts.in_network(flow));
+                    }
+                }
                 SendCheck::Paced(t) => {
                     wake = wake.min(t);
                     nic.ring.push_back(flow);
@@ -297,7 +305,8 @@ impl Transport {
             }
             PacketKind::Data => {
                 debug_assert_eq!(p.dst, host);
-                let f = &mut self.flows[p.flow];
+                // A parallel run's receiver builds its state here.
+                let f = self.flows.state(p.flow, &self.shared);
                 let mut actions = std::mem::take(&mut self.actions);
                 let out = f.on_data(now, &p, &sig, int_head.is_some(), &self.shared, &mut actions);
                 let s = &mut ctx.stats;
@@ -318,6 +327,7 @@ impl Transport {
                 let f = &mut self.flows[p.flow];
                 let int = int_head.map(|_| ctx.pkts.int(pkt));
                 let AckOutcome::Applied { seen, done, wants_timer } = f.on_ack(now, &p, &sig, int, &self.shared) else {
+                    self.retire_if_over(ctx, p.flow);
                     return;
                 };
                 let s = &seen.sample;
@@ -329,6 +339,7 @@ impl Transport {
                         let t = &self.shared.t;
                         c.on_part_done(now, &self.flows[p.flow], hp.port.rate_bps, (t.mtu + t.header) as u64);
                     }
+                    self.retire_if_over(ctx, p.flow);
                     return;
                 }
                 if wants_timer {
@@ -337,7 +348,10 @@ impl Transport {
                 self.activate(ctx, obs, hp, p.flow);
             }
             PacketKind::Nack => {
-                let Some(wants_timer) = self.flows[p.flow].on_nack(now, &p, &self.shared) else { return };
+                let Some(wants_timer) = self.flows[p.flow].on_nack(now, &p, &self.shared) else {
+                    self.retire_if_over(ctx, p.flow);
+                    return;
+                };
                 if wants_timer {
                     self.arm_cc_timer(ctx, p.flow);
                 }
@@ -347,6 +361,7 @@ impl Transport {
                 if self.flows[p.flow].on_cnp(now, &p).is_some() {
                     self.arm_cc_timer(ctx, p.flow);
                 }
+                self.retire_if_over(ctx, p.flow);
             }
         }
     }
@@ -392,7 +407,7 @@ impl Transport {
             let at = &mut self.deps.earliest[d.ix()];
             *at = (*at).max(ctx.now + self.deps.gap[d.ix()]);
             if self.deps.waiting[d.ix()] == 0 {
-                ctx.push((*at).max(self.flows[d].start_ps), Event::FlowStart { flow: d });
+                ctx.push((*at).max(self.flows.spec(d).start_ps), Event::FlowStart { flow: d });
             }
         }
     }
@@ -413,7 +428,18 @@ impl Transport {
         let at = &mut self.deps.earliest[d.ix()];
         *at = (*at).max(end);
         if self.deps.waiting[d.ix()] == 0 {
-            ctx.push((*at).max(self.flows[d].start_ps), Event::FlowStart { flow: d });
+            ctx.push((*at).max(self.flows.spec(d).start_ps), Event::FlowStart { flow: d });
+        }
+    }
+
+    /// Retires the flow's state if the flow is over (see
+    /// [`FlowStore::retirable`]): called where a sender that is done
+    /// handles what can be its last event (an ACK, NACK or CNP that came
+    /// late, or its controller's last timer).
+    #[inline]
+    fn retire_if_over(&mut self, ctx: &Ctx, flow: FlowId) {
+        if self.flows[flow].sender_done_ps.is_some() {
+            self.flows.retire_if_over(flow, ctx.pkts.in_network(flow));
         }
     }
 
@@ -428,6 +454,7 @@ impl Transport {
     /// window or rate that may have grown.
     pub(crate) fn on_cc_timer(&mut self, ctx: &mut Ctx, obs: &mut Observers, hp: &mut HostPort, flow: FlowId) {
         if !self.flows[flow].on_cc_timer(ctx.now) {
+            self.retire_if_over(ctx, flow);
             return;
         }
         self.arm_cc_timer(ctx, flow);
@@ -458,11 +485,14 @@ impl Transport {
 
     /// Is a transport timer event at `t` stale? A stale event changes nothing
     /// and is not activity (it must not stretch the run's simulated time).
+    /// A retired flow's timers are all stale, as its state would have said
+    /// (see [`FlowStore::retirable`]).
+    #[inline(always)]
     pub(crate) fn is_stale(&mut self, t: u64, ev: Event) -> bool {
         match ev {
-            Event::FlowTimer { flow } => self.flows[flow].rto_stale(),
-            Event::AckTimer { flow } => self.flows[flow].ack_timer_stale(),
-            Event::CcTimer { flow } => self.flows[flow].cc_timer_at != t,
+            Event::FlowTimer { flow } => self.flows.get_mut(flow).is_none_or(|f| f.rto_stale()),
+            Event::AckTimer { flow } => self.flows.get_mut(flow).is_none_or(|f| f.ack_timer_stale()),
+            Event::CcTimer { flow } => self.flows.get_mut(flow).is_none_or(|f| f.cc_timer_at != t),
             _ => false,
         }
     }
@@ -471,7 +501,6 @@ impl Transport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::{Cc, FlowParams};
     use crate::packet::PacketArena;
     use flow::FlowInit;
 
@@ -480,16 +509,16 @@ mod tests {
     /// Flows from host 0 to host 1 with the given rate caps, on one NIC.
     fn transport(caps: &[u64]) -> Transport {
         let t = config::TransportConfig { mtu: 1000, ..Default::default() };
-        let p = FlowParams { line_rate_bps: RATE, base_rtt_ps: 10_000_000, mss: 1000, packet_bytes: 1064, hops: 2 };
         let flows = caps
             .iter()
             .enumerate()
             .map(|(i, &cap)| {
                 let spec = FlowInit { src: HostId(0), dst: HostId(1), size: 10_000, start_ps: 0, rate_cap: cap, name: "" };
-                Flow::new(FlowId(i as u32), &spec, &t, Cc::new(&t.cc_config(), &p), 0, 10_000_000, 1)
+                FlowRecord::new(FlowId(i as u32), &spec, t.mtu, 0, 10_000_000, RATE, 2)
             })
             .collect();
-        Transport::new(2, flows, FlowShared { t, csig: None, stamp: None, tag_bytes: 0, int_bytes: 0 })
+        let build = FlowBuild { cc: t.cc_config(), packet_bytes: 1064, seed: 1 };
+        Transport::new(2, FlowStore::new(flows, build), FlowShared { t, csig: None, stamp: None, tag_bytes: 0, int_bytes: 0 })
     }
 
     /// Serves the NIC's transmitter at each `TxDone` it asks for, `n` times;

@@ -85,13 +85,13 @@ fn incast() -> String {
 fn incast_paths(rule: bool) -> Vec<(u64, u64, f64)> {
     let set = format!("transport.csig_paths.last_hop_rule={rule}");
     let mut w = world(&incast(), &[&set]);
+    w.keep_flow_states();
     w.run_until(u64::MAX);
     w.finish();
     assert!(w.flows().iter().all(|f| f.finish_ps.is_some()));
-    w.flows()
-        .iter()
-        .map(|f| {
-            let c = f.csig_paths().expect("csig entropy");
+    (0..w.flows().len())
+        .map(|i| {
+            let c = w.flow_state(i).expect("kept").csig_paths().expect("csig entropy");
             let est: Vec<f64> = (0..c.paths()).filter_map(|i| c.estimate(i)).collect();
             (c.used(), c.held(), est.iter().sum::<f64>() / est.len() as f64)
         })

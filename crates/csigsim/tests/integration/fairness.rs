@@ -14,7 +14,7 @@ fn measure(w: &mut World, t0: u64, t1: u64) -> (Vec<u64>, u64) {
     let bottleneck = port(w, "s0", "s1");
     let iv = crate::common::measure(w, t0, t1, 1_000_000, Some(bottleneck));
     if std::env::var("DBG").is_ok() {
-        for f in w.flows() {
+        for f in w.flow_store().states() {
             if let csigsim::cc::Cc::Dctcp(d) = &f.cc {
                 eprintln!("flow {} cwnd {:.0} alpha {:.4} ssthresh {:.0} rtx {} to {}", f.id, d.cwnd, d.alpha, d.ssthresh, f.retransmits, f.timeouts);
             }

@@ -12,6 +12,7 @@ mod ecn_rules;
 mod fairness;
 mod failures;
 mod fct;
+mod flow_states;
 mod golden;
 mod host_entropy;
 mod host_lb;

@@ -8,7 +8,7 @@ use csigsim::cc::Cc;
 use csigsim::World;
 
 fn mcc_of(w: &World, i: usize) -> &Mcc {
-    match &w.flows()[i].cc {
+    match &w.flow_state(i).expect("flow state kept").cc {
         Cc::Mcc(m) => m,
         _ => unreachable!("flow {i} does not run MCC"),
     }

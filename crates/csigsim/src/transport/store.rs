@@ -1,0 +1,408 @@
+//! Every flow's record, and the full state of the flows in progress.
+//!
+//! A flow's full state ([`Flow`]: its sender, receiver and controller, a
+//! kilobyte) is built when the flow is first touched (its start, or in a
+//! parallel run the first packet at its receiver's partition), and retired
+//! when nothing of the flow can act again: its sender has every ACK, its
+//! receiver every packet and owes no ACK, no timer of it is live, its NIC
+//! has dropped it from its ring and none of its packets is in the network.
+//! Its counters then go to its [`FlowRecord`], and its place in the store
+//! to the next flow that starts. A collective of millions of short flows
+//! thus holds the flows in progress, not every flow of the run.
+//!
+//! Retiring changes nothing a run does: what a retired flow would have done
+//! with an event is nothing (see [`FlowStore::retirable`]). A parallel run
+//! does not retire (a partition cannot see the packets of its flows in
+//! other partitions), and keeps its flows' states until the partitions are
+//! joined.
+
+use super::flow::{Flow, FlowInit, FlowShared};
+use crate::cc::{Cc, CcConfig, FlowParams};
+use crate::id::{FlowId, HostId};
+use std::ops::{Index, IndexMut};
+
+/// One flow: what it is (kept from the scenario) and what came of it (the
+/// counters of its state, copied when the state is retired; while the flow
+/// is in progress, [`FlowStore::record`] reads them from its state).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowRecord {
+    pub id: FlowId,
+    pub src: HostId,
+    pub dst: HostId,
+    /// Payload bytes (a connection of several queue pairs sets its parts'
+    /// sizes when the message starts).
+    pub size: u64,
+    pub npkts: u32,
+    /// Payload bytes a packet carries at most.
+    pub mss: u32,
+    /// The scheduled start until the flow starts, then its start.
+    pub start_ps: u64,
+    pub started: bool,
+    /// When the receiver had every packet.
+    pub finish_ps: Option<u64>,
+    /// When the sender had every packet acknowledged.
+    pub sender_done_ps: Option<u64>,
+    /// Packets the receiver has in order.
+    pub rcv_nxt: u32,
+    pub entropy: u32,
+    pub base_rtt_ps: u64,
+    pub bytes_sent: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub nacks: u64,
+    pub trims: u64,
+    pub ce_marks: u64,
+    pub cnps: u64,
+    /// Sent and not yet acknowledged (only ever true of a flow in progress).
+    pub in_flight: bool,
+    /// Sending-rate cap from the scenario (u64::MAX: none).
+    rate_cap: u64,
+    /// The rate of the sender's NIC and the hops of the path, for its
+    /// controller.
+    line_rate_bps: u64,
+    hops: u32,
+}
+
+impl FlowRecord {
+    /// A flow not yet started. `entropy` is the flow's ECMP entropy,
+    /// `line_rate_bps` its sender NIC's rate and `hops` its path's links.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: FlowId, f: &FlowInit, mss: u32, entropy: u32, base_rtt_ps: u64, line_rate_bps: u64, hops: u32) -> FlowRecord {
+        FlowRecord {
+            id,
+            src: f.src,
+            dst: f.dst,
+            size: f.size,
+            npkts: f.size.div_ceil(mss as u64) as u32,
+            mss,
+            start_ps: f.start_ps,
+            started: false,
+            finish_ps: None,
+            sender_done_ps: None,
+            rcv_nxt: 0,
+            entropy,
+            base_rtt_ps,
+            bytes_sent: 0,
+            retransmits: 0,
+            timeouts: 0,
+            nacks: 0,
+            trims: 0,
+            ce_marks: 0,
+            cnps: 0,
+            in_flight: false,
+            rate_cap: f.rate_cap,
+            line_rate_bps,
+            hops,
+        }
+    }
+
+    /// Payload bytes the receiver has in order.
+    pub fn delivered_bytes(&self) -> u64 {
+        (self.rcv_nxt as u64 * self.mss as u64).min(self.size)
+    }
+
+    /// Payload bytes of packet `psn`.
+    pub fn payload(&self, psn: u32) -> u32 {
+        let start = psn as u64 * self.mss as u64;
+        (self.size - start).min(self.mss as u64) as u32
+    }
+
+    /// Takes what came of the flow from its state.
+    fn take_outcome(&mut self, f: &Flow) {
+        self.size = f.size;
+        self.npkts = f.npkts;
+        self.start_ps = f.start_ps;
+        self.started = f.started;
+        self.finish_ps = f.finish_ps;
+        self.sender_done_ps = f.sender_done_ps;
+        self.rcv_nxt = f.rcv_nxt;
+        self.entropy = f.entropy;
+        self.bytes_sent = f.bytes_sent;
+        self.retransmits = f.retransmits;
+        self.timeouts = f.timeouts;
+        self.nacks = f.nacks;
+        self.trims = f.trims;
+        self.ce_marks = f.ce_marks;
+        self.cnps = f.cnps;
+        self.in_flight = f.snd_nxt.max(f.high_sent) > f.snd_una;
+    }
+}
+
+/// What building a flow's state takes beyond its record: the controller's
+/// settings, prepared for the fabric, and the run's seed.
+#[derive(Clone, Debug)]
+pub struct FlowBuild {
+    pub cc: CcConfig,
+    /// Wire bytes of a full data packet (payload, header, tag and INT).
+    pub packet_bytes: u32,
+    pub seed: u64,
+}
+
+/// `slot` of a flow whose state was never built.
+const UNBORN: u32 = u32::MAX;
+/// `slot` of a flow whose state was retired.
+const RETIRED: u32 = u32::MAX - 1;
+
+/// Every flow's record and the states of the flows in progress, indexed by
+/// flow id (indexing a flow with no state panics: see [`FlowStore::state`]).
+#[derive(Debug)]
+pub struct FlowStore {
+    records: Vec<FlowRecord>,
+    /// Per flow: its state's place in `live`, or [`UNBORN`] or [`RETIRED`].
+    slot: Vec<u32>,
+    live: Vec<Flow>,
+    /// Places in `live` whose flows were retired.
+    free: Vec<u32>,
+    build: FlowBuild,
+    retire: bool,
+    /// The most states held at once, and the states retired.
+    peak_live: usize,
+    retired: usize,
+}
+
+impl FlowStore {
+    /// The flows of a run, none started; states are retired unless
+    /// [`FlowStore::keep_states`] is called.
+    pub fn new(records: Vec<FlowRecord>, build: FlowBuild) -> FlowStore {
+        debug_assert!(records.iter().enumerate().all(|(i, r)| r.id.ix() == i && !r.started));
+        let slot = vec![UNBORN; records.len()];
+        FlowStore { records, slot, live: Vec::new(), free: Vec::new(), build, retire: true, peak_live: 0, retired: 0 }
+    }
+
+    /// Keeps every state built until the end of the run (a partition of a
+    /// parallel run).
+    pub fn keep_states(&mut self) {
+        self.retire = false;
+    }
+
+    /// Does this store retire the states of flows that are over?
+    pub fn retires(&self) -> bool {
+        self.retire
+    }
+
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    /// States held now (built and not retired).
+    pub fn live(&self) -> usize {
+        self.live.len() - self.free.len()
+    }
+
+    /// The most states held at once so far.
+    pub fn peak_live(&self) -> usize {
+        self.peak_live
+    }
+
+    /// States retired so far.
+    pub fn retired(&self) -> usize {
+        self.retired
+    }
+
+    /// What the flow is and what came of it so far.
+    pub fn record(&self, id: FlowId) -> FlowRecord {
+        let mut r = self.records[id.ix()].clone();
+        if let Some(f) = self.get(id) {
+            r.take_outcome(f);
+        }
+        r
+    }
+
+    /// Every flow's [`FlowRecord`], in flow order.
+    pub fn records(&self) -> impl ExactSizeIterator<Item = FlowRecord> + '_ {
+        (0..self.records.len()).map(|i| self.record(FlowId(i as u32)))
+    }
+
+    /// The flow as the scenario gave it (and a connection sized it): its
+    /// hosts, size and scheduled start, read without building its state.
+    #[inline]
+    pub fn spec(&self, id: FlowId) -> &FlowRecord {
+        &self.records[id.ix()]
+    }
+
+    /// The flow's state, if it has one now.
+    #[inline]
+    pub fn get(&self, id: FlowId) -> Option<&Flow> {
+        self.live.get(*self.slot.get(id.ix())? as usize)
+    }
+
+    /// The flow's state, if it has one now.
+    #[inline]
+    pub fn get_mut(&mut self, id: FlowId) -> Option<&mut Flow> {
+        self.live.get_mut(self.slot[id.ix()] as usize)
+    }
+
+    /// Has the flow's state been retired?
+    pub fn is_retired(&self, id: FlowId) -> bool {
+        self.slot[id.ix()] == RETIRED
+    }
+
+    /// The states held now, in no particular order.
+    pub fn states(&self) -> impl Iterator<Item = &Flow> + '_ {
+        self.slot.iter().filter_map(|&s| self.live.get(s as usize))
+    }
+
+    /// The flow's state, built if it has none yet. A retired flow's state is
+    /// not built again: nothing of it is left to act (debug builds check).
+    #[inline]
+    pub fn state(&mut self, id: FlowId, sh: &FlowShared) -> &mut Flow {
+        let mut s = self.slot[id.ix()];
+        debug_assert_ne!(s, RETIRED, "flow {id} acts after it was retired");
+        if s == UNBORN {
+            s = self.build_in_place(id, sh);
+        }
+        &mut self.live[s as usize]
+    }
+
+    /// Builds the flow's state in a free place; returns the place.
+    #[cold]
+    #[inline(never)]
+    fn build_in_place(&mut self, id: FlowId, sh: &FlowShared) -> u32 {
+        let f = self.build_state(id, sh);
+        self.put(id, Some(f));
+        self.peak_live = self.peak_live.max(self.live());
+        self.slot[id.ix()]
+    }
+
+    /// A new state for the flow, as it was before it started.
+    fn build_state(&self, id: FlowId, sh: &FlowShared) -> Flow {
+        let r = &self.records[id.ix()];
+        let params = FlowParams {
+            line_rate_bps: r.line_rate_bps,
+            base_rtt_ps: r.base_rtt_ps,
+            mss: sh.t.mtu,
+            packet_bytes: self.build.packet_bytes,
+            hops: r.hops,
+        };
+        let cc = Cc::new(&self.build.cc, &params);
+        let init = FlowInit { src: r.src, dst: r.dst, size: r.size, start_ps: r.start_ps, rate_cap: r.rate_cap, name: "" };
+        Flow::new(id, &init, &sh.t, cc, r.entropy, r.base_rtt_ps, self.build.seed)
+    }
+
+    /// Sets the size of a flow not yet started (its state's too, if built).
+    pub fn set_size(&mut self, id: FlowId, size: u64) {
+        let r = &mut self.records[id.ix()];
+        debug_assert!(!r.started && size <= r.size);
+        r.size = size;
+        r.npkts = size.div_ceil(r.mss as u64) as u32;
+        if let Some(s) = self.live.get_mut(self.slot[id.ix()] as usize) {
+            s.set_size(size);
+        }
+    }
+
+    /// Sets a flow's entropy (before the run).
+    pub fn set_entropy(&mut self, id: FlowId, entropy: u32) {
+        self.records[id.ix()].entropy = entropy;
+        if let Some(s) = self.live.get_mut(self.slot[id.ix()] as usize) {
+            s.entropy = entropy;
+        }
+    }
+
+    /// Can the flow's state go? Only when nothing could reach it again and
+    /// find anything to do: its sender is done and its receiver finished
+    /// (so neither sends again), its receiver owes no ACK (so an `AckTimer`
+    /// finds `ack_at` unset and is stale), no controller timer is due (so a
+    /// `CcTimer` finds `cc_timer_at` unset and is stale; an `FlowTimer` of
+    /// a sender that is done is stale as well), its NIC has taken it off the
+    /// ring, and `in_network`, the packets of the flow still in the network,
+    /// is 0 (so no packet arrives for it).
+    pub fn retirable(f: &Flow, in_network: u32) -> bool {
+        f.sender_done_ps.is_some()
+            && f.finish_ps.is_some()
+            && f.pending_acks == 0
+            && f.ack_at == u64::MAX
+            && f.cc_timer_at == u64::MAX
+            && !f.in_ring
+            && in_network == 0
+    }
+
+    /// Retires the flow's state if [`FlowStore::retirable`] (and this store
+    /// retires): its counters go to its record.
+    #[inline]
+    pub fn retire_if_over(&mut self, id: FlowId, in_network: u32) {
+        if !self.retire {
+            return;
+        }
+        let s = self.slot[id.ix()];
+        let Some(f) = self.live.get(s as usize) else { return };
+        if !Self::retirable(f, in_network) {
+            return;
+        }
+        self.records[id.ix()].take_outcome(f);
+        self.slot[id.ix()] = RETIRED;
+        self.free.push(s);
+        self.retired += 1;
+    }
+
+    /// Exchanges this store's state of the flow with `other`'s (either may
+    /// have none): the partitions of a parallel run, joined.
+    pub(crate) fn swap_state(&mut self, other: &mut FlowStore, id: FlowId, sh: &FlowShared) {
+        let (a, b) = (self.take(id, sh), other.take(id, sh));
+        self.put(id, b);
+        other.put(id, a);
+    }
+
+    /// Exchanges the receiver's half of the flow's state with `other`'s
+    /// ([`Flow::swap_receiver`]); a store with no state has a new one's.
+    pub(crate) fn swap_receiver(&mut self, other: &mut FlowStore, id: FlowId, sh: &FlowShared) {
+        if self.get(id).is_none() && other.get(id).is_none() {
+            return;
+        }
+        let mut theirs = other.take(id, sh).unwrap_or_else(|| other.build_state(id, sh));
+        self.state(id, sh).swap_receiver(&mut theirs);
+        other.put(id, Some(theirs));
+    }
+
+    /// Takes the flow's state out, if it has one; a new state fills its
+    /// place (which is free, and rewritten before it is read again).
+    fn take(&mut self, id: FlowId, sh: &FlowShared) -> Option<Flow> {
+        let s = self.slot[id.ix()];
+        if (s as usize) >= self.live.len() {
+            return None;
+        }
+        self.slot[id.ix()] = UNBORN;
+        self.free.push(s);
+        let blank = self.build_state(id, sh);
+        Some(std::mem::replace(&mut self.live[s as usize], blank))
+    }
+
+    fn put(&mut self, id: FlowId, f: Option<Flow>) {
+        let Some(f) = f else { return };
+        let s = match self.free.pop() {
+            Some(s) => {
+                self.live[s as usize] = f;
+                s
+            }
+            None => {
+                self.live.push(f);
+                (self.live.len() - 1) as u32
+            }
+        };
+        self.slot[id.ix()] = s;
+    }
+
+    /// Counts the flows whose receiver has every packet.
+    pub fn count_finished(&self) -> usize {
+        (0..self.records.len()).filter(|&i| self.record(FlowId(i as u32)).finish_ps.is_some()).count()
+    }
+}
+
+impl Index<FlowId> for FlowStore {
+    type Output = Flow;
+    /// The state of a flow in progress.
+    #[inline]
+    fn index(&self, id: FlowId) -> &Flow {
+        &self.live[self.slot[id.ix()] as usize]
+    }
+}
+
+impl IndexMut<FlowId> for FlowStore {
+    #[inline]
+    fn index_mut(&mut self, id: FlowId) -> &mut Flow {
+        &mut self.live[self.slot[id.ix()] as usize]
+    }
+}
