@@ -75,7 +75,7 @@ impl Watchdog {
         // A stretch without delivery starts no earlier than the first start
         // of a flow still waiting for one: a flow that starts after a long
         // idle time is not stalled by the idle time before it.
-        let first_start = || w.flow_store().states().filter(|f| f.started && f.finish_ps.is_none()).map(|f| f.start_ps).min();
+        let first_start = || w.flow_store().first_unfinished_start();
         self.check_counts(seen, w.stats(), first_start)
     }
 

@@ -16,7 +16,9 @@
 //! one is.
 //!
 //! A flow's sender and receiver state live in the partitions of their
-//! hosts (`Flow::swap_receiver` joins them).
+//! hosts; the joined world has their records, each flow's from its
+//! sender's partition with its receiver's counters from its receiver's
+//! (`FlowStore::joined`).
 //!
 //! What the mode refuses ([`Split::refusal`], [`Split::flow_refusal`]),
 //! and runs on one thread instead: flows that wait for flows ending in
@@ -158,21 +160,22 @@ impl Split {
     /// partitions. (Flows of no bytes come only from connections of
     /// several queue pairs, which [`Split::refusal`] refuses.)
     pub fn flow_refusal(&self, w: &World) -> Option<String> {
-        let flows = w.flows();
+        let store = w.flow_store();
+        let flows = |i: u32| store.spec(FlowId(i));
         let name = |i: usize| &w.sc.flows[i].name;
         let part = |h: crate::id::HostId| self.node_part[h.ix()];
         let ends_in = |f: &crate::transport::FlowRecord| if f.npkts == 0 { part(f.src) } else { part(f.dst) };
         for d in &w.sc.deps {
-            let f = &flows[d.flow as usize];
+            let f = flows(d.flow);
             let home = part(f.src);
-            if let Some(&a) = d.after.iter().find(|&&a| ends_in(&flows[a as usize]) != home) {
+            if let Some(&a) = d.after.iter().find(|&&a| ends_in(flows(a)) != home) {
                 return Some(format!(
                     "flow {} waits for flow {}, which ends in another partition (flows that wait for others across partitions run on one thread)",
                     name(d.flow as usize),
                     name(a as usize)
                 ));
             }
-            if let Some(a) = d.after_sent.filter(|&a| part(flows[a as usize].src) != home) {
+            if let Some(a) = d.after_sent.filter(|&a| part(flows(a).src) != home) {
                 return Some(format!(
                     "flow {} waits for flow {} to leave a NIC in another partition (flows that wait for others across partitions run on one thread)",
                     name(d.flow as usize),
@@ -570,19 +573,13 @@ impl Parallel {
             base.ctx.stats.add(&other.ctx.stats);
             base.ctx.pkts.count_live_of(&other.ctx.pkts);
         }
-        // Flows: the sender from its host's partition, then the receiver
-        // from its host's (where partition 0's flow went if it was taken).
-        for f in 0..owners.flow_src.len() {
-            let (s, d) = (owners.flow_src[f] as usize, owners.flow_dst[f] as usize);
-            let (f, t) = (FlowId(f as u32), &mut base.c.transport);
-            if s != 0 {
-                t.flows.swap_state(&mut rest[s - 1].c.transport.flows, f, &t.shared);
-            }
-            if d != s {
-                let holder = if d == 0 { s } else { d };
-                t.flows.swap_receiver(&mut rest[holder - 1].c.transport.flows, f, &t.shared);
-            }
-        }
+        // Flows: the sender's half from its host's partition, the
+        // receiver's from its host's.
+        let joined = {
+            let parts: Vec<&crate::transport::FlowStore> = std::iter::once(&base).chain(rest.iter()).map(|w| &w.c.transport.flows).collect();
+            crate::transport::FlowStore::joined(&parts, &owners.flow_src, &owners.flow_dst)
+        };
+        base.c.transport.flows = joined;
         base.c.transport.recount_finished();
         base.ctx.now = now;
         base.ctx.q.count_popped(sched.stats().events);

@@ -945,33 +945,6 @@ impl Flow {
         }
         false
     }
-
-    /// Exchanges the receiver's state with `other`'s: a parallel run keeps a
-    /// flow's sender and its receiver in the partitions of their hosts, and
-    /// joins them at the end. Everything else is the sender's (its start,
-    /// its timers, its controller and counters).
-    pub(crate) fn swap_receiver(&mut self, other: &mut Flow) {
-        use std::mem::swap;
-        swap(&mut self.rcv_nxt, &mut other.rcv_nxt);
-        swap(&mut self.pending_acks, &mut other.pending_acks);
-        swap(&mut self.pending_ce, &mut other.pending_ce);
-        swap(&mut self.ooo_held, &mut other.ooo_held);
-        swap(&mut self.last_nack_psn, &mut other.last_nack_psn);
-        swap(&mut self.ack_requested, &mut other.ack_requested);
-        swap(&mut self.received, &mut other.received);
-        swap(&mut self.ack_at, &mut other.ack_at);
-        swap(&mut self.ack_timer_queued, &mut other.ack_timer_queued);
-        swap(&mut self.ce_marks, &mut other.ce_marks);
-        swap(&mut self.finish_ps, &mut other.finish_ps);
-        swap(&mut self.rcv_cc, &mut other.rcv_cc);
-        swap(&mut self.last_rx, &mut other.last_rx);
-        swap(&mut self.pending_sig, &mut other.pending_sig);
-        swap(&mut self.last_nack_ps, &mut other.last_nack_ps);
-        swap(&mut self.cnps, &mut other.cnps);
-        swap(&mut self.cnps_suppressed, &mut other.cnps_suppressed);
-        swap(&mut self.nacks, &mut other.nacks);
-        swap(&mut self.trims, &mut other.trims);
-    }
 }
 
 #[cfg(test)]

@@ -107,6 +107,20 @@ impl FlowRecord {
         (self.size - start).min(self.mss as u64) as u32
     }
 
+    /// Takes the receiver's counters from `r`, the record of the flow in
+    /// its receiver's partition: a parallel run keeps a flow's sender in
+    /// its source's partition and its receiver in its destination's.
+    /// Everything else is the sender's (its start, its timers, its
+    /// controller and counters).
+    fn take_receiver(&mut self, r: &FlowRecord) {
+        self.rcv_nxt = r.rcv_nxt;
+        self.finish_ps = r.finish_ps;
+        self.ce_marks = r.ce_marks;
+        self.cnps = r.cnps;
+        self.nacks = r.nacks;
+        self.trims = r.trims;
+    }
+
     /// Takes what came of the flow from its state.
     fn take_outcome(&mut self, f: &Flow) {
         self.size = f.size;
@@ -338,36 +352,33 @@ impl FlowStore {
         self.retired += 1;
     }
 
-    /// Exchanges this store's state of the flow with `other`'s (either may
-    /// have none): the partitions of a parallel run, joined.
-    pub(crate) fn swap_state(&mut self, other: &mut FlowStore, id: FlowId, sh: &FlowShared) {
-        let (a, b) = (self.take(id, sh), other.take(id, sh));
-        self.put(id, b);
-        other.put(id, a);
+    /// The flows of a parallel run's partitions joined into one store, to
+    /// read the outputs from: each flow's record from its sender's
+    /// partition (`sender[f]`), with the receiver's counters from its
+    /// receiver's (`receiver[f]`). The joined store holds no state.
+    pub(crate) fn joined(parts: &[&FlowStore], sender: &[u32], receiver: &[u32]) -> FlowStore {
+        let records = (0..parts[0].len())
+            .map(|f| {
+                let id = FlowId(f as u32);
+                let (s, d) = (sender[f] as usize, receiver[f] as usize);
+                let mut r = parts[s].record(id);
+                if d != s {
+                    r.take_receiver(&parts[d].record(id));
+                }
+                r
+            })
+            .collect::<Vec<_>>();
+        let slot = vec![UNBORN; records.len()];
+        FlowStore { records, slot, live: Vec::new(), free: Vec::new(), build: parts[0].build.clone(), retire: false, peak_live: 0, retired: 0 }
     }
 
-    /// Exchanges the receiver's half of the flow's state with `other`'s
-    /// ([`Flow::swap_receiver`]); a store with no state has a new one's.
-    pub(crate) fn swap_receiver(&mut self, other: &mut FlowStore, id: FlowId, sh: &FlowShared) {
-        if self.get(id).is_none() && other.get(id).is_none() {
-            return;
+    /// The earliest start of a flow that has started and not finished.
+    pub fn first_unfinished_start(&self) -> Option<u64> {
+        if self.retire {
+            // A flow that has started and not finished has its state.
+            return self.states().filter(|f| f.started && f.finish_ps.is_none()).map(|f| f.start_ps).min();
         }
-        let mut theirs = other.take(id, sh).unwrap_or_else(|| other.build_state(id, sh));
-        self.state(id, sh).swap_receiver(&mut theirs);
-        other.put(id, Some(theirs));
-    }
-
-    /// Takes the flow's state out, if it has one; a new state fills its
-    /// place (which is free, and rewritten before it is read again).
-    fn take(&mut self, id: FlowId, sh: &FlowShared) -> Option<Flow> {
-        let s = self.slot[id.ix()];
-        if (s as usize) >= self.live.len() {
-            return None;
-        }
-        self.slot[id.ix()] = UNBORN;
-        self.free.push(s);
-        let blank = self.build_state(id, sh);
-        Some(std::mem::replace(&mut self.live[s as usize], blank))
+        self.records().filter(|f| f.started && f.finish_ps.is_none()).map(|f| f.start_ps).min()
     }
 
     fn put(&mut self, id: FlowId, f: Option<Flow>) {
