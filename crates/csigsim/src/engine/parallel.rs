@@ -411,8 +411,11 @@ impl Parallel {
         for (id, mut w) in std::iter::once(first).chain(others.drain(..)).enumerate() {
             w.ctx.q = SimQueue::new();
             w.ctx.staged = Some(Vec::new());
-            // A partition cannot see its flows' packets in others.
+            // A partition cannot see its flows' packets in others; it builds
+            // the states of the flows with a host in it.
             w.c.transport.flows.keep_states();
+            let mine = |f: usize| owners.flow_src[f] == id as u32 || owners.flow_dst[f] == id as u32;
+            w.c.transport.flows.reserve_states((0..owners.flow_src.len()).filter(|&f| mine(f)).count());
             w.ctx.pkts.stop_counting_flows();
             let prefetch_spacing = w.c.prefetch_spacing();
             let mut own_ports = vec![0u64; owners.port.len().div_ceil(64)];

@@ -189,6 +189,13 @@ impl FlowStore {
         self.retire = false;
     }
 
+    /// Makes room for `n` states at once, so that the store never grows
+    /// by copying (a copy of a gigabyte of states while the old one is
+    /// held): for a store that keeps states and knows how many it may build.
+    pub fn reserve_states(&mut self, n: usize) {
+        self.live.reserve_exact(n.saturating_sub(self.live.len()));
+    }
+
     /// Does this store retire the states of flows that are over?
     pub fn retires(&self) -> bool {
         self.retire
