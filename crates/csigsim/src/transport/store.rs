@@ -424,3 +424,123 @@ impl IndexMut<FlowId> for FlowStore {
         &mut self.live[self.slot[id.ix()] as usize]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::{PacketKind, Signals};
+    use crate::transport::config::TransportConfig;
+    use crate::transport::flow::{AckOutcome, RxAction, SendCheck};
+
+    const RATE: u64 = 100_000_000_000;
+
+    /// `n` flows of two 1000-byte packets from host 0 to host 1.
+    fn store(n: u32) -> (FlowStore, FlowShared) {
+        let t = TransportConfig { mtu: 1000, ..Default::default() };
+        let init = FlowInit { src: HostId(0), dst: HostId(1), size: 2000, start_ps: 0, rate_cap: u64::MAX, name: "" };
+        let records = (0..n).map(|i| FlowRecord::new(FlowId(i), &init, t.mtu, 7, 10_000_000, RATE, 2)).collect();
+        let build = FlowBuild { cc: t.cc_config(), packet_bytes: 1064, seed: 1 };
+        (FlowStore::new(records, build), FlowShared { t, csig: None, stamp: None, tag_bytes: 0, int_bytes: 0 })
+    }
+
+    /// Runs flow `id` of `s` to its end: both packets sent, received, and
+    /// their ACKs applied (the last at 5 us).
+    fn run_to_the_end(s: &mut FlowStore, sh: &FlowShared, id: FlowId) {
+        let f = s.state(id, sh);
+        assert!(!f.start(0));
+        let mut acks = Vec::new();
+        for now in [0, 100] {
+            let SendCheck::Send(psn, rtx) = f.check_send(now) else { panic!("sends") };
+            let p = f.send(now, psn, rtx, RATE, sh).packet;
+            f.on_data(now + 1_000, &p, &Signals::default(), false, sh, &mut acks);
+        }
+        assert_eq!(f.finish_ps, Some(1_100));
+        for (i, a) in acks.drain(..).enumerate() {
+            let RxAction::Send(ack, _) = a else { panic!("ACKs at once") };
+            assert_eq!(ack.kind, PacketKind::Ack);
+            let now = 4_000 + 1_000 * i as u64;
+            assert!(matches!(f.on_ack(now, &ack, &Signals::default(), None, sh), AckOutcome::Applied { .. }));
+        }
+        assert_eq!(f.sender_done_ps, Some(5_000));
+    }
+
+    #[test]
+    fn a_state_is_built_at_first_touch_as_the_record_says() {
+        let (mut s, sh) = store(3);
+        assert!(s.get(FlowId(1)).is_none());
+        s.set_size(FlowId(1), 1500);
+        let f = s.state(FlowId(1), &sh);
+        assert_eq!((f.id, f.size, f.npkts, f.entropy, f.base_rtt_ps), (FlowId(1), 1500, 2, 7, 10_000_000));
+        assert_eq!((s.live(), s.peak_live()), (1, 1));
+        // The record reads the state while there is one.
+        s.state(FlowId(1), &sh).start(42);
+        assert_eq!((s.record(FlowId(1)).start_ps, s.record(FlowId(1)).started), (42, true));
+        assert!(!s.record(FlowId(0)).started);
+    }
+
+    #[test]
+    fn a_flow_is_retired_only_once_nothing_of_it_can_act() {
+        let (mut s, sh) = store(2);
+        let id = FlowId(0);
+        // Not over: the sender still waits for its ACKs.
+        s.state(id, &sh).start(0);
+        s.retire_if_over(id, 0);
+        assert!(s.get(id).is_some());
+        let (mut s, sh) = store(2);
+        run_to_the_end(&mut s, &sh, id);
+        // Over, but one of its packets is in the network, its NIC still
+        // has it on the ring, or its controller's timer is due.
+        s.retire_if_over(id, 1);
+        assert!(s.get(id).is_some());
+        s[id].in_ring = true;
+        s.retire_if_over(id, 0);
+        assert!(s.get(id).is_some());
+        s[id].in_ring = false;
+        s[id].cc_timer_at = 9_000;
+        s.retire_if_over(id, 0);
+        assert!(s.get(id).is_some());
+        s[id].cc_timer_at = u64::MAX;
+        s.retire_if_over(id, 0);
+        assert!(s.is_retired(id) && s.get(id).is_none());
+        assert_eq!((s.live(), s.retired()), (0, 1));
+        // Its record keeps what came of it (bytes sent on the wire, with
+        // the 64-byte header).
+        let r = s.record(id);
+        assert_eq!((r.finish_ps, r.sender_done_ps, r.rcv_nxt, r.bytes_sent, r.delivered_bytes()), (Some(1_100), Some(5_000), 2, 2 * 1064, 2000));
+        assert!(!r.in_flight);
+        // The next flow takes its place.
+        s.state(FlowId(1), &sh);
+        assert_eq!((s.live(), s.peak_live(), s.live.len()), (1, 1, 1));
+    }
+
+    #[test]
+    fn a_store_that_keeps_states_retires_none() {
+        let (mut s, sh) = store(1);
+        s.keep_states();
+        run_to_the_end(&mut s, &sh, FlowId(0));
+        s.retire_if_over(FlowId(0), 0);
+        assert!(s.get(FlowId(0)).is_some());
+        assert_eq!(s.retired(), 0);
+    }
+
+    #[test]
+    fn the_joined_record_takes_the_receivers_counters_from_its_partition() {
+        let (mut sender, sh) = store(1);
+        let (mut receiver, _) = store(1);
+        let id = FlowId(0);
+        sender.keep_states();
+        receiver.keep_states();
+        run_to_the_end(&mut sender, &sh, id);
+        // The sender's partition never saw the data; the receiver's never sent.
+        let tx = &mut sender[id];
+        (tx.finish_ps, tx.rcv_nxt, tx.ce_marks) = (None, 0, 0);
+        let rx = receiver.state(id, &sh);
+        (rx.finish_ps, rx.rcv_nxt, rx.ce_marks, rx.cnps) = (Some(1_100), 2, 1, 1);
+        let joined = FlowStore::joined(&[&sender, &receiver], &[0], &[1]);
+        let r = joined.record(id);
+        assert_eq!((r.sender_done_ps, r.bytes_sent, r.started), (Some(5_000), 2 * 1064, true));
+        assert_eq!((r.finish_ps, r.rcv_nxt, r.ce_marks, r.cnps), (Some(1_100), 2, 1, 1));
+        assert_eq!(joined.count_finished(), 1);
+        assert!(joined.get(id).is_none());
+    }
+}
