@@ -79,3 +79,24 @@ fn a_ring_all_reduce_holds_the_flows_in_progress_not_every_flow() {
     assert!(s.peak_live() <= 32, "{} states held at once", s.peak_live());
     assert!(s.retired() >= 480 - 16, "{} retired", s.retired());
 }
+
+#[test]
+fn every_congestion_control_in_every_switch_mode_is_unchanged_by_retiring() {
+    // A permutation and an incast at once into small buffers: queues,
+    // marks, drops or trims or pauses, and resends, under each controller.
+    let workloads = format!("{PERMUTATION}\n[[workload]]\n{INCAST}");
+    let retransmit = |mode: &str| if mode == "trim" { "selective" } else { "go_back_n" };
+    for cc in ["none", "dctcp", "dcqcn", "dcqcn_rev", "timely", "swift", "hpcc", "nscc", "mcc"] {
+        for mode in ["pfc", "lossy", "trim"] {
+            // DCQCN-Rev's switches run the enhanced congestion point; HPCC
+            // reads INT.
+            let ecp = if cc == "dcqcn_rev" { ", mode = \"ecp\"" } else { "" };
+            let int = if cc == "hpcc" { "\n[signals.int]" } else { "" };
+            let extra = format!(
+                "[switch]\nmode = \"{mode}\"\nbuffer = \"400KB\"\necn = {{ kmin = \"20KB\", kmax = \"80KB\", pmax = 0.2{ecp} }}\n[transport]\ncc = \"{cc}\"\nretransmit = \"{}\"\nrto = \"200us\"{int}",
+                retransmit(mode)
+            );
+            same_outputs(&fat_tree(&extra, &workloads), &[&format!("name=\"{cc} {mode}\"")]);
+        }
+    }
+}
