@@ -238,8 +238,10 @@ impl FlowStore {
         (0..self.records.len()).map(|i| self.record(FlowId(i as u32)))
     }
 
-    /// The flow as the scenario gave it (and a connection sized it): its
-    /// hosts, size and scheduled start, read without building its state.
+    /// The flow's stored record, read without touching its state: what
+    /// the scenario gave (its hosts, its size as a connection set it, its
+    /// scheduled start) and, only once the state is retired, what came of
+    /// it ([`FlowStore::record`] reads a state in progress).
     #[inline]
     pub fn spec(&self, id: FlowId) -> &FlowRecord {
         &self.records[id.ix()]
