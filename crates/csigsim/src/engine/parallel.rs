@@ -413,10 +413,9 @@ impl Parallel {
             w.ctx.staged = Some(Vec::new());
             // A partition cannot see its flows' packets in others; it builds
             // the states of the flows with a host in it.
-            w.c.transport.flows.keep_states();
+            w.keep_flow_states();
             let mine = |f: usize| owners.flow_src[f] == id as u32 || owners.flow_dst[f] == id as u32;
             w.c.transport.flows.reserve_states((0..owners.flow_src.len()).filter(|&f| mine(f)).count());
-            w.ctx.pkts.stop_counting_flows();
             let prefetch_spacing = w.c.prefetch_spacing();
             let mut own_ports = vec![0u64; owners.port.len().div_ceil(64)];
             for (p, _) in owners.port.iter().enumerate().filter(|&(_, &o)| o == id as u32) {

@@ -111,16 +111,24 @@ fn pfc_cycle(w: &World, paused: &[PortId]) -> Vec<PortId> {
 pub fn diagnose(w: &World, end_reason: &str, mark: &Mark) -> Option<Diagnosis> {
     let sc = w.scenario();
     let hosts = &sc.topology.hosts;
-    let unfinished: Vec<_> = w.flow_store().records().enumerate().filter(|(_, f)| f.finish_ps.is_none()).collect();
-    if unfinished.is_empty() {
+    // Counted in one pass; only the listed ones are kept (a stalled
+    // collective can leave millions unfinished).
+    let mut n = 0usize;
+    let mut listed = Vec::new();
+    for (i, f) in w.flow_store().records().enumerate().filter(|(_, f)| f.finish_ps.is_none()) {
+        n += 1;
+        if listed.len() < MAX_FLOWS_LISTED {
+            listed.push((i, f));
+        }
+    }
+    if n == 0 {
         return None;
     }
-    let flows = unfinished
-        .iter()
-        .take(MAX_FLOWS_LISTED)
+    let flows = listed
+        .into_iter()
         .map(|(i, f)| UnfinishedFlow {
             flow_id: f.id.0,
-            name: sc.flows[*i].name.clone(),
+            name: sc.flows[i].name.clone(),
             src: hosts[f.src.ix()].clone(),
             dst: hosts[f.dst.ix()].clone(),
             started: f.started,
@@ -162,7 +170,6 @@ pub fn diagnose(w: &World, end_reason: &str, mark: &Mark) -> Option<Diagnosis> {
     } else {
         ("no_progress", "no data packet delivered".to_string())
     };
-    let n = unfinished.len();
     let message = format!(
         "{n} of {} flows unfinished after {:.3} us without a delivery; {why}",
         w.flow_store().len(),

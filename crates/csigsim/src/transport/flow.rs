@@ -26,6 +26,14 @@ use crate::rng::{Purpose, Stream};
 use crate::units::tx_time_ps;
 use std::collections::VecDeque;
 
+/// Payload bytes of packet `psn` of a flow of `size` bytes in packets of
+/// `mss` payload bytes at most.
+#[inline]
+pub(crate) fn payload_of(size: u64, mss: u32, psn: u32) -> u32 {
+    let start = psn as u64 * mss as u64;
+    (size - start).min(mss as u64) as u32
+}
+
 /// What every flow of a run shares: the transport settings and the signals
 /// senders put in (and receivers reflect from) packets.
 #[derive(Clone, Debug)]
@@ -315,16 +323,10 @@ impl Flow {
         }
     }
 
-    /// Payload bytes the receiver has in order.
-    pub fn delivered_bytes(&self) -> u64 {
-        (self.rcv_nxt as u64 * self.mss as u64).min(self.size)
-    }
-
     /// Payload bytes of packet `psn`.
     #[inline]
     pub fn payload(&self, psn: u32) -> u32 {
-        let start = psn as u64 * self.mss as u64;
-        (self.size - start).min(self.mss as u64) as u32
+        payload_of(self.size, self.mss, psn)
     }
 
     /// Bytes packet `psn` counts in the window (payload, plus headers when

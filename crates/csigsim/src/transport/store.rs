@@ -103,8 +103,7 @@ impl FlowRecord {
 
     /// Payload bytes of packet `psn`.
     pub fn payload(&self, psn: u32) -> u32 {
-        let start = psn as u64 * self.mss as u64;
-        (self.size - start).min(self.mss as u64) as u32
+        super::flow::payload_of(self.size, self.mss, psn)
     }
 
     /// Takes the receiver's counters from `r`, the record of the flow in
@@ -194,11 +193,6 @@ impl FlowStore {
     /// held): for a store that keeps states and knows how many it may build.
     pub fn reserve_states(&mut self, n: usize) {
         self.live.reserve_exact(n.saturating_sub(self.live.len()));
-    }
-
-    /// Does this store retire the states of flows that are over?
-    pub fn retires(&self) -> bool {
-        self.retire
     }
 
     pub fn len(&self) -> usize {
