@@ -993,7 +993,7 @@ mod tests {
         lookahead: u64,
         /// Events a node handles before it stops scheduling.
         budget: u32,
-        /// Delays beyond the wheel's span (into its far heap) as well.
+        /// Delays beyond the wheel's span (among its far events) as well.
         wide: bool,
         /// The partitions' queues ask for their next blocks ahead.
         fetch_ahead: bool,

@@ -40,7 +40,7 @@ pub const BLOCK_PS: u64 = 1 << BLOCK_BITS;
 /// receiver's coalesced-ACK timer (5 us by default, one per few packets:
 /// in a heap, a push and a pop of a logarithm each, missing the cache on
 /// a large fabric); retransmission and congestion-control timers and
-/// flow starts further out wait in the far heap.
+/// flow starts further out wait among the far events ([`FarEvents`]).
 const WHEEL_BITS: u32 = 13;
 const WHEEL: usize = 1 << WHEEL_BITS;
 const WHEEL_MASK: u64 = WHEEL as u64 - 1;
@@ -123,7 +123,7 @@ pub struct Place {
     at: u32,
 }
 
-/// An event beyond the wheel, ordered by (time, insertion) in a heap.
+/// An event beyond the wheel, ordered by (time, insertion).
 struct Far<E> {
     t: u64,
     seq: u64,
@@ -149,6 +149,70 @@ impl<E> Ord for Far<E> {
     }
 }
 
+/// The events beyond the wheel, in (time, insertion) order: a run of
+/// pushes whose times never decreased, kept as a FIFO, and a heap for the
+/// others. Most far events are timers set a fixed delay ahead (a
+/// retransmission timeout from each flow's first packet), so their times
+/// follow the clock: on a workload of millions of short flows the heap
+/// held every pending timer (hundreds of thousands, megabytes past the
+/// caches, a cache miss a level on every pop), where the run appends and
+/// pops at its ends. The earlier of the two heads pops first, by (time,
+/// insertion), so the order is the one a heap alone gave.
+struct FarEvents<E> {
+    run: std::collections::VecDeque<Far<E>>,
+    heap: std::collections::BinaryHeap<Far<E>>,
+    /// Insertion counter.
+    seq: u64,
+    /// The time of the event that pops next, kept for the wheel's check
+    /// at every block it reads.
+    first: Option<u64>,
+}
+
+impl<E> FarEvents<E> {
+    fn new() -> Self {
+        FarEvents { run: std::collections::VecDeque::new(), heap: std::collections::BinaryHeap::new(), seq: 0, first: None }
+    }
+
+    fn push(&mut self, t: u64, ev: E) {
+        let f = Far { t, seq: self.seq, ev };
+        self.seq += 1;
+        self.first = Some(self.first.map_or(t, |first| first.min(t)));
+        // The run stays sorted by (time, insertion): its times never
+        // decrease and its insertions increase.
+        if self.run.back().is_none_or(|b| b.t <= t) {
+            self.run.push_back(f);
+        } else {
+            self.heap.push(f);
+        }
+    }
+
+    /// Whether the run's head pops before the heap's.
+    fn run_first(&self) -> Option<bool> {
+        match (self.run.front(), self.heap.peek()) {
+            (None, None) => None,
+            (Some(_), None) => Some(true),
+            (None, Some(_)) => Some(false),
+            // `Far`'s order is reversed: the greater pops first.
+            (Some(r), Some(h)) => Some(r > h),
+        }
+    }
+
+    /// The time of the event that pops next.
+    #[inline(always)]
+    fn first_time(&self) -> Option<u64> {
+        self.first
+    }
+
+    fn pop(&mut self) -> Option<Far<E>> {
+        let f = if self.run_first()? { self.run.pop_front() } else { self.heap.pop() };
+        self.first = match (self.run.front(), self.heap.peek()) {
+            (Some(r), Some(h)) => Some(r.t.min(h.t)),
+            (r, h) => r.or(h).map(|f| f.t),
+        };
+        f
+    }
+}
+
 /// A timing wheel of 1024-ps blocks whose slots keep insertion order, with
 /// a heap for what lies beyond it.
 ///
@@ -156,8 +220,8 @@ impl<E> Ord for Far<E> {
 /// past). `cur` is the block being read: `now` holds its events, sorted by
 /// time, ties in insertion order. An event of a later block within
 /// `WHEEL` blocks of `cur` is appended to that block's slot (block modulo
-/// `WHEEL`); one further out goes to `far`, a binary heap by (time,
-/// insertion). When `now` has been read to its end, the next occupied slot
+/// `WHEEL`); one further out goes to `far` ([`FarEvents`]), in (time,
+/// insertion) order. When `now` has been read to its end, the next occupied slot
 /// (found from the bitmap) becomes `cur`; before anything can be pushed into
 /// the blocks that this brings within reach of the wheel, the far events
 /// of those blocks are moved into their slots, in (time, insertion) order.
@@ -180,7 +244,7 @@ impl<E> Ord for Far<E> {
 /// Ties need no sequence number on the wheel: a slot only ever holds one
 /// block; the far events of a block are all moved into its slot before any
 /// event of that block can be pushed there (an event within reach of the
-/// wheel is never sent to the heap), and pushes append; so in every slot the
+/// wheel is never sent among the far events), and pushes append; so in every slot the
 /// events of one time are in insertion order, the sort of a block is stable,
 /// and an event put into `now` goes after every event of its time. Items
 /// with a tie ([`Item::tie`]) are sorted by it first, within a time.
@@ -204,9 +268,7 @@ pub struct EventQueue<E = Event, const L: usize = PER_LINE, const C: usize = LIN
     /// The block being read (`now`'s).
     cur: u64,
     /// Events `WHEEL` blocks or more after `cur`.
-    far: std::collections::BinaryHeap<Far<E>>,
-    /// Insertion counter of `far`.
-    far_seq: u64,
+    far: FarEvents<E>,
     last: u64,
     len: usize,
     popped: u64,
@@ -304,8 +366,7 @@ impl<E: Item, const L: usize, const C: usize> EventQueue<E, L, C> {
             words: [0; WORDS],
             summary: 0,
             cur: 0,
-            far: std::collections::BinaryHeap::new(),
-            far_seq: 0,
+            far: FarEvents::new(),
             last: 0,
             len: 0,
             popped: 0,
@@ -341,8 +402,7 @@ impl<E: Item, const L: usize, const C: usize> EventQueue<E, L, C> {
         } else if ahead < WHEEL as u64 {
             self.append(slot_of(time_ps), time_ps, event);
         } else {
-            self.far.push(Far { t: time_ps, seq: self.far_seq, ev: event });
-            self.far_seq += 1;
+            self.far.push(time_ps, event);
         }
     }
 
@@ -469,7 +529,7 @@ impl<E: Item, const L: usize, const C: usize> EventQueue<E, L, C> {
         }
         match self.next_occupied() {
             Some(b) => Some(b << BLOCK_BITS),
-            None => self.far.peek().map(|f| f.t),
+            None => self.far.first_time(),
         }
     }
 
@@ -517,25 +577,25 @@ impl<E: Item, const L: usize, const C: usize> EventQueue<E, L, C> {
     }
 
     /// `now` has been read to its end: refills it from the next occupied
-    /// slot, or from the far heap when the wheel is empty. False if the
+    /// slot, or from the far events when the wheel is empty. False if the
     /// queue is empty.
     fn refill(&mut self) -> bool {
         self.now.clear();
         self.head = 0;
         // Far events are WHEEL blocks or more after `cur`, occupied slots
-        // fewer: the far heap leads only when the wheel is empty.
+        // fewer: the far events lead only when the wheel is empty.
         let next = match self.next_occupied() {
             Some(b) => b,
-            None => match self.far.peek() {
-                Some(f) => f.t >> BLOCK_BITS,
+            None => match self.far.first_time() {
+                Some(t) => t >> BLOCK_BITS,
                 None => return false,
             },
         };
         self.cur = next;
         // Blocks up to next + WHEEL - 1 are now within reach: their far
         // events go to their (still empty) slots before anything else can.
-        while let Some(f) = self.far.peek() {
-            if (f.t >> BLOCK_BITS) - next >= WHEEL as u64 {
+        while let Some(t) = self.far.first_time() {
+            if (t >> BLOCK_BITS) - next >= WHEEL as u64 {
                 break;
             }
             let f = self.far.pop().expect("peeked");
@@ -798,6 +858,28 @@ mod tests {
         }
     }
 
+    /// Far events pop by (time, insertion) whether they went to the run
+    /// (times that never decreased) or to the heap, ties included.
+    #[test]
+    fn far_events_pop_by_time_then_insertion_across_run_and_heap() {
+        let mut f = FarEvents::new();
+        // Insertion numbers 0 to 6: the run takes 10, 30, 30, 40; the heap 20, 30, 25.
+        for t in [10, 30, 20, 30, 40, 30, 25] {
+            f.push(t, ());
+        }
+        assert_eq!(f.run.len(), 4);
+        let mut got = Vec::new();
+        while let Some(t) = f.first_time() {
+            let e = f.pop().expect("first time");
+            assert_eq!(e.t, t);
+            got.push((e.t, e.seq));
+        }
+        assert_eq!(got, [(10, 0), (20, 2), (25, 6), (30, 1), (30, 3), (30, 5), (40, 4)]);
+        // Emptied, the run takes any time again.
+        f.push(5, ());
+        assert_eq!((f.run.len(), f.heap.len()), (1, 0));
+    }
+
     /// A time pushed while beyond the wheel, then again once the wheel has
     /// come within reach of it, and at the wheel's last block and the first
     /// beyond: the far event, moved into its slot, still pops first.
@@ -826,7 +908,7 @@ mod tests {
                 (far, ev(6)),
             ]
         );
-        // An empty wheel jumps to the far heap's first block.
+        // An empty wheel jumps to the first far event's block.
         q.push(u64::MAX, ev(7));
         q.push(u64::MAX - 1, ev(8));
         q.push(u64::MAX, ev(9));
@@ -878,7 +960,7 @@ mod tests {
             drain(&mut q),
             vec![(9 * b + 7, ev(1)), (9 * b + 7, ev(4)), ((WHEEL as u64 + 20) * b, ev(2))]
         );
-        // Only the far heap left: its first time.
+        // Only far events left: the first one's time.
         q.push(u64::MAX - 3, ev(5));
         assert_eq!(q.next_bound(), Some(u64::MAX - 3));
     }
@@ -964,6 +1046,10 @@ mod tests {
             2 => (0u64..2 * WHEEL as u64 * BLOCK_PS).prop_map(Op::Push),
             1 => (0u64..1 << 40).prop_map(Op::Push),
             1 => any::<u64>().prop_map(Op::Push),
+            // Timers a fixed delay ahead (a retransmission timeout): far
+            // pushes whose times follow the clock, tying when the clock
+            // stands still.
+            3 => (0u64..3).prop_map(|k| Op::Push(3 * WHEEL as u64 * BLOCK_PS + k)),
             6 => Just(Op::Pop),
             2 => (0u64..6000, 0u64..3_000_000).prop_map(|(b, l)| Op::PopWithin(b, l)),
         ]
