@@ -4,7 +4,7 @@
 //! the loop in [`crate::sim`] to the component that owns its id.
 
 use crate::monitor::Observers;
-use crate::net::{Network, Port, Switch};
+use crate::net::{Network, PathMemo, Port, Switch};
 use crate::packet::PacketArena;
 use crate::scenario::Scenario;
 use crate::rng::{Purpose, Stream};
@@ -223,7 +223,6 @@ impl World {
         let mut net = Network::new(&sc.topology, &sc.switch, max_packet, &sc.signals, sc.seed);
         let mut ctx = Ctx::new(PacketArena::with_signals(sc.signals.any(), sc.signals.int.is_some()));
         let (tag_bytes, int_bytes) = net.signal_bytes();
-        let base_rtts: Vec<u64> = sc.flows.iter().map(|f| net.base_rtt(f.src, f.dst, max_packet, t.ack_size as u64)).collect();
         // Defaults an algorithm derives from the whole network (NSCC's
         // network RTT and trimming).
         let mut cc_config = t.cc_config();
@@ -232,10 +231,14 @@ impl World {
         cc_config.prepare(&crate::cc::Fabric { network_rtt, trimming });
         let deps = crate::transport::Deps::new(sc.flows.len(), &sc.deps);
         let mut flows = Vec::with_capacity(sc.flows.len());
-        for (i, &base_rtt_ps) in base_rtts.iter().enumerate() {
-            let f = &sc.flows[i];
+        // Each flow's base RTT (`Network::base_rtt`: a full packet out, an
+        // ACK back) and links, walked once per run of flows of one pair.
+        let (mut out, mut back) = (PathMemo::new(&net), PathMemo::new(&net));
+        for (i, f) in sc.flows.iter().enumerate() {
+            let path = out.walk(&net, f.src, f.dst, max_packet);
+            let base_rtt_ps = path.latency_ps + back.walk(&net, f.dst, f.src, t.ack_size as u64).latency_ps;
+            let hops = path.hops;
             let line_rate_bps = net.ports()[net.host_port(f.src)].rate_bps();
-            let hops = net.path_hops(f.src, f.dst);
             let entropy = Stream::new(sc.seed, i as u64, Purpose::FlowEntropy).next_u64() as u32;
             let spec = FlowInit { src: f.src, dst: f.dst, size: f.size, start_ps: f.start.0, rate_cap: f.rate_cap, name: &f.name };
             flows.push(FlowRecord::new(FlowId(i as u32), &spec, t.mtu, entropy, base_rtt_ps, line_rate_bps, hops));

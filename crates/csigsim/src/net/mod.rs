@@ -358,16 +358,24 @@ impl Network {
     /// Store-and-forward latency of one packet of `bytes` from `src` to `dst`
     /// on an idle network (first equal-cost path), and the path's slowest rate.
     pub fn path_latency(&self, src: HostId, dst: HostId, bytes: u64) -> (u64, u64) {
+        let w = self.walk_path(src, dst, bytes);
+        (w.latency_ps, w.slowest_bps)
+    }
+
+    /// Walks the first equal-cost path from `src` to `dst` with one packet
+    /// of `bytes` on an idle network.
+    pub fn walk_path(&self, src: HostId, dst: HostId, bytes: u64) -> PathWalk {
         let mut port = self.host_port[src.ix()];
-        let (mut total, mut slowest) = (0, u64::MAX);
+        let mut w = PathWalk { latency_ps: 0, slowest_bps: u64::MAX, hops: 0 };
         for _ in 0..256 {
             let p = &self.ports[port];
-            total += crate::units::tx_time_ps(bytes, p.rate_bps) + p.delay_ps;
-            slowest = slowest.min(p.rate_bps);
+            w.latency_ps += crate::units::tx_time_ps(bytes, p.rate_bps) + p.delay_ps;
+            w.slowest_bps = w.slowest_bps.min(p.rate_bps);
+            w.hops += 1;
             let Some(sw) = self.switch_of(self.ports[p.peer].node) else { break };
             port = self.routes.candidates(sw, dst)[0];
         }
-        (total, slowest)
+        w
     }
 
     /// Unloaded round trip from `src` to `dst`: a packet of `packet_bytes` out
@@ -421,13 +429,43 @@ impl Network {
         longest
     }
 
-    /// Links on the first equal-cost path from `src` to `dst`.
-    pub fn path_hops(&self, src: HostId, dst: HostId) -> u32 {
-        let mut port = self.host_port[src.ix()];
-        for hops in 1..=256 {
-            let Some(sw) = self.switch_of(self.ports[self.ports[port].peer].node) else { return hops };
-            port = self.routes.candidates(sw, dst)[0];
+}
+
+/// What a walk of a path found ([`Network::walk_path`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PathWalk {
+    /// Store-and-forward latency of the packet, link delays included.
+    pub latency_ps: u64,
+    /// The slowest link's rate.
+    pub slowest_bps: u64,
+    /// Links on the path.
+    pub hops: u32,
+}
+
+/// The last path walked from each host, and what the walk found: loops
+/// over millions of flows (set-up, collection) walk a path per flow, and
+/// a collective's flows repeat their pairs (a ring's 2 (n - 1) flows a
+/// rank all go to its neighbour). A walk from another host, to another
+/// host or with another packet size is walked anew.
+pub struct PathMemo {
+    last: Vec<Option<(HostId, u64, PathWalk)>>,
+}
+
+impl PathMemo {
+    pub fn new(net: &Network) -> PathMemo {
+        PathMemo { last: vec![None; net.num_hosts() as usize] }
+    }
+
+    /// [`Network::walk_path`], walked again only when `src`'s last walk was
+    /// to another host or with another size.
+    pub fn walk(&mut self, net: &Network, src: HostId, dst: HostId, bytes: u64) -> PathWalk {
+        match self.last[src.ix()] {
+            Some((d, b, w)) if d == dst && b == bytes => w,
+            _ => {
+                let w = net.walk_path(src, dst, bytes);
+                self.last[src.ix()] = Some((dst, bytes, w));
+                w
+            }
         }
-        256
     }
 }

@@ -209,14 +209,15 @@ pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::w
         sender_finish_ps: Vec::with_capacity(n),
         sender_fct_ps: Vec::with_capacity(n),
     };
+    let mut paths = crate::net::PathMemo::new(w.network());
     for (i, f) in w.flow_store().records().enumerate() {
         // Ideal FCT: the flow alone on its path: the first packet's
         // store-and-forward latency plus the remaining wire bytes at the
         // path's slowest rate.
         let first = (f.payload(0) + sc.transport.header) as u64;
         let total_wire = f.size + f.npkts as u64 * sc.transport.header as u64;
-        let (lat, slowest) = w.path_latency(f.src, f.dst, first);
-        let ideal = lat.saturating_add(crate::units::tx_time_ps(total_wire.saturating_sub(first), slowest));
+        let path = paths.walk(w.network(), f.src, f.dst, first);
+        let ideal = path.latency_ps.saturating_add(crate::units::tx_time_ps(total_wire.saturating_sub(first), path.slowest_bps));
         let fct = f.finish_ps.map(|fp| fp - f.start_ps);
         ft.flow_id.push(f.id.0);
         ft.name.push(sc.flows[i].name.clone());
