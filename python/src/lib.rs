@@ -120,8 +120,8 @@ impl Output {
                 let f = &t.flows;
                 d.set_item("flow_id", f.flow_id.clone().into_pyarray(py))?;
                 d.set_item("name", &f.name)?;
-                d.set_item("src", &f.src)?;
-                d.set_item("dst", &f.dst)?;
+                d.set_item("src", coded(py, f.src.clone(), &f.hosts)?)?;
+                d.set_item("dst", coded(py, f.dst.clone(), &f.hosts)?)?;
                 d.set_item("size_bytes", f.size_bytes.clone().into_pyarray(py))?;
                 d.set_item("start_ps", f.start_ps.clone().into_pyarray(py))?;
                 d.set_item("finish_ps", optional(py, &f.finish_ps)?)?;
@@ -221,8 +221,8 @@ impl Output {
                 d.set_item("name", &r.name)?;
                 let class: Vec<String> = r.class.iter().map(|c| c.to_string()).collect();
                 d.set_item("class", class)?;
-                d.set_item("src", &r.src)?;
-                d.set_item("dst", &r.dst)?;
+                d.set_item("src", coded(py, r.src.clone(), &r.hosts)?)?;
+                d.set_item("dst", coded(py, r.dst.clone(), &r.hosts)?)?;
                 d.set_item("size_bytes", r.size_bytes.clone().into_pyarray(py))?;
                 d.set_item("start_ps", r.start_ps.clone().into_pyarray(py))?;
                 d.set_item("finish_ps", optional(py, &r.finish_ps)?)?;

@@ -292,7 +292,7 @@ fn s4_figures(o: &RunOutput) -> Figures {
     let racks = rack_of_switch.len().min(4);
     let rack = |flow: u32, dst: bool| {
         let f = flow as usize;
-        let name = if dst { &o.tables.flows.dst[f] } else { &o.tables.flows.src[f] };
+        let name = if dst { o.tables.flows.dst_name(f) } else { o.tables.flows.src_name(f) };
         rack_of_host.get(name).copied().filter(|&r| r < racks)
     };
     // Per rack pair: samples-weighted sums over the run ("1 s": the whole

@@ -117,7 +117,7 @@ pub fn write_flows(t: &FlowTable, out: &mut impl Write) -> io::Result<()> {
 /// wrote (a test compares them).
 fn write_flow_row(t: &FlowTable, i: usize, int: &mut itoa::Buffer, out: &mut impl Write) -> io::Result<()> {
     out.write_all(int.format(t.flow_id[i]).as_bytes())?;
-    for text in [&t.name[i], &t.src[i], &t.dst[i]] {
+    for text in [t.name[i].as_str(), t.src_name(i), t.dst_name(i)] {
         out.write_all(b",")?;
         write_field(out, text)?;
     }
@@ -284,8 +284,8 @@ pub fn write_rpcs(t: &RpcTable, out: &mut impl Write) -> io::Result<()> {
             t.flow_id[i],
             csv_field(&t.name[i]),
             t.class[i],
-            csv_field(&t.src[i]),
-            csv_field(&t.dst[i]),
+            csv_field(t.src_name(i)),
+            csv_field(t.dst_name(i)),
             t.size_bytes[i],
             fmt_ns(t.start_ps[i]),
             opt_ns(t.finish_ps[i]),
@@ -344,8 +344,8 @@ mod tests {
             "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
             t.flow_id[i],
             quoted(&t.name[i]),
-            quoted(&t.src[i]),
-            quoted(&t.dst[i]),
+            quoted(t.src_name(i)),
+            quoted(t.dst_name(i)),
             t.size_bytes[i],
             fmt_ns(t.start_ps[i]),
             ns(t.finish_ps[i]),
@@ -429,8 +429,9 @@ mod tests {
             let t = FlowTable {
                 flow_id: vec![flow_id],
                 name: vec![texts.0],
-                src: vec![texts.1],
-                dst: vec![texts.2],
+                hosts: vec![texts.1, texts.2],
+                src: vec![0],
+                dst: vec![1],
                 size_bytes: vec![size_bytes],
                 start_ps: vec![times.0],
                 finish_ps: vec![times.1],

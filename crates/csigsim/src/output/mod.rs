@@ -190,6 +190,7 @@ pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::w
     let mut ft = FlowTable {
         flow_id: Vec::with_capacity(n),
         name: Vec::with_capacity(n),
+        hosts: hosts.clone(),
         src: Vec::with_capacity(n),
         dst: Vec::with_capacity(n),
         size_bytes: Vec::with_capacity(n),
@@ -221,8 +222,8 @@ pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::w
         let fct = f.finish_ps.map(|fp| fp - f.start_ps);
         ft.flow_id.push(f.id.0);
         ft.name.push(sc.flows[i].name.clone());
-        ft.src.push(hosts[f.src.ix()].clone());
-        ft.dst.push(hosts[f.dst.ix()].clone());
+        ft.src.push(f.src.0);
+        ft.dst.push(f.dst.0);
         ft.size_bytes.push(f.size);
         ft.start_ps.push(f.start_ps);
         ft.finish_ps.push(f.finish_ps);
@@ -350,14 +351,14 @@ pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::w
     };
     let collectives = (!sc.collectives.is_empty()).then(|| collectives_table(w));
     let rpcs = (!sc.rpcs.is_empty()).then(|| {
-        let mut t = RpcTable::default();
+        let mut t = RpcTable { hosts: hosts.clone(), ..Default::default() };
         for r in &sc.rpcs {
             let i = r.flow as usize;
             t.flow_id.push(r.flow);
             t.name.push(r.name.clone());
             t.class.push(r.class);
-            t.src.push(ft.src[i].clone());
-            t.dst.push(ft.dst[i].clone());
+            t.src.push(ft.src[i]);
+            t.dst.push(ft.dst[i]);
             t.size_bytes.push(ft.size_bytes[i]);
             t.start_ps.push(ft.start_ps[i]);
             t.finish_ps.push(ft.finish_ps[i]);

@@ -25,8 +25,10 @@ pub struct RpcTable {
     pub flow_id: Vec<u32>,
     pub name: Vec<String>,
     pub class: Vec<&'static str>,
-    pub src: Vec<String>,
-    pub dst: Vec<String>,
+    /// Host names; `src` and `dst` are indices into it.
+    pub hosts: Vec<String>,
+    pub src: Vec<u32>,
+    pub dst: Vec<u32>,
     pub size_bytes: Vec<u64>,
     pub start_ps: Vec<u64>,
     pub finish_ps: Vec<Option<u64>>,
@@ -37,6 +39,16 @@ pub struct RpcTable {
 impl RpcTable {
     pub fn len(&self) -> usize {
         self.flow_id.len()
+    }
+
+    /// Row `i`'s sending host.
+    pub fn src_name(&self, i: usize) -> &str {
+        &self.hosts[self.src[i] as usize]
+    }
+
+    /// Row `i`'s receiving host.
+    pub fn dst_name(&self, i: usize) -> &str {
+        &self.hosts[self.dst[i] as usize]
     }
 
     pub fn is_empty(&self) -> bool {
@@ -86,9 +98,12 @@ pub struct FlowTable {
     pub flow_id: Vec<u32>,
     /// The flow's label; empty if none.
     pub name: Vec<String>,
-    /// Host names.
-    pub src: Vec<String>,
-    pub dst: Vec<String>,
+    /// Host names, in host order; `src` and `dst` are indices into it (a
+    /// name a flow rather than a copy: a collective has millions of flows
+    /// between a thousand hosts).
+    pub hosts: Vec<String>,
+    pub src: Vec<u32>,
+    pub dst: Vec<u32>,
     pub size_bytes: Vec<u64>,
     pub start_ps: Vec<u64>,
     /// `None` if the flow did not complete.
@@ -116,6 +131,16 @@ pub struct FlowTable {
 impl FlowTable {
     pub fn len(&self) -> usize {
         self.flow_id.len()
+    }
+
+    /// Flow `i`'s sending host.
+    pub fn src_name(&self, i: usize) -> &str {
+        &self.hosts[self.src[i] as usize]
+    }
+
+    /// Flow `i`'s receiving host.
+    pub fn dst_name(&self, i: usize) -> &str {
+        &self.hosts[self.dst[i] as usize]
     }
 
     pub fn is_empty(&self) -> bool {
