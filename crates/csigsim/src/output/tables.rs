@@ -98,9 +98,9 @@ pub struct FlowTable {
     pub flow_id: Vec<u32>,
     /// The flow's label; empty if none.
     pub name: Vec<String>,
-    /// Host names, in host order; `src` and `dst` are indices into it (a
-    /// name a flow rather than a copy: a collective has millions of flows
-    /// between a thousand hosts).
+    /// Host names, in host order; `src` and `dst` are indices into it, not
+    /// copies of the names (a collective has millions of flows between a
+    /// thousand hosts).
     pub hosts: Vec<String>,
     pub src: Vec<u32>,
     pub dst: Vec<u32>,

@@ -40,7 +40,7 @@ pub const BLOCK_PS: u64 = 1 << BLOCK_BITS;
 /// receiver's coalesced-ACK timer (5 us by default, one per few packets:
 /// in a heap, a push and a pop of a logarithm each, missing the cache on
 /// a large fabric); retransmission and congestion-control timers and
-/// flow starts further out wait among the far events ([`FarEvents`]).
+/// flow starts further out wait among the far events (`FarEvents`).
 const WHEEL_BITS: u32 = 13;
 const WHEEL: usize = 1 << WHEEL_BITS;
 const WHEEL_MASK: u64 = WHEEL as u64 - 1;
@@ -214,13 +214,13 @@ impl<E> FarEvents<E> {
 }
 
 /// A timing wheel of 1024-ps blocks whose slots keep insertion order, with
-/// a heap for what lies beyond it.
+/// the far events (`FarEvents`) for what lies beyond it.
 ///
 /// Times popped never decrease (the simulation never schedules into the
 /// past). `cur` is the block being read: `now` holds its events, sorted by
 /// time, ties in insertion order. An event of a later block within
 /// `WHEEL` blocks of `cur` is appended to that block's slot (block modulo
-/// `WHEEL`); one further out goes to `far` ([`FarEvents`]), in (time,
+/// `WHEEL`); one further out goes to `far` (`FarEvents`), in (time,
 /// insertion) order. When `now` has been read to its end, the next occupied slot
 /// (found from the bitmap) becomes `cur`; before anything can be pushed into
 /// the blocks that this brings within reach of the wheel, the far events
