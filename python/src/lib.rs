@@ -119,7 +119,7 @@ impl Output {
             "flows" => {
                 let f = &t.flows;
                 d.set_item("flow_id", f.flow_id.clone().into_pyarray(py))?;
-                d.set_item("name", &f.name)?;
+                d.set_item("name", coded(py, f.name.clone(), &f.names)?)?;
                 d.set_item("src", coded(py, f.src.clone(), &f.hosts)?)?;
                 d.set_item("dst", coded(py, f.dst.clone(), &f.hosts)?)?;
                 d.set_item("size_bytes", f.size_bytes.clone().into_pyarray(py))?;

@@ -123,7 +123,7 @@ pub fn write_flows(t: &FlowTable, out: &mut impl Write) -> io::Result<()> {
 /// wrote (a test compares them).
 fn write_flow_row(t: &FlowTable, i: usize, int: &mut itoa::Buffer, out: &mut Vec<u8>) -> io::Result<()> {
     out.write_all(int.format(t.flow_id[i]).as_bytes())?;
-    for text in [t.name[i].as_str(), t.src_name(i), t.dst_name(i)] {
+    for text in [t.flow_name(i), t.src_name(i), t.dst_name(i)] {
         out.write_all(b",")?;
         write_field(out, text)?;
     }
@@ -349,7 +349,7 @@ mod tests {
         format!(
             "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
             t.flow_id[i],
-            quoted(&t.name[i]),
+            quoted(t.flow_name(i)),
             quoted(t.src_name(i)),
             quoted(t.dst_name(i)),
             t.size_bytes[i],
@@ -434,7 +434,8 @@ mod tests {
         ) {
             let t = FlowTable {
                 flow_id: vec![flow_id],
-                name: vec![texts.0],
+                names: vec![texts.0],
+                name: vec![0],
                 hosts: vec![texts.1, texts.2],
                 src: vec![0],
                 dst: vec![1],

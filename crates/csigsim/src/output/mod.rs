@@ -189,6 +189,7 @@ pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::w
     let n = w.flow_store().len();
     let mut ft = FlowTable {
         flow_id: Vec::with_capacity(n),
+        names: Vec::new(),
         name: Vec::with_capacity(n),
         hosts: hosts.clone(),
         src: Vec::with_capacity(n),
@@ -211,6 +212,10 @@ pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::w
         sender_fct_ps: Vec::with_capacity(n),
     };
     let mut paths = crate::net::PathMemo::new(w.network());
+    // Each name's index: the flow before's if it has the same (a
+    // collective's flows come in runs), else looked up.
+    let mut name_code: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
+    let mut last_name: Option<(&str, u32)> = None;
     for (i, f) in w.flow_store().records().enumerate() {
         // Ideal FCT: the flow alone on its path: the first packet's
         // store-and-forward latency plus the remaining wire bytes at the
@@ -221,7 +226,16 @@ pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::w
         let ideal = path.latency_ps.saturating_add(crate::units::tx_time_ps(total_wire.saturating_sub(first), path.slowest_bps));
         let fct = f.finish_ps.map(|fp| fp - f.start_ps);
         ft.flow_id.push(f.id.0);
-        ft.name.push(sc.flows[i].name.clone());
+        let name = sc.flows[i].name.as_str();
+        let code = match last_name {
+            Some((last, code)) if last == name => code,
+            _ => *name_code.entry(name).or_insert_with(|| {
+                ft.names.push(name.to_string());
+                ft.names.len() as u32 - 1
+            }),
+        };
+        last_name = Some((name, code));
+        ft.name.push(code);
         ft.src.push(f.src.0);
         ft.dst.push(f.dst.0);
         ft.size_bytes.push(f.size);

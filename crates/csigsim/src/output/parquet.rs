@@ -291,7 +291,7 @@ impl Twins {
 fn flows(t: &FlowTable) -> Vec<Column> {
     vec![
         int("flow_id", &t.flow_id),
-        text("name", &t.name),
+        text("name", (0..t.len()).map(|i| t.flow_name(i))),
         text("src", (0..t.len()).map(|i| t.src_name(i))),
         text("dst", (0..t.len()).map(|i| t.dst_name(i))),
         int("size_bytes", &t.size_bytes),

@@ -96,8 +96,11 @@ impl CollectiveTable {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlowTable {
     pub flow_id: Vec<u32>,
-    /// The flow's label; empty if none.
-    pub name: Vec<String>,
+    /// Flow names (labels), each once, in order of first use; `name` is an
+    /// index into it (a collective's millions of flows share a name).
+    pub names: Vec<String>,
+    /// The flow's label (an index into `names`; the label is empty if none).
+    pub name: Vec<u32>,
     /// Host names, in host order; `src` and `dst` are indices into it, not
     /// copies of the names (a collective has millions of flows between a
     /// thousand hosts).
@@ -133,6 +136,11 @@ impl FlowTable {
         self.flow_id.len()
     }
 
+    /// Flow `i`'s label.
+    pub fn flow_name(&self, i: usize) -> &str {
+        &self.names[self.name[i] as usize]
+    }
+
     /// Flow `i`'s sending host.
     pub fn src_name(&self, i: usize) -> &str {
         &self.hosts[self.src[i] as usize]
@@ -149,7 +157,8 @@ impl FlowTable {
 
     /// The row of the first flow with this name.
     pub fn position(&self, name: &str) -> Option<usize> {
-        self.name.iter().position(|n| n == name)
+        let code = self.names.iter().position(|n| n == name)? as u32;
+        self.name.iter().position(|&c| c == code)
     }
 }
 

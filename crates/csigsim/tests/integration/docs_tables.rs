@@ -227,7 +227,8 @@ fn ecp_incast_victim() {
         let ov: Vec<csigsim::Override> = sets.iter().map(|s| csigsim::Override::parse(s).unwrap()).collect();
         let out = csigsim::run(csigsim::scenario::load_file(&path, &ov, None).unwrap(), |_| true);
         let f = &out.tables.flows;
-        assert_eq!(f.name, ["F0", "F1", "F4", "F8", "F3 victim"], "the columns of the table");
+        let names: Vec<&str> = (0..f.len()).map(|i| f.flow_name(i)).collect();
+        assert_eq!(names, ["F0", "F1", "F4", "F8", "F3 victim"], "the columns of the table");
         f.ecn_marked.clone()
     });
     let mut t = String::from("| configuration | marking | F0 | F1 | F4 | F8 | F3 (victim) |\n|---|---|---|---|---|---|---|\n");

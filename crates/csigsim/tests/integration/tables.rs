@@ -50,7 +50,7 @@ fn check_flows(out: &RunOutput) {
     for (i, r) in rows.iter().enumerate() {
         assert_eq!(r.len(), 20);
         assert_eq!(r[0], t.flow_id[i].to_string());
-        assert_eq!((r[1].as_str(), r[2].as_str(), r[3].as_str()), (t.name[i].as_str(), t.src_name(i), t.dst_name(i)));
+        assert_eq!((r[1].as_str(), r[2].as_str(), r[3].as_str()), (t.flow_name(i), t.src_name(i), t.dst_name(i)));
         assert_eq!(r[4], t.size_bytes[i].to_string());
         assert_eq!(r[5], fmt_ns(t.start_ps[i]));
         assert_eq!(r[6], t.finish_ps[i].map_or_else(String::new, fmt_ns));
