@@ -229,7 +229,7 @@ impl World {
         let trimming = sc.switch.mode.on_refuse() == crate::net::mode::Refusal::Trim;
         let network_rtt = if sc.flows.is_empty() { 0 } else { net.fabric_rtt(max_packet, t.ack_size as u64) };
         cc_config.prepare(&crate::cc::Fabric { network_rtt, trimming });
-        let deps = crate::transport::Deps::new(sc.flows.len(), &sc.deps);
+        let deps = crate::transport::Deps::new(&sc.flows, &sc.deps);
         let mut flows = Vec::with_capacity(sc.flows.len());
         // Each flow's base RTT (`Network::base_rtt`: a full packet out, an
         // ACK back) and links, walked once per run of flows of one pair.

@@ -42,38 +42,60 @@ pub struct HostPort<'a> {
 /// has left the NIC for the first time (the next work request of a queue pair).
 #[derive(Debug, Default)]
 pub struct Deps {
-    /// Per flow: prerequisites not yet met, and the gap after the last arrival.
-    waiting: Vec<u32>,
-    gap: Vec<u64>,
+    /// Per flow: what it still waits for and when it may start, together
+    /// (a flow whose prerequisite arrives reads them at once).
+    waiters: Vec<Waiter>,
     /// Per flow: the flows waiting for it (`dependents[first[f]..first[f + 1]]`).
     first: Vec<u32>,
     dependents: Vec<FlowId>,
     /// Per flow: the flow queued behind it (`u32::MAX`: none); empty when no flow queues.
     sent_next: Vec<u32>,
-    /// Per flow: the earliest start its prerequisites met so far allow.
-    earliest: Vec<u64>,
+}
+
+/// A flow's wait for its prerequisites.
+#[derive(Clone, Copy, Debug)]
+struct Waiter {
+    /// Prerequisites not yet met.
+    waiting: u32,
+    /// The gap after the last arrival.
+    gap: u64,
+    /// The earliest start its scheduled start and the prerequisites met so
+    /// far allow.
+    earliest: u64,
+}
+
+impl Waiter {
+    /// One prerequisite met, allowing a start at `at` or later: the start,
+    /// once none is left.
+    #[inline]
+    fn met(&mut self, at: u64) -> Option<u64> {
+        self.waiting -= 1;
+        self.earliest = self.earliest.max(at);
+        (self.waiting == 0).then_some(self.earliest)
+    }
 }
 
 impl Deps {
-    /// From (flow, prerequisites, gap) triples over `flows` flows.
-    pub fn new(flows: usize, deps: &[crate::workload::collective::FlowDep]) -> Deps {
+    /// From (flow, prerequisites, gap) triples over the scenario's flows.
+    pub fn new(flows: &[crate::scenario::FlowSpec], deps: &[crate::workload::collective::FlowDep]) -> Deps {
         if deps.is_empty() {
             return Deps::default();
         }
-        let mut waiting = vec![0u32; flows];
-        let mut gap = vec![0u64; flows];
+        let mut waiters: Vec<Waiter> = flows.iter().map(|f| Waiter { waiting: 0, gap: 0, earliest: f.start.0 }).collect();
+        let flows = flows.len();
         let mut count = vec![0u32; flows + 1];
         let mut sent_next = Vec::new();
         for d in deps {
-            waiting[d.flow as usize] = d.after.len() as u32;
-            gap[d.flow as usize] = d.gap.0;
+            let w = &mut waiters[d.flow as usize];
+            w.waiting = d.after.len() as u32;
+            w.gap = d.gap.0;
             if let Some(a) = d.after_sent {
                 if sent_next.is_empty() {
                     sent_next = vec![u32::MAX; flows];
                 }
                 debug_assert_eq!(sent_next[a as usize], u32::MAX, "one flow queues behind {a}");
                 sent_next[a as usize] = d.flow;
-                waiting[d.flow as usize] += 1;
+                waiters[d.flow as usize].waiting += 1;
             }
             for &a in &d.after {
                 count[a as usize + 1] += 1;
@@ -90,12 +112,12 @@ impl Deps {
                 fill[a as usize] += 1;
             }
         }
-        Deps { earliest: vec![0; flows], waiting, gap, first: count, dependents, sent_next }
+        Deps { waiters, first: count, dependents, sent_next }
     }
 
     /// Does `flow` wait for others before it may start?
     pub fn waits(&self, flow: FlowId) -> bool {
-        self.waiting.get(flow.ix()).is_some_and(|&w| w > 0)
+        self.waiters.get(flow.ix()).is_some_and(|w| w.waiting > 0)
     }
 }
 
@@ -403,11 +425,9 @@ impl Transport {
         let (a, b) = (self.deps.first[flow.ix()] as usize, self.deps.first[flow.ix() + 1] as usize);
         for k in a..b {
             let d = self.deps.dependents[k];
-            self.deps.waiting[d.ix()] -= 1;
-            let at = &mut self.deps.earliest[d.ix()];
-            *at = (*at).max(ctx.now + self.deps.gap[d.ix()]);
-            if self.deps.waiting[d.ix()] == 0 {
-                ctx.push((*at).max(self.flows.spec(d).start_ps), Event::FlowStart { flow: d });
+            let w = &mut self.deps.waiters[d.ix()];
+            if let Some(at) = w.met(ctx.now + w.gap) {
+                ctx.push(at, Event::FlowStart { flow: d });
             }
         }
     }
@@ -424,11 +444,8 @@ impl Transport {
         }
         self.deps.sent_next[flow.ix()] = u32::MAX;
         let d = FlowId(next);
-        self.deps.waiting[d.ix()] -= 1;
-        let at = &mut self.deps.earliest[d.ix()];
-        *at = (*at).max(end);
-        if self.deps.waiting[d.ix()] == 0 {
-            ctx.push((*at).max(self.flows.spec(d).start_ps), Event::FlowStart { flow: d });
+        if let Some(at) = self.deps.waiters[d.ix()].met(end) {
+            ctx.push(at, Event::FlowStart { flow: d });
         }
     }
 
