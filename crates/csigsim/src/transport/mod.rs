@@ -77,7 +77,7 @@ impl Waiter {
 
 impl Deps {
     /// From (flow, prerequisites, gap) triples over the scenario's flows.
-    pub fn new(flows: &[crate::scenario::FlowSpec], deps: &[crate::workload::collective::FlowDep]) -> Deps {
+    pub fn new(flows: &[crate::workload::FlowSpec], deps: &[crate::workload::collective::FlowDep]) -> Deps {
         if deps.is_empty() {
             return Deps::default();
         }
