@@ -95,7 +95,7 @@ impl Deps {
                 }
                 debug_assert_eq!(sent_next[a as usize], u32::MAX, "one flow queues behind {a}");
                 sent_next[a as usize] = d.flow;
-                waiters[d.flow as usize].waiting += 1;
+                w.waiting += 1;
             }
             for &a in &d.after {
                 count[a as usize + 1] += 1;
