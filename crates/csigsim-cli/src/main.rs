@@ -3,8 +3,10 @@
 //! Exit status: 0 success, 2 bad input (the message names the file, the key
 //! and line:column), 1 internal error.
 
+mod alloc;
 mod bench;
 mod compare;
+mod limits;
 mod repro;
 mod report;
 mod sweep;
@@ -18,9 +20,10 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 /// Large blocks on huge pages (csigsim::hugepages): the same outputs, less
-/// time waiting on page walks on large fabrics.
+/// time waiting on page walks on large fabrics; a failed allocation ends
+/// with a message, not an abort.
 #[global_allocator]
-static ALLOC: csigsim::hugepages::HugePages = csigsim::hugepages::HugePages;
+static ALLOC: alloc::Allocator = alloc::Allocator;
 
 #[derive(Parser)]
 #[command(name = "csigsim", version, about = "Packet-level simulator of datacenter and AI fabrics with in-band congestion signals")]
@@ -71,12 +74,29 @@ enum Cmd {
         /// (docs/parallel.md); the outputs are the same as on one.
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
         threads: u32,
+        /// Memory the run may take, by the estimate made before it runs
+        /// (default: 8GiB, or less where this process may have less; docs/robustness.md).
+        #[arg(long = "max-memory", value_name = "SIZE")]
+        max_memory: Option<String>,
+        /// Bytes the monitor files may take (default: 16GiB, or 90% of the free space where --out goes).
+        #[arg(long = "max-output", value_name = "SIZE")]
+        max_output: Option<String>,
+        /// End a run whose simulated time advances by less than this per
+        /// second of wall time over 10 s (default 1us; 0s: never).
+        #[arg(long = "min-progress", value_name = "TIME", default_value = "1us")]
+        min_progress: String,
     },
     /// Parse and check a scenario without running it.
     Validate {
         scenario: PathBuf,
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
+        /// As for `run`.
+        #[arg(long = "max-memory", value_name = "SIZE")]
+        max_memory: Option<String>,
+        /// As for `run`.
+        #[arg(long = "max-output", value_name = "SIZE")]
+        max_output: Option<String>,
     },
     /// List the topologies, congestion controls, routing policies, workloads and shipped scenarios.
     List,
@@ -179,7 +199,9 @@ enum Cmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = std::panic::catch_unwind(|| match cli.cmd {
-        Cmd::Run { scenario, out, seed, set, quiet, pcap, pcap_flow, pcap_link, pcap_start, pcap_end, snaplen, parquet, threads } => {
+        Cmd::Run { scenario, out, seed, set, quiet, pcap, pcap_flow, pcap_link, pcap_start, pcap_end, snaplen, parquet, threads, max_memory, max_output, min_progress } => {
+            let budget = limits::budget(max_memory.as_deref(), max_output.as_deref(), Some(out.as_deref().unwrap_or(Path::new("runs"))))?;
+            let min_progress_ps = limits::min_progress(&min_progress)?;
             let capture = match pcap {
                 Some(path) => Some((path, capture_filter(pcap_flow, &pcap_link, pcap_start, pcap_end, snaplen.unwrap_or(256))?)),
                 None => {
@@ -197,10 +219,13 @@ fn main() -> ExitCode {
                     None
                 }
             };
-            let opts = csigsim::RunOptions { capture, threads: threads as usize, ..Default::default() };
-            cmd_run(&scenario, out, seed, &set, quiet, opts, parquet)
+            let opts = csigsim::RunOptions { capture, threads: threads as usize, max_output: Some(budget.max_output), min_progress_ps, ..Default::default() };
+            cmd_run(&scenario, out, seed, &set, quiet, opts, parquet, &budget)
         }
-        Cmd::Validate { scenario, set } => cmd_validate(&scenario, &set),
+        Cmd::Validate { scenario, set, max_memory, max_output } => {
+            let budget = limits::budget(max_memory.as_deref(), max_output.as_deref(), None)?;
+            cmd_validate(&scenario, &set, &budget)
+        }
         Cmd::List => {
             cmd_list();
             Ok(())
@@ -268,13 +293,13 @@ fn parse_overrides(set: &[String]) -> Result<Vec<Override>, InputError> {
     set.iter().map(|s| Override::parse(s)).collect()
 }
 
-fn load(path: &Path, set: &[String], seed: Option<u64>) -> Result<csigsim::Scenario, InputError> {
+fn load(path: &Path, set: &[String], seed: Option<u64>, budget: &csigsim::scenario::Budget) -> Result<csigsim::Scenario, InputError> {
     let ov = parse_overrides(set)?;
-    csigsim::scenario::load_file(path, &ov, seed)
+    csigsim::scenario::load_file_with(path, &ov, seed, budget)
 }
 
-fn cmd_validate(path: &Path, set: &[String]) -> Result<(), Failure> {
-    let sc = load(path, set, None)?;
+fn cmd_validate(path: &Path, set: &[String], budget: &csigsim::scenario::Budget) -> Result<(), Failure> {
+    let sc = load(path, set, None, budget)?;
     println!(
         "{}: ok ({}, {}, {}, {})",
         path.display(),
@@ -337,8 +362,9 @@ fn cmd_run(
     quiet: bool,
     mut opts: csigsim::RunOptions,
     parquet: bool,
+    budget: &csigsim::scenario::Budget,
 ) -> Result<(), Failure> {
-    let sc = load(path, set, seed)?;
+    let sc = load(path, set, seed, budget)?;
     let out = out.unwrap_or_else(|| {
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "run".into());
         PathBuf::from("runs").join(stem)
@@ -377,15 +403,19 @@ fn cmd_run(
     // write (an internal error); otherwise it is the capture the user named.
     let staging = dir.staging().display().to_string();
     let res = res.map_err(|m| match m.contains(&staging) {
-        true => Failure::Internal(m),
+        true => limits::write_failure(m),
         false => Failure::Input(InputError::new("--pcap", None, None, m)),
     })?;
+    // A run a limit ended writes no run directory (its staging goes with `dir`).
+    if let Some(f) = limits::limit_failure(&res, path) {
+        return Err(f);
+    }
     // The twins go into the staging directory too; a run without --parquet
     // leaves no twin of an earlier run beside its CSVs (the commit removes it).
     if parquet {
-        res.write_parquet(dir.staging()).map_err(|e| Failure::Internal(format!("cannot write {}: {e}", out.display())))?;
+        res.write_parquet(dir.staging()).map_err(|e| limits::write_failure(format!("cannot write {}: {e}", out.display())))?;
     }
-    dir.commit(&res).map_err(|e| Failure::Internal(format!("cannot write {}: {e}", out.display())))?;
+    dir.commit(&res).map_err(|e| limits::write_failure(format!("cannot write {}: {e}", out.display())))?;
     if !quiet {
         print_summary(&res, &out);
     }

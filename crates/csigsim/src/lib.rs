@@ -32,6 +32,7 @@
 
 pub mod bench;
 pub mod bits;
+pub mod budget;
 pub mod cc;
 pub mod de;
 pub mod engine;
@@ -101,6 +102,14 @@ pub struct RunOptions {
     /// many as threads). Two partitions on one thread run the parallel
     /// mode's order and joins without its threads.
     pub partitions: usize,
+    /// Bytes the streamed monitor files may take (`--max-output`); past
+    /// them the run ends with `end_reason = "output_limit"`. None: no limit.
+    pub max_output: Option<u64>,
+    /// The progress guard (`--min-progress`): simulated picoseconds the run
+    /// must advance per second of wall time, over each stretch of
+    /// [`watchdog::GUARD_WALL_S`] seconds, or it ends with `end_reason =
+    /// "too_slow"`. 0: no guard.
+    pub min_progress_ps: u64,
 }
 
 /// Runs a scenario to completion (or its stop time). `progress` is called
@@ -137,6 +146,7 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
         w.observers_mut().attach_capture(c);
     }
     let mut watchdog = watchdog::Watchdog::new(&w, w.scenario().monitor.stall.0);
+    let mut guard = watchdog::Guard::new(opts.min_progress_ps, w.now(), w.stats());
     let mut threads = output::Threads::ONE;
     if parts > 1 {
         w = match engine::parallel::Parallel::with_worlds(w, others, parts as u32, opts.threads.max(1)) {
@@ -146,9 +156,9 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
                     p.stream_to(s);
                     st
                 });
-                let (w, reason, stats) = run_parallel(p, &mut watchdog, &mut progress);
+                let (w, reason, stats) = run_parallel(p, &mut watchdog, &mut guard, &mut progress);
                 threads.scheduler = Some(stats);
-                return finish_run(w, started, reason, watchdog, threads, streamer);
+                return finish_run(w, started, reason, watchdog, guard, threads, streamer);
             }
             Err(refused) => {
                 let (back, why) = *refused;
@@ -181,6 +191,12 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
                     w.advance_to(seen);
                     break "stalled";
                 }
+                if w.observers().sink_stopped() {
+                    break "output_limit";
+                }
+                if guard.check(w.now(), w.stats()) {
+                    break "too_slow";
+                }
                 let p = Progress {
                     sim_time_ps: w.now(),
                     stop_ps: w.stop_ps(),
@@ -194,7 +210,7 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
             }
         }
     };
-    finish_run(w, started, reason, watchdog, threads, streamer)
+    finish_run(w, started, reason, watchdog, guard, threads, streamer)
 }
 
 /// A stream writer and what the output says of its files.
@@ -205,7 +221,7 @@ type StreamedSink = (Box<dyn monitor::RowSink>, output::Streamed);
 /// stream directory.
 fn stream_writer(opts: &RunOptions, w: &World) -> Result<Option<StreamedSink>, String> {
     let Some(dir) = &opts.stream_dir else { return Ok(None) };
-    let s = output::StreamWriter::create(dir, w, opts.stream_parquet).map_err(|e| e.to_string())?;
+    let s = output::StreamWriter::create(dir, w, opts.stream_parquet, opts.max_output.unwrap_or(u64::MAX)).map_err(|e| e.to_string())?;
     let files = s.files();
     Ok(Some((Box::new(s), output::Streamed { dir: dir.clone(), files })))
 }
@@ -216,8 +232,9 @@ fn stream_writer(opts: &RunOptions, w: &World) -> Result<Option<StreamedSink>, S
 fn finish_run(
     mut w: World,
     started: std::time::Instant,
-    reason: &str,
+    mut reason: &str,
     mut watchdog: watchdog::Watchdog,
+    guard: watchdog::Guard,
     threads: output::Threads,
     streamer: Option<output::Streamed>,
 ) -> Result<RunOutput, String> {
@@ -229,14 +246,42 @@ fn finish_run(
     if let Some(c) = w.observers_mut().take_capture() {
         c.finish()?;
     }
+    let mut limit = None;
     if let (Some(mut sink), Some(st)) = (w.observers_mut().take_sink(), &streamer) {
         sink.close().map_err(|e| format!("cannot write {}: {e}", st.dir.display()))?;
+        // A parallel run ends at its end; its sink stopped taking rows earlier.
+        if sink.stopped() {
+            reason = "output_limit";
+            limit = Some(output_limit(&*sink, w.now()));
+        }
+    }
+    if reason == "too_slow" {
+        limit = Some(guard.diagnosis(w.now(), w.stats()));
     }
     let wall = started.elapsed().as_secs_f64();
     let mut out = output::collect_watched(&w, wall, reason, watchdog.mark());
     out.streamed = streamer;
     out.threads = threads;
+    out.limit = limit;
     Ok(out)
+}
+
+/// What passed the output budget: the largest monitor file names its key.
+fn output_limit(sink: &dyn monitor::RowSink, now: u64) -> output::Limit {
+    let files = sink.written();
+    let total: u64 = files.iter().map(|f| f.1).sum();
+    let (largest, _) = files.iter().copied().max_by_key(|f| f.1).unwrap_or(("links.csv", 0));
+    let key = if largest == "cc.csv" { "monitor.cc" } else { "monitor.window" };
+    let sizes: Vec<String> = files.iter().map(|(n, b)| format!("{n} {}", budget::fmt_bytes(*b))).collect();
+    output::Limit {
+        key: Some(key.into()),
+        message: format!(
+            "the monitor files passed the output budget (--max-output) at {} of simulated time: {} in all ({}); use a coarser monitor.window, monitor.idle_rows = false, or fewer monitors, or raise --max-output",
+            units::Time(now),
+            budget::fmt_bytes(total),
+            sizes.join(", ")
+        ),
+    }
 }
 
 /// Simulated time the parallel mode runs between two looks at progress,
@@ -252,6 +297,7 @@ const FIRST_STRETCH_PS: u64 = 10_000_000;
 fn run_parallel(
     mut p: engine::parallel::Parallel,
     watchdog: &mut watchdog::Watchdog,
+    guard: &mut watchdog::Guard,
     progress: &mut impl FnMut(&Progress) -> bool,
 ) -> (World, &'static str, sim::parallel::ParallelStats) {
     let flows_total = p.flows_total();
@@ -273,6 +319,9 @@ fn run_parallel(
         seen = until.max(p.now());
         if watchdog.check_counts(seen, &s, || p.first_unfinished_start()) {
             break "stalled";
+        }
+        if guard.check(p.now(), &s) {
+            break "too_slow";
         }
         // Streamed monitor rows go out between stretches.
         p.flush_monitors();

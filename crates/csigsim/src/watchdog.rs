@@ -110,10 +110,112 @@ impl Watchdog {
     }
 }
 
+/// Wall-clock seconds of one stretch of the progress [`Guard`].
+pub const GUARD_WALL_S: u64 = 10;
+
+/// The progress guard: a run whose simulated time advances by less than
+/// `min_ps_per_s` picoseconds per second of wall time, over a stretch of
+/// [`GUARD_WALL_S`] seconds, is ended (`end_reason = "too_slow"`) with a
+/// diagnosis instead of running for hours. It reads the wall clock, so
+/// whether it ends a run depends on the machine; it never changes an
+/// output of a run it lets finish.
+#[derive(Clone, Debug)]
+pub struct Guard {
+    min_ps_per_s: u64,
+    /// Wall seconds of a stretch ([`GUARD_WALL_S`]).
+    stretch_s: f64,
+    since: std::time::Instant,
+    /// Simulated time and counters at the start of the stretch.
+    at_ps: u64,
+    timeouts: u64,
+    delivered: u64,
+    /// The stretch that failed: its wall seconds.
+    failed_s: f64,
+}
+
+impl Guard {
+    /// A guard (none when `min_ps_per_s` is zero) whose first stretch
+    /// starts now, at simulated time `now` with counters `s`.
+    pub fn new(min_ps_per_s: u64, now: u64, s: &crate::sim::Stats) -> Guard {
+        Guard::with_stretch(min_ps_per_s, GUARD_WALL_S as f64, now, s)
+    }
+
+    /// A guard whose stretches last `stretch_s` wall seconds.
+    pub fn with_stretch(min_ps_per_s: u64, stretch_s: f64, now: u64, s: &crate::sim::Stats) -> Guard {
+        Guard { min_ps_per_s, stretch_s, since: std::time::Instant::now(), at_ps: now, timeouts: s.timeouts, delivered: s.data_packets_delivered, failed_s: 0.0 }
+    }
+
+    /// Called between chunks of events: whether the run is too slow.
+    pub fn check(&mut self, now: u64, s: &crate::sim::Stats) -> bool {
+        if self.min_ps_per_s == 0 {
+            return false;
+        }
+        let wall = self.since.elapsed().as_secs_f64();
+        if wall < self.stretch_s {
+            return false;
+        }
+        if (now.saturating_sub(self.at_ps) as f64) < self.min_ps_per_s as f64 * wall {
+            self.failed_s = wall;
+            return true;
+        }
+        *self = Guard::with_stretch(self.min_ps_per_s, self.stretch_s, now, s);
+        false
+    }
+
+    /// What the failed stretch did, naming `transport.rto` when timeouts
+    /// outnumbered the data packets delivered.
+    pub fn diagnosis(&self, now: u64, s: &crate::sim::Stats) -> crate::output::Limit {
+        use crate::units::Time;
+        let timeouts = s.timeouts - self.timeouts;
+        let delivered = s.data_packets_delivered - self.delivered;
+        let key = (timeouts > delivered).then(|| "transport.rto".to_string());
+        let cause = match key {
+            Some(_) => "retransmission timeouts outnumber the data packets delivered: transport.rto is too short for this fabric",
+            None => "the fabric or its timers make events faster than simulated time passes",
+        };
+        crate::output::Limit {
+            key,
+            message: format!(
+                "the run advanced {} of simulated time (from {} to {}) in {:.1} s of wall time, less than {} per second (--min-progress): {timeouts} timeouts and {delivered} data packets delivered in that stretch; {cause}",
+                Time(now.saturating_sub(self.at_ps)),
+                Time(self.at_ps),
+                Time(now),
+                self.failed_s,
+                Time(self.min_ps_per_s),
+            ),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::sim::Stats;
+
+    #[test]
+    fn the_guard_ends_a_run_slower_than_its_bound_and_names_the_rto() {
+        let s0 = Stats::default();
+        // Off: never.
+        let mut off = Guard::with_stretch(0, 0.0, 0, &s0);
+        assert!(!off.check(0, &s0));
+        // A stretch not yet over: nothing is judged.
+        let mut g = Guard::with_stretch(u64::MAX, 3600.0, 0, &s0);
+        assert!(!g.check(1, &s0));
+        // Over: one picosecond in any wall time is below a second per second.
+        let mut g = Guard::with_stretch(crate::units::PS_PER_S, 0.0, 0, &s0);
+        let s = Stats { timeouts: 50, data_packets_delivered: 3, ..Stats::default() };
+        assert!(g.check(1, &s));
+        let d = g.diagnosis(1, &s);
+        assert_eq!(d.key.as_deref(), Some("transport.rto"));
+        assert!(d.message.contains("50 timeouts and 3 data packets"), "{}", d.message);
+        // Timeouts that do not dominate name no key.
+        let s = Stats { timeouts: 1, data_packets_delivered: 3, ..Stats::default() };
+        assert_eq!(g.diagnosis(1, &s).key, None);
+        // Fast enough: the stretch starts again from here.
+        let mut g = Guard::with_stretch(1, 0.0, 0, &s0);
+        assert!(!g.check(u64::MAX / 2, &s0));
+        assert_eq!(g.at_ps, u64::MAX / 2);
+    }
 
     fn watchdog(stall_ps: u64) -> Watchdog {
         Watchdog { stall_ps, mark: Mark::default(), since: 0 }

@@ -283,6 +283,9 @@ fn e2e_limit() -> std::time::Duration {
 /// to completion (interrupted after the wall-clock limit), its monitor files
 /// streamed into the staging directory of a run directory that is then
 /// committed. The invariants must hold and links.csv must have its rows.
+/// Bytes of monitor files one end-to-end case may write.
+const E2E_MAX_OUTPUT: u64 = 256 << 20;
+
 fn end_to_end(text: &str) {
     static CASE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let Ok(sc) = csigsim::scenario::load_str(text, "fuzz.toml", &scenarios_dir(), &[], None) else { return };
@@ -305,13 +308,20 @@ fn end_to_end(text: &str) {
     let n = CASE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let out = std::env::temp_dir().join(format!("csigsim-fuzz-e2e-{}-{n}", std::process::id()));
     let dir = csigsim::output::RunDir::create(&out).unwrap();
-    let opts = csigsim::RunOptions { stream_dir: Some(dir.staging().to_path_buf()), ..Default::default() };
+    // The engine's output budget caps what a case writes.
+    let opts = csigsim::RunOptions { stream_dir: Some(dir.staging().to_path_buf()), max_output: Some(E2E_MAX_OUTPUT), ..Default::default() };
     let started = std::time::Instant::now();
     let limit = e2e_limit();
-    let staged = dir.staging().join("links.csv");
-    // Interrupted at the time limit, or when links.csv passes 256 MB.
-    let res = csigsim::run_with(sc, &opts, |_| started.elapsed() < limit && std::fs::metadata(&staged).map_or(0, |m| m.len()) < 256 << 20).unwrap();
+    // Interrupted at the time limit.
+    let res = csigsim::run_with(sc, &opts, |_| started.elapsed() < limit).unwrap();
     assert!(res.summary.invariants_ok, "invariants violated ({:?}) on:\n{text}", res.summary.invariant_violations);
+    let staged: u64 = std::fs::read_dir(dir.staging()).unwrap().map(|e| e.unwrap().metadata().unwrap().len()).sum();
+    // The budget, plus a row and the writers' buffers.
+    assert!(staged <= E2E_MAX_OUTPUT + (64 << 10), "{staged} bytes of monitor files on:\n{text}");
+    if res.limit.is_some() {
+        assert_eq!(res.summary.end_reason, "output_limit", "{text}");
+        return;
+    }
     dir.commit(&res).unwrap();
     assert!(out.join("summary.json").is_file() && out.join("flows.csv").is_file(), "{text}");
     if links && idle_rows {

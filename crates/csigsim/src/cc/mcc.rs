@@ -171,8 +171,11 @@ pub struct Mcc {
     // State.
     /// The window, payload bytes.
     pub window: u64,
-    /// Open messages, oldest first: a ring of fixed capacity.
+    /// Open messages, oldest first: a ring that grows by doubling up to
+    /// `ring_cap` (a huge window must not cost its whole ring per flow up
+    /// front).
     ring: Vec<Msg>,
+    ring_cap: usize,
     head: usize,
     len: usize,
     /// One past the highest packet sent so far (a send below it is a resend).
@@ -234,7 +237,8 @@ impl Mcc {
             min_window,
             max_window,
             window,
-            ring: vec![Msg::default(); cap],
+            ring: vec![Msg::default(); cap.min(16)],
+            ring_cap: cap,
             head: 0,
             len: 0,
             high_sent: 0,
@@ -277,6 +281,15 @@ impl Mcc {
     }
 
     fn push(&mut self, m: Msg) {
+        if self.len == self.ring.len() && self.len < self.ring_cap {
+            // The open messages in order, then room up to twice as many.
+            let size = (2 * self.len).min(self.ring_cap);
+            let mut grown = Vec::with_capacity(size);
+            grown.extend((0..self.len).map(|i| self.ring[(self.head + i) % self.len]));
+            grown.resize(size, Msg::default());
+            self.ring = grown;
+            self.head = 0;
+        }
         let cap = self.ring.len();
         if self.len == cap {
             // Cannot happen while the window bounds what is in flight; keep the newest.

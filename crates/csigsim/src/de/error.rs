@@ -18,7 +18,7 @@ impl InputError {
     /// A located error. Quoted values in `msg` longer than [`MAX_QUOTED`]
     /// characters are cut short, so that a long value is not repeated whole.
     pub fn new(file: impl Into<String>, key: Option<String>, line_col: Option<(usize, usize)>, msg: impl Into<String>) -> Self {
-        InputError { file: file.into(), key, line_col, msg: clip_quoted(&msg.into()) }
+        InputError { file: file.into(), key, line_col, msg: clip_words(&clip_quoted(&msg.into())) }
     }
 }
 
@@ -42,6 +42,16 @@ pub fn clip_quoted(msg: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// Cuts every unquoted word longer than [`MAX_QUOTED`] characters as
+/// [`clip`] does: a number such as 1e300 prints with 301 digits.
+pub fn clip_words(msg: &str) -> String {
+    if !msg.split(' ').any(|w| w.len() > MAX_QUOTED && !w.starts_with(['"', '`'])) {
+        return msg.to_string();
+    }
+    let words: Vec<std::borrow::Cow<str>> = msg.split(' ').map(|w| if w.starts_with(['"', '`']) { w.into() } else { clip(w) }).collect();
+    words.join(" ")
 }
 
 /// `s`, or its first [`MAX_QUOTED`] characters, an ellipsis and the length
@@ -103,6 +113,14 @@ mod tests {
         assert_eq!(clip_quoted("open \"quote"), "open \"quote");
         let e = InputError::new("--set", Some(long.clone()), None, "unknown field");
         assert_eq!(e.to_string(), format!("--set: key `{}... (200 characters)`: unknown field", "x".repeat(80)));
+    }
+
+    #[test]
+    fn long_numbers_are_clipped() {
+        let m = InputError::new("f.toml", None, None, format!("load must be at most 10, got {}", 1e300)).msg;
+        assert_eq!(m, format!("load must be at most 10, got {}... (301 characters)", format!("1{}", "0".repeat(79))));
+        assert!(m.chars().count() < 140, "{m}");
+        assert_eq!(clip_words("short words stay"), "short words stay");
     }
 
     #[test]

@@ -79,6 +79,16 @@ pub trait RowSink: Send {
     fn cc_row(&mut self, flow: u32, r: &cc::CcRow);
     /// Called once, after the last row.
     fn close(&mut self) -> std::io::Result<()>;
+    /// Whether the sink takes no more rows (its output budget is spent, or
+    /// writing failed): the monitors stop handing it idle windows, and the
+    /// run loop ends the run.
+    fn stopped(&self) -> bool {
+        false
+    }
+    /// Bytes written so far to each file.
+    fn written(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
 }
 
 /// Rows a streaming run may hold before it writes out the closed windows,
@@ -236,6 +246,11 @@ impl Observers {
     /// handed it the last rows; close it to learn whether writing failed.
     pub fn take_sink(&mut self) -> Option<Box<dyn RowSink>> {
         self.sink.take()
+    }
+
+    /// Whether the sink given to [`Observers::stream_to`] takes no more rows.
+    pub fn sink_stopped(&self) -> bool {
+        self.sink.as_ref().is_some_and(|s| s.stopped())
     }
 
     /// Closed monitor rows held in memory now, and the most held at any time
@@ -453,6 +468,10 @@ fn write_dense(sink: &mut dyn RowSink, links: &[PortMon], from: u64, upto: u64) 
     // Per link: the held row that covers the window, if any.
     let mut at = vec![0usize; links.len()];
     for win in from..upto {
+        // Idle windows of a fine monitor are as many as the user asks for.
+        if sink.stopped() {
+            return;
+        }
         for (l, m) in links.iter().enumerate() {
             let c = &mut at[l];
             while *c < m.rows.len() && m.rows[*c].last() < win {

@@ -86,6 +86,18 @@ pub struct RunOutput {
     /// How the run used threads (not an output file: the files are the
     /// same whatever the number of threads).
     pub threads: Threads,
+    /// The budget or guard that ended the run, when one did
+    /// (`end_reason` "output_limit" or "too_slow"): its outputs are
+    /// incomplete, and the CLI writes no run directory.
+    pub limit: Option<Limit>,
+}
+
+/// Why a run was ended by a resource limit: the scenario key that drives
+/// it, where one does, and what was measured.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limit {
+    pub key: Option<String>,
+    pub message: String,
 }
 
 /// The partitions a run ran on ([`crate::RunOptions::threads`]).
@@ -386,6 +398,7 @@ pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::w
         scenario_toml: sc.resolved_toml.clone(),
         streamed: None,
         threads: Threads::ONE,
+        limit: None,
     }
 }
 
@@ -457,7 +470,25 @@ fn node_names(w: &World) -> Vec<String> {
     (0..(w.network().num_hosts() as usize + w.switches().len()) as u32).map(|n| w.node_name(crate::id::NodeId(n)).to_string()).collect()
 }
 
-type Out = io::BufWriter<std::fs::File>;
+type Out = io::BufWriter<Counted>;
+
+/// A file that counts the bytes written through to it.
+pub struct Counted {
+    file: std::fs::File,
+    written: u64,
+}
+
+impl Write for Counted {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
 /// A link's sending and receiving node names.
 type NodePair = (String, String);
 
@@ -476,18 +507,23 @@ pub struct StreamWriter {
     twins: Option<parquet::Twins>,
     files: Vec<&'static str>,
     error: Option<io::Error>,
+    /// Bytes the monitor files may take (`--max-output`).
+    max_output: u64,
+    /// The budget was spent: rows after that were not written.
+    over: bool,
 }
 
 impl StreamWriter {
     /// Creates in `dir` the monitor files `w`'s scenario asks for, with
     /// their headers, and with `parquet` their Parquet twins (an error
     /// without the `parquet` feature).
-    pub fn create(dir: &Path, w: &World, parquet: bool) -> io::Result<StreamWriter> {
+    pub fn create(dir: &Path, w: &World, parquet: bool, max_output: u64) -> io::Result<StreamWriter> {
         let sc = w.scenario();
         let mut files = Vec::new();
         let mut open = |name: &'static str, header: &str| -> io::Result<Out> {
             let path = dir.join(name);
-            let mut f = io::BufWriter::new(std::fs::File::create(&path).map_err(|e| io::Error::new(e.kind(), format!("cannot create {}: {e}", path.display())))?);
+            let file = std::fs::File::create(&path).map_err(|e| io::Error::new(e.kind(), format!("cannot create {}: {e}", path.display())))?;
+            let mut f = io::BufWriter::new(Counted { file, written: 0 });
             f.write_all(header.as_bytes())?;
             files.push(name);
             Ok(f)
@@ -535,8 +571,26 @@ impl StreamWriter {
             twins,
             files,
             error: None,
+            max_output,
+            over: false,
         })
     }
+
+    /// Bytes written to each CSV file so far (those still in a buffer aside).
+    fn files_written(&self) -> Vec<(&'static str, u64)> {
+        let mut out = Vec::new();
+        let mut add = |name, o: Option<&Out>| {
+            if let Some(o) = o {
+                out.push((name, o.get_ref().written));
+            }
+        };
+        add("links.csv", self.links.as_ref().map(|l| &l.0));
+        add("signals.csv", self.signals.as_ref().map(|l| &l.0));
+        add("cc.csv", self.cc.as_ref().map(|l| &l.0));
+        out
+    }
+
+
 
     /// The files it writes.
     pub fn files(&self) -> Vec<&'static str> {
@@ -547,13 +601,16 @@ impl StreamWriter {
         if let Err(e) = r {
             self.error.get_or_insert(e);
         }
+        let total = |o: Option<&Out>| o.map_or(0, |o| o.get_ref().written);
+        let written = total(self.links.as_ref().map(|l| &l.0)) + total(self.signals.as_ref().map(|l| &l.0)) + total(self.cc.as_ref().map(|l| &l.0));
+        self.over |= written > self.max_output;
     }
 }
 
 impl crate::monitor::RowSink for StreamWriter {
     fn link_row(&mut self, window: u64, link: u32, r: &LinkCounters) {
         let Some((out, names, time)) = &mut self.links else { return };
-        if self.error.is_some() {
+        if self.error.is_some() || self.over {
             return;
         }
         let (from, to) = &names[link as usize];
@@ -566,7 +623,7 @@ impl crate::monitor::RowSink for StreamWriter {
 
     fn signal_row(&mut self, flow: u32, r: &crate::monitor::signals::SignalRow) {
         let Some((out, labels, names, t)) = &mut self.signals else { return };
-        if self.error.is_some() {
+        if self.error.is_some() || self.over {
             return;
         }
         t.clear_rows();
@@ -580,7 +637,7 @@ impl crate::monitor::RowSink for StreamWriter {
 
     fn cc_row(&mut self, flow: u32, r: &crate::monitor::cc::CcRow) {
         let Some((out, t)) = &mut self.cc else { return };
-        if self.error.is_some() {
+        if self.error.is_some() || self.over {
             return;
         }
         t.clear_rows();
@@ -589,6 +646,14 @@ impl crate::monitor::RowSink for StreamWriter {
         #[cfg(feature = "parquet")]
         let res = res.and(self.twins.as_mut().map_or(Ok(()), |t| t.cc_row(self.window_ps, flow, r)));
         self.keep(res);
+    }
+
+    fn stopped(&self) -> bool {
+        self.over || self.error.is_some()
+    }
+
+    fn written(&self) -> Vec<(&'static str, u64)> {
+        self.files_written()
     }
 
     fn close(&mut self) -> io::Result<()> {

@@ -108,6 +108,10 @@ pub fn locate(text: &str, path: &str) -> Option<(usize, usize)> {
     best.map(|s| line_col(text, s.start))
 }
 
+/// The most parts (keys and indices) of an override's key: the deepest
+/// scenario key has six.
+pub const MAX_KEY_PARTS: usize = 16;
+
 /// Applies overrides to the text. A value that is not valid TOML is taken as a string.
 pub fn apply_overrides(text: &str, file: &str, overrides: &[Override]) -> Result<String, InputError> {
     if overrides.is_empty() {
@@ -123,6 +127,10 @@ pub fn apply_overrides(text: &str, file: &str, overrides: &[Override]) -> Result
         let fail = |m: String| InputError::new("--set", Some(o.key.clone()), None, m);
         if segs.is_empty() {
             return Err(fail("empty key".into()));
+        }
+        // The text of nested tables grows with the square of their depth.
+        if segs.len() > MAX_KEY_PARTS {
+            return Err(fail(format!("the key has {} parts; no scenario key has more than {MAX_KEY_PARTS}", segs.len())));
         }
         let mut item: &mut Item = doc.as_item_mut();
         for (i, seg) in segs.iter().enumerate() {

@@ -18,6 +18,7 @@ use crate::id::HostId;
 pub use error::InputError;
 use std::path::Path;
 
+pub use crate::budget::Budget;
 pub use crate::workload::FlowSpec;
 
 /// A validated scenario, ready to build.
@@ -64,17 +65,31 @@ impl Override {
     }
 }
 
-/// Loads a scenario file.
+/// Loads a scenario file, within the default budget of this process
+/// ([`Budget::for_this_process`]).
 pub fn load_file(path: &Path, overrides: &[Override], seed: Option<u64>) -> Result<Scenario, InputError> {
+    load_file_with(path, overrides, seed, &Budget::for_this_process())
+}
+
+/// [`load_file`] within `budget`: a scenario whose flows or network would
+/// take more memory, or whose monitor files would certainly pass its
+/// output, is refused, naming the key that drives it.
+pub fn load_file_with(path: &Path, overrides: &[Override], seed: Option<u64>, budget: &Budget) -> Result<Scenario, InputError> {
     let file = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|e| InputError::new(&file, None, None, format!("cannot read the file: {e}")))?;
     let text = error::utf8(bytes, &file)?;
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    load_str(&text, &path.display().to_string(), &base, overrides, seed)
+    load_str_with(&text, &path.display().to_string(), &base, overrides, seed, budget)
 }
 
-/// Loads a scenario from text; `file` names it in errors, `base_dir` anchors relative paths.
+/// Loads a scenario from text; `file` names it in errors, `base_dir` anchors
+/// relative paths. Within the default budget, as [`load_file`].
 pub fn load_str(text: &str, file: &str, base_dir: &Path, overrides: &[Override], seed: Option<u64>) -> Result<Scenario, InputError> {
+    load_str_with(text, file, base_dir, overrides, seed, &Budget::for_this_process())
+}
+
+/// [`load_str`] within `budget`, as [`load_file_with`].
+pub fn load_str_with(text: &str, file: &str, base_dir: &Path, overrides: &[Override], seed: Option<u64>, budget: &Budget) -> Result<Scenario, InputError> {
     // A seed given on the command line is written into the scenario as run.
     let mut all = overrides.to_vec();
     // TOML integers stop at 2^63-1: a larger seed is written as a string of digits.
@@ -109,7 +124,7 @@ pub fn load_str(text: &str, file: &str, base_dir: &Path, overrides: &[Override],
         let key = (!key.is_empty() && key != ".").then_some(key);
         InputError::new(key.as_deref().map_or_else(|| file.to_string(), file_of), key, pos, inner.message().trim_end().to_string())
     })?;
-    validate(sf, parsed, base_dir, seed, &err)
+    validate(sf, parsed, base_dir, seed, budget, &err)
 }
 
 fn syntax_error(text: &str, file: &str, e: toml::de::Error) -> InputError {
@@ -137,9 +152,13 @@ fn link_failures(raw: &toml::Table, topo: &TopologySpec, err: &ErrFn) -> Result<
     crate::net::failure::resolve(&entries, topo).map_err(|(k, m)| err(&format!("topology.{k}"), m))
 }
 
-fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, err: &ErrFn) -> Result<Scenario, InputError> {
+fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, budget: &Budget, err: &ErrFn) -> Result<Scenario, InputError> {
     let topo_cfg = topology_config(&sf.topology, err)?;
     let topology = topo_cfg.build().map_err(|e| err(&format!("topology.{}", e.key), e.msg))?;
+    let network = crate::budget::Estimate::new(2 * topology.links.len() as u64, 0, &mut []);
+    if network.bytes() > budget.max_memory {
+        return Err(err("topology", over_memory(&network, budget, format!("its network of {} hosts, {} switches and {} links", topology.hosts.len(), topology.switches.len(), topology.links.len()))));
+    }
     let failures = link_failures(&sf.topology, &topology, err)?;
     let t = &sf.transport;
     if t.mtu == 0 {
@@ -173,8 +192,8 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
             return Err(err("transport.csig_paths.gain", format!("gain must be in (0, 1], got {}", c.gain)));
         }
     }
-    if t.rto.0 == 0 {
-        return Err(err("transport.rto", "rto must be above zero".into()));
+    if t.rto.0 < MIN_RTO.0 {
+        return Err(err("transport.rto", format!("rto must be at least {MIN_RTO}, got {}: a timeout shorter than any fabric's round trip fires for every packet in flight, and the run makes events faster than time passes", t.rto)));
     }
     let cc = t.cc_config();
     cc.validate().map_err(|(k, m)| err(&format!("transport.{k}"), m))?;
@@ -199,8 +218,8 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
     if !(s.pfc.alpha > 0.0 && s.pfc.alpha.is_finite()) {
         return Err(err("switch.pfc.alpha", format!("alpha must be above zero, got {}", s.pfc.alpha)));
     }
-    if sf.monitor.window.0 == 0 {
-        return Err(err("monitor.window", "window must be above zero".into()));
+    if sf.monitor.window.0 < MIN_WINDOW.0 {
+        return Err(err("monitor.window", format!("window must be at least {MIN_WINDOW}, got {}: a window shorter than a nanosecond is shorter than any packet's transmission, and every link writes a row per window", sf.monitor.window)));
     }
     let max_rate = topology.links.iter().map(|l| l.rate.0).max().unwrap_or(1);
     let is_switch = |name: &str| topology.switches.iter().any(|s| s.name == name);
@@ -252,10 +271,18 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
     let seed = seed.unwrap_or(sf.seed);
     let extras = std::cell::RefCell::new(crate::workload::Extras { nic_spread, ..Default::default() });
     flow_deps(&sf.flow, &mut extras.borrow_mut().deps, err)?;
+    // Which key made how many flows, for the memory check below.
+    let mut makers: Vec<(String, u64)> = vec![("flow".into(), flows.len() as u64)];
+    let max_flows = budget.max_flows();
+    if flows.len() as u64 > max_flows {
+        return Err(err("flow", crate::workload::too_many_flows(max_flows)));
+    }
     for (i, w) in sf.workload.iter().enumerate() {
         let key_err = |key: &str, m| err(&format!("workload[{i}].{key}"), m);
-        let ctx = crate::workload::Ctx { idx: i, topo: &topology, seed, base_dir, mtu: t.mtu, err: &key_err, out: &extras };
+        let ctx = crate::workload::Ctx { idx: i, topo: &topology, seed, base_dir, mtu: t.mtu, err: &key_err, max_flows, out: &extras };
+        let before = flows.len();
         crate::workload::expand(w, &ctx, &mut flows)?;
+        makers.push((format!("workload[{i}]"), (flows.len() - before) as u64));
     }
     let mut extras = extras.into_inner();
     let connections = match &sf.transport.connection {
@@ -266,13 +293,15 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, er
                 return Err(err("transport.connection", "connections of several queue pairs do not apply to rpc workloads (rpcs.csv reports whole RPCs)".into()));
             }
             let parts = crate::workload::connection::parts(flows.len(), c.qps);
-            if parts > 10_000_000 {
-                return Err(err("transport.connection.qps", format!("{} messages on {} queue pairs make {parts} flows, more than ten million", flows.len(), c.qps)));
+            if parts > max_flows {
+                return Err(err("transport.connection.qps", format!("{} messages on {} queue pairs make {parts} flows: {}", flows.len(), c.qps, crate::workload::too_many_flows(max_flows))));
             }
+            makers.push(("transport.connection.qps".into(), parts.saturating_sub(flows.len() as u64)));
             Some(crate::workload::connection::expand(c.qps, &mut flows, &mut extras))
         }
     };
-    check_link_rows(&sf.monitor, sf.stop, topology.links.len(), &flows, err)?;
+    check_memory(&topology, &flows, &extras.deps, &makers, budget, err)?;
+    check_link_rows(&sf.monitor, sf.stop, &topology, &flows, budget, err)?;
     Ok(Scenario {
         name: sf.name,
         seed,
@@ -557,27 +586,81 @@ fn check_ctrl_buffer(s: &SwitchConfig, wire: &WireSizes, err: &ErrFn) -> Result<
     Ok(())
 }
 
-/// The most rows a dense links.csv may be sure to get (about 45 GB).
-pub const MAX_LINK_ROWS: u64 = 1_000_000_000;
+/// The shortest `transport.rto`: shorter than any fabric's round trip.
+pub const MIN_RTO: Time = Time(crate::units::PS_PER_US);
+/// The shortest `monitor.window`.
+pub const MIN_WINDOW: Time = Time(crate::units::PS_PER_NS);
+
+/// Why a scenario does not fit the memory budget, driven by `what`.
+fn over_memory(e: &crate::budget::Estimate, budget: &Budget, what: String) -> String {
+    use crate::budget::fmt_bytes;
+    format!(
+        "the run would need about {} of memory ({}: {} for {} directed links, {} for {} flows of which {} in progress at once), more than the budget of {} (--max-memory)",
+        fmt_bytes(e.bytes()),
+        what,
+        fmt_bytes(e.network_bytes()),
+        e.ports,
+        fmt_bytes(e.flow_bytes()),
+        e.flows,
+        e.states,
+        fmt_bytes(budget.max_memory)
+    )
+}
+
+/// The run's memory, estimated from its network and flows
+/// ([`crate::budget::Estimate`]), within the budget; over it, the key that
+/// made the most flows (or the topology) is named.
+fn check_memory(
+    topology: &TopologySpec,
+    flows: &[FlowSpec],
+    deps: &[crate::workload::collective::FlowDep],
+    makers: &[(String, u64)],
+    budget: &Budget,
+    err: &ErrFn,
+) -> Result<(), InputError> {
+    let mut waits = vec![false; flows.len()];
+    for d in deps {
+        if let Some(w) = waits.get_mut(d.flow as usize) {
+            *w = true;
+        }
+    }
+    let mut starts: Vec<u64> = flows.iter().zip(&waits).filter(|(_, &w)| !w).map(|(f, _)| f.start.0).collect();
+    let e = crate::budget::Estimate::new(2 * topology.links.len() as u64, flows.len() as u64, &mut starts);
+    if e.bytes() <= budget.max_memory {
+        return Ok(());
+    }
+    let (key, n) = makers.iter().max_by_key(|m| m.1).cloned().unwrap_or_else(|| ("topology".into(), 0));
+    if e.network_bytes() >= e.flow_bytes() || n == 0 {
+        return Err(err("topology", over_memory(&e, budget, format!("the network of {} hosts and {} links", topology.hosts.len(), topology.links.len()))));
+    }
+    Err(err(&key, over_memory(&e, budget, format!("{key} makes {n} flows"))))
+}
 
 /// A dense links.csv has a row per directed link per window up to the end of
-/// the run, which is no earlier than the last flow start (or `stop`): refuse
-/// a scenario whose file would certainly exceed [`MAX_LINK_ROWS`].
-fn check_link_rows(m: &crate::monitor::MonitorConfig, stop: Option<Time>, links: usize, flows: &[FlowSpec], err: &ErrFn) -> Result<(), InputError> {
+/// the run, which is no earlier than the last flow's start plus its
+/// transmission at the fastest link's rate (or `stop`): refuse a scenario
+/// whose file would certainly pass the output budget.
+fn check_link_rows(m: &crate::monitor::MonitorConfig, stop: Option<Time>, topology: &TopologySpec, flows: &[FlowSpec], budget: &Budget, err: &ErrFn) -> Result<(), InputError> {
     if !(m.links && m.idle_rows) {
         return Ok(());
     }
-    let Some((i, last)) = flows.iter().enumerate().max_by_key(|(_, f)| f.start.0) else { return Ok(()) };
-    let end = last.start.0.min(stop.map_or(u64::MAX, |s| s.0));
-    let rows = (end / m.window.0.max(1)).saturating_add(1).saturating_mul(2 * links as u64);
-    if rows > MAX_LINK_ROWS {
+    let links = topology.links.len() as u64;
+    let fastest = topology.links.iter().map(|l| l.rate.0).max().unwrap_or(1).max(1);
+    let end_of = |f: &FlowSpec| f.start.0.saturating_add(crate::units::tx_time_ps(f.size, fastest));
+    let Some((i, last)) = flows.iter().enumerate().max_by_key(|(_, f)| end_of(f)) else { return Ok(()) };
+    let end = end_of(last).min(stop.map_or(u64::MAX, |s| s.0));
+    let rows = (end / m.window.0.max(1)).saturating_add(1).saturating_mul(2 * links);
+    let bytes = rows.saturating_mul(crate::budget::LINK_ROW_BYTES);
+    if bytes > budget.max_output {
         return Err(err(
             "monitor.window",
             format!(
-                "links.csv would have at least {rows} rows: a row per directed link ({}) per window of {} up to {} (flow {i} starts then); set monitor.idle_rows = false to leave out idle windows, a coarser window, or monitor.links = false",
+                "links.csv would have at least {rows} rows ({} or more): a row per directed link ({}) per window of {} up to {} (flow {i} cannot end earlier), more than the output budget of {} (--max-output); set monitor.idle_rows = false to leave out idle windows, a coarser window, or monitor.links = false",
+                crate::budget::fmt_bytes(bytes),
                 2 * links,
                 m.window,
-                Time(end)
+                Time(end),
+                crate::budget::fmt_bytes(budget.max_output)
             ),
         ));
     }

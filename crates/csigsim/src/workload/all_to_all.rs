@@ -28,6 +28,10 @@ pub fn expand(c: &AllToAllConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Resul
     if hs.len() < 2 {
         return Err(err("hosts", "all_to_all needs at least two hosts".into()));
     }
+    let total = hs.len() as u64 * (hs.len() as u64 - 1);
+    if (flows.len() as u64).saturating_add(total) > ctx.max_flows {
+        return Err(err("hosts", format!("all_to_all among {} hosts makes {total} flows: {}", hs.len(), super::too_many_flows(ctx.max_flows))));
+    }
     let tag = label(&c.name, "a2a", ctx.idx);
     for &s in &hs {
         for &d in &hs {

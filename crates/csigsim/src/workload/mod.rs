@@ -47,6 +47,9 @@ pub struct Ctx<'a> {
     /// at most `u32::MAX` packets.
     pub mtu: u32,
     pub err: &'a KeyErr<'a>,
+    /// The most flows the scenario may have in all (`Budget::max_flows`):
+    /// a generator refuses to go past it, before or while it generates.
+    pub max_flows: u64,
     /// Dependencies and collectives the generator adds.
     pub out: &'a std::cell::RefCell<Extras>,
 }
@@ -106,6 +109,11 @@ fn hosts_of(topo: &TopologySpec, list: &Option<Vec<HostRef>>, err: &KeyErr) -> R
             Ok(out)
         }
     }
+}
+
+/// Why a workload stops generating: the scenario would pass `max` flows.
+pub fn too_many_flows(max: u64) -> String {
+    format!("the scenario would have more than {max} flows, the most the memory budget allows (about {} bytes each; --max-memory)", crate::budget::BYTES_PER_FLOW)
 }
 
 /// The flows' name: the one given, else the generator's prefix and the workload index.

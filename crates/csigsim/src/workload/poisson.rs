@@ -170,9 +170,6 @@ pub(crate) fn host_rate(topo: &TopologySpec, h: u32) -> u64 {
     topo.links.iter().find(|l| l.a == NodeRef::Host(h) || l.b == NodeRef::Host(h)).map_or(0, |l| l.rate.0)
 }
 
-/// The most flows a Poisson workload may generate.
-pub(crate) const MAX_FLOWS: u64 = 10_000_000;
-
 pub fn expand(c: &PoissonConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Result<(), InputError> {
     let err = ctx.err;
     if !(c.load > 0.0 && c.load <= 10.0) {
@@ -205,8 +202,8 @@ pub fn expand(c: &PoissonConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Result
     let mut rng = Stream::new(ctx.seed, ctx.idx as u64, Purpose::Workload);
     // The expected number of flows, refused before generating when it could not fit in memory.
     let expected: f64 = hs.iter().map(|&h| c.load * host_rate(ctx.topo, h) as f64 / (8.0 * mean) * ((end - c.start.0) as f64 / PS_PER_S as f64)).sum();
-    if expected > MAX_FLOWS as f64 {
-        return Err(err("load", format!("this workload would generate about {expected:.3e} flows, more than {MAX_FLOWS}: lower its load or duration")));
+    if expected + flows.len() as f64 > ctx.max_flows as f64 {
+        return Err(err("load", format!("this workload would generate about {expected:.3e} flows: {}; lower its load or duration", super::too_many_flows(ctx.max_flows))));
     }
     let first = flows.len();
     for (pos, &h) in hs.iter().enumerate() {
@@ -217,6 +214,10 @@ pub fn expand(c: &PoissonConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Result
             t += exponential(&mut rng) / per_ps;
             if t >= end as f64 {
                 break;
+            }
+            // Arrivals are random: the expectation above is not a bound.
+            if flows.len() as u64 >= ctx.max_flows {
+                return Err(err("load", super::too_many_flows(ctx.max_flows)));
             }
             // Uniform among the other hosts: skip the sender's own position.
             let d = rng.below(hs.len() as u64 - 1) as usize;

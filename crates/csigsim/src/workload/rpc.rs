@@ -101,14 +101,14 @@ pub fn expand(c: &RpcConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Result<(),
     let secs = c.duration.0 as f64 / PS_PER_S as f64;
     let mut expected: f64 = tx.iter().map(|&s| c.load * host_rate(ctx.topo, s) as f64 / (8.0 * size as f64) * secs).sum();
     if let Some(b) = &c.background {
-        let period = (b.on.0 + b.off.0).max(1) as f64 / PS_PER_S as f64;
+        let period = b.on.0.saturating_add(b.off.0).max(1) as f64 / PS_PER_S as f64;
         let bursts = (secs / period).ceil();
         let per_burst = |rate: u64| b.on.0 as f64 / PS_PER_S as f64 * rate as f64 / (8.0 * b.size.0.max(1) as f64) + 1.0;
         let senders = hosts_of(ctx.topo, &b.senders, &|k, m| err(&format!("background.senders.{k}"), m))?;
         expected += senders.iter().map(|&s| bursts * per_burst(b.rate.map_or(host_rate(ctx.topo, s), |r| r.0))).sum::<f64>();
     }
-    if expected > super::poisson::MAX_FLOWS as f64 {
-        return Err(err("load", format!("this workload would generate about {expected:.3e} RPCs, more than {}: lower its load or duration", super::poisson::MAX_FLOWS)));
+    if expected + flows.len() as f64 > ctx.max_flows as f64 {
+        return Err(err("load", format!("this workload would generate about {expected:.3e} RPCs: {}; lower its load or duration", super::too_many_flows(ctx.max_flows))));
     }
     let tag = label(&c.name, "rpc", ctx.idx);
     let mut rng = Stream::new(ctx.seed, ctx.idx as u64, Purpose::Workload);
@@ -122,6 +122,9 @@ pub fn expand(c: &RpcConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Result<(),
             t += super::poisson::exponential(&mut rng) * mean_gap;
             if t >= end as f64 {
                 break;
+            }
+            if flows.len() as u64 >= ctx.max_flows {
+                return Err(err("load", super::too_many_flows(ctx.max_flows)));
             }
             let d = pick(&mut rng, &rx, s);
             flows.push(FlowSpec { src: HostId(s), dst: HostId(d), size, start: Time(t as u64), name: tag.clone(), rate_cap: u64::MAX, channel: 0 });
@@ -138,23 +141,28 @@ pub fn expand(c: &RpcConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Result<(),
         if btx.iter().any(|&s| brx.iter().all(|&r| r == s)) {
             return Err(err("background.receivers", "every sender needs a receiver other than itself".into()));
         }
-        let period = b.on.0 + b.off.0;
+        let period = b.on.0.saturating_add(b.off.0);
         for &s in &btx {
             let rate = b.rate.map_or(host_rate(ctx.topo, s), |r| r.0);
             if rate == 0 {
                 return Err(err("background.rate", "rate must be above zero".into()));
             }
             let gap = crate::units::tx_time_ps(bsize, rate).max(1);
+            // Saturating steps: an op longer than the run (a rate of a few
+            // bits per second) ends the burst instead of wrapping around.
             let mut burst = c.start.0;
             while burst < end {
                 let mut t = burst;
-                while t < (burst + b.on.0).min(end) {
+                while t < burst.saturating_add(b.on.0).min(end) {
+                    if flows.len() as u64 >= ctx.max_flows {
+                        return Err(err("background.rate", super::too_many_flows(ctx.max_flows)));
+                    }
                     let d = pick(&mut rng, &brx, s);
                     flows.push(FlowSpec { src: HostId(s), dst: HostId(d), size: bsize, start: Time(t), name: format!("{tag}-bg"), rate_cap: u64::MAX, channel: 0 });
                     classes.push((t, s, "background"));
-                    t += gap;
+                    t = t.saturating_add(gap);
                 }
-                burst += period;
+                burst = burst.saturating_add(period);
             }
         }
     }

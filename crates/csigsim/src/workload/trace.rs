@@ -31,13 +31,20 @@ const COLUMNS: [&str; 5] = ["src", "dst", "size", "start", "name"];
 pub fn expand(c: &TraceConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Result<(), InputError> {
     let path = relative_to(ctx.base_dir, &c.file);
     // Errors inside the file name the file and line; only reading it is the key's fault.
-    read_trace(&path, ctx.topo, ctx.idx, ctx.mtu, flows).map_err(|e| if e.file.is_empty() { (ctx.err)("file", e.msg) } else { e })
+    read_trace(&path, ctx.topo, ctx.idx, ctx.mtu, ctx.max_flows, flows).map_err(|e| if e.file.is_empty() { (ctx.err)("file", e.msg) } else { e })
 }
 
 /// Reads `src,dst,size,start[,name]` rows. Hosts are names or indices; size is
 /// bytes or a size with a unit; start is a time with a unit.
-fn read_trace(path: &Path, topo: &TopologySpec, idx: usize, mtu: u32, flows: &mut Vec<FlowSpec>) -> Result<(), InputError> {
+fn read_trace(path: &Path, topo: &TopologySpec, idx: usize, mtu: u32, max_flows: u64, flows: &mut Vec<FlowSpec>) -> Result<(), InputError> {
     let fname = path.display().to_string();
+    // Parsed rows take several times the text: a file too large for the
+    // flow budget is refused before it is read (the shortest row is 6 bytes).
+    if let Ok(m) = std::fs::metadata(path) {
+        if m.len() / 6 > max_flows.saturating_mul(4) {
+            return Err(InputError::new("", None, None, format!("trace file {fname} has {} bytes: {}", m.len(), super::too_many_flows(max_flows))));
+        }
+    }
     let bytes = std::fs::read(path).map_err(|e| InputError::new("", None, None, format!("cannot read trace file {fname}: {e}")))?;
     let text = utf8(bytes, &fname)?;
     let records = records(&text).map_err(|(at, m)| InputError::new(&fname, None, Some(at), m))?;
@@ -68,6 +75,9 @@ fn read_trace(path: &Path, topo: &TopologySpec, idx: usize, mtu: u32, flows: &mu
     };
     let (ct, cn) = (col("start"), col("name"));
     for rec in rows {
+        if flows.len() as u64 >= max_flows {
+            return Err(InputError::new(&fname, None, Some(rec.cells.first().map_or(rec.end, |c| c.at)), super::too_many_flows(max_flows)));
+        }
         if let Some(extra) = rec.cells.get(cols.len()) {
             return Err(InputError::new(
                 &fname,

@@ -409,9 +409,8 @@ pub fn expand(c: &CollectiveConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Res
         _ => ring::flows(&plan),
     };
     let total = per_instance.saturating_mul(c.iterations as u64).saturating_mul(groups.len() as u64);
-    // At most ten million flows: more would not fit in memory.
-    if (flows.len() as u64).saturating_add(total) > MAX_FLOWS {
-        return Err(err("size", format!("the collective expands into {total} flows: use a larger chunk or fewer iterations")));
+    if (flows.len() as u64).saturating_add(total) > ctx.max_flows {
+        return Err(err("size", format!("the collective expands into {total} flows: {}; use a larger chunk or fewer iterations", super::too_many_flows(ctx.max_flows))));
     }
     let tag = label(&c.name, "coll", ctx.idx);
     let mut out = ctx.out.borrow_mut();
