@@ -51,3 +51,29 @@ pub fn write_failure(m: String) -> Failure {
         Failure::Internal(m)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_disk_is_the_users_to_fix_and_other_write_errors_are_internal() {
+        match write_failure("cannot write runs/x: No space left on device (os error 28)".into()) {
+            Failure::Input(e) => {
+                assert_eq!(e.file, "--out");
+                assert!(e.msg.contains("the disk is full"), "{e}");
+            }
+            _ => panic!("a full disk is bad input"),
+        }
+        assert!(matches!(write_failure("cannot write runs/x: Permission denied (os error 13)".into()), Failure::Internal(_)));
+    }
+
+    #[test]
+    fn budget_flags_take_sizes_and_name_themselves() {
+        let b = budget(Some("1GiB"), Some("10MB"), None).unwrap();
+        assert_eq!((b.max_memory, b.max_output), (1 << 30, 10_000_000));
+        assert_eq!(budget(Some("x"), None, None).unwrap_err().file, "--max-memory");
+        assert_eq!(min_progress("1us").unwrap(), 1_000_000);
+        assert_eq!(min_progress("fast").unwrap_err().file, "--min-progress");
+    }
+}

@@ -276,8 +276,9 @@ fn output_limit(sink: &dyn monitor::RowSink, now: u64) -> output::Limit {
     output::Limit {
         key: Some(key.into()),
         message: format!(
-            "the monitor files passed the output budget (--max-output) at {} of simulated time: {} in all ({}); use a coarser monitor.window, monitor.idle_rows = false, or fewer monitors, or raise --max-output",
-            units::Time(now),
+            "the monitor files passed the output budget of {} (--max-output; by default at most 90% of the free space where --out goes) at {:.3} us of simulated time: {} in all ({}); use a coarser monitor.window, monitor.idle_rows = false, or fewer monitors, or raise --max-output",
+            budget::fmt_bytes(sink.budget()),
+            now as f64 / 1e6,
             budget::fmt_bytes(total),
             sizes.join(", ")
         ),

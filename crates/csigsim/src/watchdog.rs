@@ -165,7 +165,7 @@ impl Guard {
     /// What the failed stretch did, naming `transport.rto` when timeouts
     /// outnumbered the data packets delivered.
     pub fn diagnosis(&self, now: u64, s: &crate::sim::Stats) -> crate::output::Limit {
-        use crate::units::Time;
+        let us = |ps: u64| format!("{:.3} us", ps as f64 / 1e6);
         let timeouts = s.timeouts - self.timeouts;
         let delivered = s.data_packets_delivered - self.delivered;
         let key = (timeouts > delivered).then(|| "transport.rto".to_string());
@@ -177,11 +177,11 @@ impl Guard {
             key,
             message: format!(
                 "the run advanced {} of simulated time (from {} to {}) in {:.1} s of wall time, less than {} per second (--min-progress): {timeouts} timeouts and {delivered} data packets delivered in that stretch; {cause}",
-                Time(now.saturating_sub(self.at_ps)),
-                Time(self.at_ps),
-                Time(now),
+                us(now.saturating_sub(self.at_ps)),
+                us(self.at_ps),
+                us(now),
                 self.failed_s,
-                Time(self.min_ps_per_s),
+                us(self.min_ps_per_s),
             ),
         }
     }

@@ -89,6 +89,10 @@ pub trait RowSink: Send {
     fn written(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
     }
+    /// Bytes the files may take in all.
+    fn budget(&self) -> u64 {
+        u64::MAX
+    }
 }
 
 /// Rows a streaming run may hold before it writes out the closed windows,

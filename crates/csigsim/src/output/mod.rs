@@ -656,6 +656,10 @@ impl crate::monitor::RowSink for StreamWriter {
         self.files_written()
     }
 
+    fn budget(&self) -> u64 {
+        self.max_output
+    }
+
     fn close(&mut self) -> io::Result<()> {
         if let Some(e) = self.error.take() {
             return Err(e);
