@@ -1,4 +1,5 @@
-"""The Python blocks of README.md and docs/*.md run as written (the Rust
+"""The Python blocks of README.md and docs/*.md (docs/cc/ and docs/decisions/
+included) run as written (the Rust
 test crates/csigsim-cli/tests/docs.rs runs the others; the convention is in
 docs/robustness.md): each block, unless preceded by
 `<!-- docs: not run, REASON -->`, is executed in a scratch directory where
@@ -15,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def python_blocks():
-    docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "docs" / "cc").glob("*.md"))]
+    docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "docs" / "cc").glob("*.md")), *sorted((ROOT / "docs" / "decisions").glob("*.md"))]
     for doc in docs:
         lines = doc.read_text().splitlines()
         i = 0

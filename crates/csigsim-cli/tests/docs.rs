@@ -1,4 +1,5 @@
-//! Every code block of README.md and docs/*.md runs as written (the
+//! Every code block of README.md, docs/*.md, docs/cc/*.md and
+//! docs/decisions/*.md runs as written (the
 //! convention is in docs/robustness.md): `sh` blocks are run line by line
 //! against the built binary in a temporary directory, `console` blocks are
 //! run as one script and their output compared, `toml` blocks are validated
@@ -53,7 +54,7 @@ fn blocks(path: &Path) -> Vec<Block> {
 
 fn docs() -> Vec<PathBuf> {
     let mut v = vec![repo().join("README.md")];
-    for dir in ["docs", "docs/cc"] {
+    for dir in ["docs", "docs/cc", "docs/decisions"] {
         let mut d: Vec<PathBuf> =
             std::fs::read_dir(repo().join(dir)).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "md")).collect();
         d.sort();
