@@ -10,71 +10,72 @@ structure as the TOML file (see the "Scenario core" in the docs).
 
 from __future__ import annotations
 
-import json
-import math
-import numbers
-import os
-import re
+import json as _json
+import math as _math
+import numbers as _numbers
+import os as _os
+import re as _re
 from functools import cached_property
-from pathlib import Path
+from pathlib import Path as _Path
 from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Union
 
-import numpy as np
-import pandas as pd
+import numpy as _np
+import pandas as _pd
 
 from . import _core
 from ._core import ScenarioError
 
 __version__: str = _core.version()
 
-__all__ = ["run", "validate", "Results", "Progress", "ScenarioError", "to_toml", "sweep", "load_sweep", "Sweep", "SweepError", "__version__"]
+__all__ = ["run", "validate", "read_run", "Results", "Progress", "ScenarioError", "to_toml", "sweep", "load_sweep", "Sweep",
+           "SweepError", "__version__"]
 
-ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+ScenarioLike = Union[str, "_os.PathLike[str]", Mapping[str, Any]]
 OverridesLike = Union[Mapping[str, Any], Sequence[str], None]
 
 
 class Results:
     """The outputs of one run: the summary, per-flow and per-link tables."""
 
-    def __init__(self, output: "_core.Output", out: Optional[Path] = None) -> None:
+    def __init__(self, output: "_core.Output", out: Optional[_Path] = None) -> None:
         self._output = output
         #: summary.json as written (without its final line break).
         self.summary_json: str = output.summary_json
         #: The scenario as run (after overrides).
         self.scenario_toml: str = output.scenario_toml
         #: The run directory written by ``run(..., out=...)``, or None.
-        self.out: Optional[Path] = out
-        self.summary: Dict[str, Any] = json.loads(self.summary_json)
+        self.out: Optional[_Path] = out
+        self.summary: Dict[str, Any] = _json.loads(self.summary_json)
 
     # The tables are built from the engine's columns on first use: a large
     # run's links table can be big and many callers only want the summary.
     @cached_property
-    def flows(self) -> pd.DataFrame:
+    def flows(self) -> _pd.DataFrame:
         """One row per flow (columns described in docs/outputs.md)."""
         return _frame(self._output.columns("flows"), _FLOWS)
 
     @cached_property
-    def links(self) -> pd.DataFrame:
+    def links(self) -> _pd.DataFrame:
         """One row per directed link per monitor window (empty if monitor.links is off)."""
         return _frame(self._output.columns("links"), _LINKS)
 
     @cached_property
-    def signals(self) -> pd.DataFrame:
+    def signals(self) -> _pd.DataFrame:
         """Reflected signals per flow and monitor window (empty when no signal is on)."""
         return _frame(self._output.columns("signals"), _SIGNALS)
 
     @cached_property
-    def collectives(self) -> pd.DataFrame:
+    def collectives(self) -> _pd.DataFrame:
         """Each collective's steps and totals: time, algbw, busbw (empty when the run has none)."""
         return _frame(self._output.columns("collectives"), _COLLECTIVES)
 
     @cached_property
-    def rpcs(self) -> pd.DataFrame:
+    def rpcs(self) -> _pd.DataFrame:
         """Every RPC of an `rpc` workload with its latency (empty when the run has none)."""
         return _frame(self._output.columns("rpcs"), _RPCS)
 
     @cached_property
-    def cc(self) -> pd.DataFrame:
+    def cc(self) -> _pd.DataFrame:
         """Congestion-control state per flow and monitor window (empty unless monitor.cc is on)."""
         return _frame(self._output.columns("cc"), _CC)
 
@@ -110,9 +111,9 @@ class Results:
         """The text of collectives.csv ("" when the run has no collective)."""
         return self._output.csv("collectives")
 
-    def write(self, dir: Union[str, "os.PathLike[str]"]) -> Path:
+    def write(self, dir: Union[str, "_os.PathLike[str]"]) -> _Path:
         """Writes the run directory (the same files, byte for byte, as ``out=``)."""
-        d = Path(dir)
+        d = _Path(dir)
         # The engine's own writer: optional files are written when present and
         # a stale copy from an earlier run in the same directory is removed.
         self._output.write_dir(d)
@@ -228,7 +229,7 @@ _RPCS = [
     ("latency_ns", "ns", "latency_ps"),
 ]
 
-_INT64_MAX = np.iinfo(np.int64).max
+_INT64_MAX = _np.iinfo(_np.int64).max
 
 
 def _split(col: Any):
@@ -239,16 +240,16 @@ def _split(col: Any):
     return col, None
 
 
-def _int64(values: np.ndarray) -> np.ndarray:
+def _int64(values: _np.ndarray) -> _np.ndarray:
     # Like pandas reading the file: int64, unless a value does not fit.
-    if values.dtype == np.uint64 and len(values) and values.max() > _INT64_MAX:
+    if values.dtype == _np.uint64 and len(values) and values.max() > _INT64_MAX:
         return values
-    return values.astype(np.int64)
+    return values.astype(_np.int64)
 
 
-def _with_gaps(values: np.ndarray, valid: np.ndarray) -> np.ndarray:
-    out = values.astype(np.float64)
-    out[~valid] = np.nan
+def _with_gaps(values: _np.ndarray, valid: _np.ndarray) -> _np.ndarray:
+    out = values.astype(_np.float64)
+    out[~valid] = _np.nan
     return out
 
 
@@ -256,8 +257,8 @@ def _column(kind: str, col: Any) -> Any:
     if kind == "text":
         if isinstance(col, tuple):
             codes, names = col
-            col = np.asarray(names, dtype=object)[codes]
-        return pd.Series(col, dtype=str)
+            col = _np.asarray(names, dtype=object)[codes]
+        return _pd.Series(col, dtype=str)
     values, valid = _split(col)
     if kind == "int":
         return _int64(values) if valid is None else _with_gaps(values, valid)
@@ -268,25 +269,25 @@ def _column(kind: str, col: Any) -> Any:
         return ns if valid is None else _with_gaps(ns, valid)
     if kind == "utilization":
         # Written "0" when idle and with six decimals otherwise.
-        return values.astype(np.int64) if not values.any() else values
+        return values.astype(_np.int64) if not values.any() else values
     if kind == "number":
         # Written with Rust's "{}", which gives whole numbers without a point.
-        whole = np.isfinite(values).all() and (values == np.trunc(values)).all() and (np.abs(values) <= _INT64_MAX).all()
-        return values.astype(np.int64) if whole else values
+        whole = _np.isfinite(values).all() and (values == _np.trunc(values)).all() and (_np.abs(values) <= _INT64_MAX).all()
+        return values.astype(_np.int64) if whole else values
     return values  # "decimals": always written with a point
 
 
-def _frame(columns: Optional[Mapping[str, Any]], spec: Sequence[tuple]) -> pd.DataFrame:
+def _frame(columns: Optional[Mapping[str, Any]], spec: Sequence[tuple]) -> _pd.DataFrame:
     if columns is None:
-        return pd.DataFrame()
+        return _pd.DataFrame()
     first = columns[spec[0][2]]
     n = len(first[0] if isinstance(first, tuple) else first)
     if n == 0:
         # A file with only its header: pandas reads every number column as object.
-        return pd.DataFrame(
-            {name: pd.Series([], dtype=str) if kind == "text" else pd.Series([], dtype=object) for name, kind, _ in spec}
+        return _pd.DataFrame(
+            {name: _pd.Series([], dtype=str) if kind == "text" else _pd.Series([], dtype=object) for name, kind, _ in spec}
         )
-    return pd.DataFrame({name: _column(kind, columns[key]) for name, kind, key in spec})
+    return _pd.DataFrame({name: _column(kind, columns[key]) for name, kind, key in spec})
 
 
 class Progress(NamedTuple):
@@ -331,7 +332,7 @@ def run(
     *,
     seed: Optional[int] = None,
     overrides: OverridesLike = None,
-    out: Union[str, "os.PathLike[str]", None] = None,
+    out: Union[str, "_os.PathLike[str]", None] = None,
     progress: Union[bool, Callable[[Progress], Any]] = False,
     threads: int = 1,
 ) -> Results:
@@ -353,10 +354,10 @@ def run(
     raises KeyboardInterrupt.
     """
     seed = _check_seed(seed)
-    if isinstance(threads, bool) or not isinstance(threads, numbers.Integral) or not 1 <= int(threads) <= 64:
+    if isinstance(threads, bool) or not isinstance(threads, _numbers.Integral) or not 1 <= int(threads) <= 64:
         raise ValueError(f"threads must be an integer in [1, 64], got {threads!r}")
     ov = _overrides(overrides)
-    out_path = Path(out) if out is not None else None
+    out_path = _Path(out) if out is not None else None
     kind, arg, source = _source(scenario)
     bar = _Bar() if progress is True else None
     user = bar if bar is not None else (progress if callable(progress) else None)
@@ -367,7 +368,7 @@ def run(
         if kind == "file":
             raw = _core.run_file(arg, seed, ov, out_path, on_progress, int(threads))
         else:
-            raw = _core.run_toml(arg, source, os.getcwd(), seed, ov, out_path, on_progress, int(threads))
+            raw = _core.run_toml(arg, source, _os.getcwd(), seed, ov, out_path, on_progress, int(threads))
     finally:
         if bar is not None:
             bar.close()
@@ -381,7 +382,7 @@ def validate(scenario: ScenarioLike, overrides: OverridesLike = None) -> None:
     if kind == "file":
         _core.validate_file(arg, ov)
     else:
-        _core.validate_toml(arg, source, os.getcwd(), ov)
+        _core.validate_toml(arg, source, _os.getcwd(), ov)
 
 
 def _source(scenario: ScenarioLike):
@@ -392,16 +393,16 @@ def _source(scenario: ScenarioLike):
         # A path never contains a newline; any real scenario text does.
         if "\n" in scenario:
             return "text", scenario, "<string>"
-        return "file", Path(scenario), None
-    if isinstance(scenario, os.PathLike):
-        return "file", Path(scenario), None
+        return "file", _Path(scenario), None
+    if isinstance(scenario, _os.PathLike):
+        return "file", _Path(scenario), None
     raise TypeError(f"scenario must be a path, a TOML string or a dict, not {type(scenario).__name__}")
 
 
 def _check_seed(seed: Any) -> Optional[int]:
     if seed is None:
         return None
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= int(seed) < 2**64:
+    if isinstance(seed, bool) or not isinstance(seed, _numbers.Integral) or not 0 <= int(seed) < 2**64:
         raise ValueError(f"seed must be an integer in [0, 2**64), got {seed!r}")
     return int(seed)
 
@@ -419,7 +420,7 @@ def _overrides(overrides: OverridesLike) -> List[str]:
 
 # --- A small TOML writer for dict scenarios -------------------------------
 
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+_BARE_KEY = _re.compile(r"^[A-Za-z0-9_-]+$")
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
 
@@ -444,19 +445,19 @@ def _key(k: Any) -> str:
 def _value(v: Any, where: str) -> str:
     if isinstance(v, bool):  # before int: bool is an int subclass
         return "true" if v else "false"
-    if isinstance(v, numbers.Integral):
+    if isinstance(v, _numbers.Integral):
         return str(int(v))
-    if isinstance(v, numbers.Real):
+    if isinstance(v, _numbers.Real):
         f = float(v)
-        if math.isnan(f):
+        if _math.isnan(f):
             return "nan"
-        if math.isinf(f):
+        if _math.isinf(f):
             return "inf" if f > 0 else "-inf"
         return repr(f)
     if isinstance(v, str):
         return _str(v)
-    if isinstance(v, os.PathLike):
-        return _str(os.fspath(v))
+    if isinstance(v, _os.PathLike):
+        return _str(_os.fspath(v))
     if isinstance(v, Mapping):
         items = [f"{_key(k)} = {_value(x, f'{where}.{k}')}" for k, x in v.items() if x is not None]
         return "{ " + ", ".join(items) + " }" if items else "{}"
@@ -506,5 +507,27 @@ def to_toml(scenario: Mapping[str, Any]) -> str:
     return "\n".join(lines).lstrip("\n") + "\n"
 
 
+def read_run(run_dir: Union[str, "_os.PathLike[str]"], *, format: str = "csv") -> Any:
+    """Reads a run directory (``csigsim run --out DIR``, or ``run(..., out=DIR)``)
+    back into the tables :class:`Results` has: ``summary``, ``flows``,
+    ``links``, ``signals``, ``cc``, ``collectives``, ``rpcs`` (DataFrames with
+    the same columns and dtypes), ``scenario_toml`` and ``out``.
+    ``format="parquet"`` reads the Parquet twins (``--parquet``; needs
+    pyarrow). The same as :func:`csigsim.plot.read_run`."""
+    from .plot import read_run as _read_run
+
+    return _read_run(run_dir, format=format)
+
+
 # Parameter sweeps (docs/sweeps.md); last, as they use the writer above.
 from .sweep import Sweep, SweepError, load_sweep, sweep  # noqa: E402
+
+#: The submodules a user imports (``import csigsim.plot``), listed by ``dir``
+#: once imported.
+_SUBMODULES = ("plot", "report", "telemetry", "sweep")
+
+
+def __dir__() -> List[str]:
+    # The public names, not the modules and typing names this file uses.
+    loaded = [m for m in _SUBMODULES if m in globals()]
+    return sorted(set(__all__) | set(loaded) | {"__version__", "__doc__", "__name__", "__file__", "__path__"})

@@ -40,6 +40,7 @@ def run_toml(
     overrides: List[str] = ...,
     out: Optional[_Path] = None,
     on_progress: Optional[Callable[[int, Optional[int], int, int, int], None]] = None,
+    threads: int = 1,
 ) -> Output: ...
 def run_file(
     path: _Path,
@@ -47,6 +48,7 @@ def run_file(
     overrides: List[str] = ...,
     out: Optional[_Path] = None,
     on_progress: Optional[Callable[[int, Optional[int], int, int, int], None]] = None,
+    threads: int = 1,
 ) -> Output: ...
 def validate_toml(
     text: str,

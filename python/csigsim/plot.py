@@ -117,10 +117,14 @@ def _read_table(path: Path, text_columns: Sequence[str]) -> pd.DataFrame:
 _FIXED_DECIMALS = ("slowdown", "utilization", "algbw_gbps", "busbw_gbps")
 
 
+def _np_all_whole(x: np.ndarray) -> bool:
+    return bool(np.isfinite(x).all() and (x == np.trunc(x)).all() and (np.abs(x) < 2**63).all())
+
+
 def _read_parquet(path: Path, text_columns: Sequence[str]) -> pd.DataFrame:
-    """A Parquet twin (``csigsim run --parquet``) as the CSV file reads: times
-    in integer picoseconds (``X_ps``) become ``X_ns`` (int64 when every value
-    is whole, else float64), nulls NaN, text columns strings."""
+    """A Parquet twin (``csigsim run --parquet``) as the CSV file reads: the
+    same column names; times in ns are int64 when every value is a whole
+    number of nanoseconds, else float64; nulls NaN; text columns strings."""
     if not path.exists():
         return pd.DataFrame()
     try:
@@ -134,7 +138,14 @@ def _read_parquet(path: Path, text_columns: Sequence[str]) -> pd.DataFrame:
         v = df[c]
         if c in text_columns:
             out[c] = v.astype(str)
+        elif c.endswith("_ns") and v.dtype.kind == "f":
+            # Times in ns, as the CSV: int64 when every value is a whole
+            # number of nanoseconds (and none is missing), else float64.
+            ns = v.to_numpy(dtype=float)
+            whole = len(ns) and _np_all_whole(ns)
+            out[c] = ns.astype(np.int64) if whole else ns
         elif c.endswith("_ps"):
+            # Twins written before the Parquet files named times as the CSV.
             ps = v.to_numpy(dtype=float)
             ns = ps / 1000.0
             whole = np.isfinite(ns).all() and (np.asarray(v.dropna(), dtype=np.int64) % 1000 == 0).all()
@@ -222,9 +233,18 @@ def _run_name(results: Any) -> str:
     return str(summary.get("name", "")) if isinstance(summary, Mapping) else ""
 
 
+def _run_dir(results: Any) -> str:
+    out = getattr(results, "out", None)
+    return Path(out).name if out is not None and Path(out).name else ""
+
+
 def _title(text: str, results: Any) -> str:
-    name = _run_name(results)
-    return f"{text}: {name}" if name else text
+    """The title of a plot of one run: the figure, the scenario's name and
+    the run's directory, so that plots of runs of one scenario differ."""
+    name, run = _run_name(results), _run_dir(results)
+    if name and run and run != name:
+        return f"{text}: {name} ({run})"
+    return f"{text}: {name or run}" if (name or run) else text
 
 
 def _num(series: pd.Series) -> np.ndarray:
@@ -462,6 +482,8 @@ def queue(results: Any, links: Any = None, *, top: int = 4, unit: Optional[str] 
     table = _links_table(results)
     fig, ax, _, _ = _link_lines(table, "max_queue_bytes", links, top, "max", 1e-3, unit)
     ax.set_ylabel("max queue in window (KB)")
+    # From 0: a flat queue is not stretched over the whole axis.
+    ax.set_ylim(bottom=0, top=max(ax.get_ylim()[1], 1e-3))
     ax.set_title(_title("Egress queue", results))
     return fig
 
@@ -489,6 +511,7 @@ def pauses(results: Any, *, top: int = 10, unit: Optional[str] = None) -> Figure
         raise NothingToPlot("no link was paused (pause_ns is 0 everywhere)")
     fig, ax, _, _ = _link_lines(table, "pause_ns", None, min(top, len(paused)), "sum", 1e-3, unit)
     ax.set_ylabel("paused time in window (us)")
+    ax.set_ylim(bottom=0)
     shown = min(top, len(paused))
     which = f"{shown} of {len(paused)} paused links" if shown < len(paused) else f"{len(paused)} paused link{'s' if len(paused) != 1 else ''}"
     ax.set_title(_title(f"PFC pauses ({which})", results))
@@ -580,6 +603,9 @@ def collective_times(results: Any, *, unit: Optional[str] = None) -> Figure:
     ax_it.set_xlabel("iteration")
     ax_it.set_ylabel(f"completion time ({uname})")
     ax_it.set_ylim(bottom=0)
+    # Half an iteration either side: one iteration is not squeezed onto the border.
+    its = pd.to_numeric(totals["iteration"]).to_numpy(float)
+    ax_it.set_xlim(its.min() - 0.5, its.max() + 0.5)
     ax_it.xaxis.get_major_locator().set_params(integer=True)
     ax_it.legend(fontsize="small")
 
@@ -804,6 +830,7 @@ def cct(results: Any, *, unit: Optional[str] = None, threshold: float = 10_000.0
         bw = _num(rows["busbw_gbps"]) if "busbw_gbps" in rows.columns else np.full(len(rows), np.nan)
         ax.bar_label(bars, [f"{b:.0f} Gb/s" if np.isfinite(b) else "unfinished" for b in bw], fontsize="x-small")
     ax.set_xticks(its)
+    ax.set_xlim(min(its) - 0.5, max(its) + 0.5)
     ax.set_xlabel("iteration")
     ax.set_ylabel(f"completion time ({uname})")
     hit = len([1 for n, i in crossed if n in names])

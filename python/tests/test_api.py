@@ -349,3 +349,32 @@ def test_progress_off_by_default_and_checked(capsys):
     assert capsys.readouterr().err == ""
     with pytest.raises(TypeError, match="progress"):
         csigsim.run(INCAST, overrides=BIG_INCAST, progress="yes")
+
+
+def test_dir_lists_the_api_not_the_modules_it_uses():
+    names = set(dir(csigsim))
+    assert not names & {"Any", "np", "pd", "os", "re", "json", "math", "Path", "Mapping", "Union"}, names
+    assert {"run", "validate", "read_run", "Results", "ScenarioError", "sweep", "__version__"} <= names
+    assert set(csigsim.__all__) <= names
+
+
+def test_read_run_is_at_the_top_level(tmp_path):
+    res = csigsim.run(SCENARIO, out=tmp_path / "run")
+    back = csigsim.read_run(tmp_path / "run")
+    pd.testing.assert_frame_equal(back.flows, res.flows)
+    assert back.summary["name"] == "two hosts"
+
+
+def test_the_stub_has_the_native_functions_parameters():
+    # _core.pyi names every parameter the compiled functions take, in order.
+    import ast
+    import inspect
+
+    from csigsim import _core
+
+    stub = ast.parse((Path(csigsim.__file__).parent / "_core.pyi").read_text())
+    stubbed = {f.name: [a.arg for a in f.args.args] for f in stub.body if isinstance(f, ast.FunctionDef)}
+    for name in ("run_toml", "run_file", "validate_toml", "validate_file", "resolve_file"):
+        native = list(inspect.signature(getattr(_core, name)).parameters)
+        assert stubbed[name] == native, name
+    assert "threads" in stubbed["run_file"] and "threads" in stubbed["run_toml"]

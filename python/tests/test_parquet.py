@@ -73,3 +73,18 @@ def test_read_run_says_which_file_is_missing(tmp_path):
         cp.read_run(d, format="parquet")
     with pytest.raises(ValueError, match="format"):
         cp.read_run(d, format="json")
+
+
+def test_parquet_and_csv_have_the_same_names_and_times_in_ns(tmp_path):
+    # Read with pyarrow directly, not through read_run: the files themselves agree.
+    import pyarrow.parquet as pq
+
+    d = run(tmp_path, "ring_allreduce.toml", 'workload.0.size="2MB"')
+    for name in ("flows", "links", "collectives"):
+        header = (d / f"{name}.csv").read_text().splitlines()[0].split(",")
+        table = pq.read_table(d / f"{name}.parquet")
+        assert table.column_names == header, name
+        csv = pd.read_csv(d / f"{name}.csv")
+        for c in (c for c in header if c.endswith("_ns")):
+            assert str(table.schema.field(c).type) == "double", (name, c)
+            np.testing.assert_array_equal(table.column(c).to_numpy(zero_copy_only=False).astype(float), csv[c].to_numpy(float))

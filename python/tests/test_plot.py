@@ -314,3 +314,35 @@ def test_module_cli_draws_each_experiment_of_a_repro_directory(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "csigsim.plot", "--repro", str(tmp_path / "img"), str(tmp_path / "x")],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "result.json" in bad.stderr
+
+
+def test_titles_name_the_run_not_only_the_scenario(tmp_path):
+    # Two runs of one scenario: their plots' titles differ by the run directory.
+    a = csigsim.run(SCENARIOS / "two_hosts.toml", out=tmp_path / "mtu4096")
+    b = csigsim.run(SCENARIOS / "two_hosts.toml", overrides={"transport.mtu": 1024}, out=tmp_path / "mtu1024")
+    ta, tb = (cp.fct_cdf(r).axes[0].get_title() for r in (a, b))
+    assert ta != tb
+    assert "two hosts" in ta and "mtu4096" in ta and "mtu1024" in tb
+    # A run read back from its directory is named the same way.
+    assert cp.queue(cp.read_run(tmp_path / "mtu1024")).axes[0].get_title().endswith("(mtu1024)")
+
+
+def test_one_iteration_is_not_squeezed_onto_the_border(ring):
+    from types import SimpleNamespace
+
+    one = ring.collectives[ring.collectives.iteration == 0]
+    run = SimpleNamespace(collectives=one, links=pd.DataFrame(), summary={})
+    for fig in (cp.collective_times(one), cp.cct(run)):
+        ax = fig.axes[0]
+        lo, hi = ax.get_xlim()
+        assert lo <= -0.5 and hi >= 0.5, (lo, hi)
+
+
+def test_a_flat_queue_is_drawn_from_zero():
+    # A queue at 4.0 to 4.1 KB all run long: the axis starts at 0, not at 4 KB.
+    t = np.arange(20) * 1000
+    links = pd.DataFrame({"time_ns": t, "from": "s0", "to": "h1", "max_queue_bytes": 4000 + (t % 2000) // 20,
+                          "utilization": 0.5, "pause_ns": 0})
+    ax = cp.queue(links).axes[0]
+    lo, hi = ax.get_ylim()
+    assert lo == 0 and hi >= 4.05

@@ -1,10 +1,12 @@
-"""Tests of csigsim.report: the HTML page holds the scenario, the summary,
-every plot that applies and the comparison, needs nothing from the network,
-and renders in a real headless browser (Chromium) without console messages.
-The browser tests skip only when no Chromium can be found (`make tools`
-installs Debian's `chromium` when it can)."""
+"""Tests of csigsim.report: the interactive page holds the runs' differing
+scenario keys, the figures of compare, overlaid plots and the telemetry
+tables, needs nothing from the network, and works in a real headless
+browser (Chromium): no console message, three overlaid series, a hover
+tooltip with a value. The browser tests skip only when no Chromium can be
+found (`make tools` installs Debian's `chromium` when it can)."""
 
-import base64
+import json
+import os
 import re
 import shutil
 import subprocess
@@ -15,10 +17,11 @@ import numpy as np
 import pytest
 
 import csigsim
-import csigsim.plot as cp
 import csigsim.report as rp
 
-SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS = ROOT / "scenarios"
+CCS = ("dcqcn", "dctcp", "timely")
 
 
 def _browser():
@@ -34,88 +37,116 @@ needs_browser = pytest.mark.skipif(BROWSER is None, reason="no Chromium installe
 
 
 def chromium(page: Path, *extra: str):
-    """Loads ``page`` in headless Chromium with the network unreachable; returns (stdout, console lines)."""
+    """Loads ``page`` in headless Chromium with the network unreachable; returns (DOM or stdout, console lines)."""
     proc = subprocess.run(
         [BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
          "--host-resolver-rules=MAP * ~NOTFOUND", "--enable-logging=stderr", "--v=0",
-         "--virtual-time-budget=10000", *extra, page.resolve().as_uri()],
-        capture_output=True, text=True, timeout=180,
+         "--virtual-time-budget=15000", *extra, page.resolve().as_uri()],
+        capture_output=True, text=True, timeout=240,
     )
     console = [l for l in proc.stderr.splitlines() if ":CONSOLE" in l]
     return proc.stdout, console
 
 
+def _cli():
+    env = os.environ.get("CSIGSIM_BIN")
+    if env:
+        return env
+    for p in (ROOT / "target" / "release" / "csigsim", ROOT / "target" / "debug" / "csigsim"):
+        if p.is_file():
+            return str(p)
+    return None
+
+
 @pytest.fixture(scope="module")
-def two_runs(tmp_path_factory):
+def three_runs(tmp_path_factory):
+    """The CLOS incast with a victim under three congestion controls, in directories named after them."""
     base = tmp_path_factory.mktemp("runs")
-    a = csigsim.run(SCENARIOS / "clos_incast_victim.toml", overrides={"signals.csig.type": "abw"}, out=base / "a")
-    b = csigsim.run(SCENARIOS / "clos_incast_victim.toml",
-                    overrides={"signals.csig.type": "abw", "transport.cc": "dctcp"}, out=base / "b")
-    return a, b
+    runs = []
+    for cc in CCS:
+        runs.append(csigsim.run(SCENARIOS / "clos_incast_victim.toml",
+                                overrides={"signals.csig.type": "abw", "transport.cc": cc}, out=base / cc))
+    return runs
 
 
 @pytest.fixture(scope="module")
-def report(two_runs, tmp_path_factory):
-    a, b = two_runs
-    cmp = [{"a": "a", "b": "b", "rows": [
-        {"metric": "fct_p99_us", "a": 4000.0, "b": 1000.0, "ratio": 0.25},
-        {"metric": "pauses_sent", "a": 5350, "b": 0, "ratio": 0.0},
-    ]}]
+def comparison(three_runs):
+    """The figures of csigsim compare, from the CLI when it is built, else a stand-in of the same shape."""
+    cli = _cli()
+    dirs = [str(r.out) for r in three_runs]
+    if cli is not None:
+        out = subprocess.run([cli, "compare", *dirs, "--json"], capture_output=True, text=True, check=True).stdout
+        per = json.loads(out)
+        rows = [{"metric": k, **{f: v[f] for f in ("values", "ratios", "verdicts", "better")}} for k, v in per.items()]
+    else:
+        vals = [r.summary["fct_p99_ns"] / 1e3 for r in three_runs]
+        rows = [{"metric": "fct_p99_us", "values": vals, "ratios": [None] + [v / vals[0] for v in vals[1:]],
+                 "verdicts": [None] + ["better" if v < vals[0] else "worse" for v in vals[1:]], "better": "lower"}]
+    return {"runs": dirs, "rows": rows}
+
+
+@pytest.fixture(scope="module")
+def report(three_runs, comparison, tmp_path_factory):
     path = tmp_path_factory.mktemp("report") / "report.html"
-    rp.write_report([a.out, b.out], path, comparisons=cmp, labels=["a", "b"])
+    rp.write_report([r.out for r in three_runs], path, comparisons=comparison)
     return path
 
 
-_APPLICABLE = {}
+def test_numbers_have_si_prefixes_units_and_four_digits():
+    assert rp.fmt_si(0.002312974, "s") == "2.313 ms"
+    assert rp.fmt_si(2.717e10, "b/s") == "27.17 Gb/s"
+    assert rp.fmt_si(20646300, "") == "20.65 M"
+    assert rp.fmt_si(5350, "") == "5350"
+    assert rp.fmt_si(4100, "B") == "4.1 KB"
+    assert rp.fmt_si(999.96e-6, "s") == "1 ms"
+    assert rp.fmt_si(None, "s") == "-" and rp.fmt_si(float("nan"), "s") == "-"
 
 
-def applicable_plots(run):
-    key = str(run.out)
-    if key in _APPLICABLE:
-        return _APPLICABLE[key]
-    names = _APPLICABLE[key] = []
-    for name, fn in cp.PLOTS.items():
-        try:
-            fn(run)
-        except cp.NothingToPlot:
-            continue
-        names.append(name)
-    return names
+def test_runs_are_named_by_their_directories(three_runs):
+    assert rp.run_labels([r.out for r in three_runs]) == list(CCS)
+    assert rp.run_labels(["x/a", "y/a", "b"]) == ["x/a", "y/a", "b"]
 
 
-def test_page_holds_scenario_summary_plots_and_comparison(report, two_runs):
+def test_key_differences_name_the_changed_keys(three_runs):
+    diffs = dict(rp.key_differences(three_runs))
+    assert diffs == {"transport.cc": list(CCS)}
+
+
+def test_page_is_self_contained_and_holds_the_comparison(report, three_runs, comparison):
     text = report.read_text(encoding="utf-8")
-    a, b = two_runs
     assert text.startswith("<!DOCTYPE html>")
-    # Every plot that applies to each run, embedded as a PNG data URI.
-    imgs = re.findall(r'<img alt="([a-z_]+)" src="data:image/png;base64,([A-Za-z0-9+/=]+)"', text)
-    expected = applicable_plots(cp.read_run(a.out)) + applicable_plots(cp.read_run(b.out))
-    assert [n for n, _ in imgs] == expected
-    assert {"abw_heatmap", "bottleneck_map", "abw_timeline"} <= set(expected)
-    for _, data in imgs:
-        assert base64.b64decode(data)[:8] == b"\x89PNG\r\n\x1a\n"
-    # Nothing is loaded from anywhere, and nothing runs.
-    assert not re.search(r'(src|href)="(?!data:|#)', text)
-    assert "<script" not in text
-    # Scenario text (escaped), summary values, comparison rows.
-    assert "name = &quot;clos incast with victim&quot;" in text
-    assert "cc = &quot;dctcp&quot;" in text
-    assert f"<td class=\"l\">{a.summary['pauses_sent']}</td>" in text
-    assert "<h2>Comparison</h2>" in text and "<td>0.25</td>" in text
-    assert text.count("<h2>Run ") == 2
-    assert "Bottleneck locations over the run" in text and "tor0-&gt;agg0" in text
+    # Every run named in the title by its directory, not the scenario name three times.
+    title = re.search(r"<h1>(.*)</h1>", text).group(1)
+    assert all(cc in title for cc in CCS) and title.count("clos incast with victim") == 1
+    # Nothing from the network: no script or link loaded from anywhere, and
+    # no src or href in the page but in-page ones (plotly.js is inline).
+    assert not re.search(r"<script[^>]*\bsrc=", text) and "<link" not in text
+    markup = re.sub(r"<script>.*?</script>", "", text, flags=re.S)
+    assert not re.search(r'(src|href)="(?!#)', markup) and "https://" not in markup
+    # The key-difference table, with each run's value.
+    table = re.search(r'<table class="differences">.*?</table>', text, re.S).group(0)
+    assert "transport.cc" in table and all(f"&quot;{cc}&quot;" in table for cc in CCS)
+    # The figures, readable: no six-digit floats, no docstring markup.
+    figs = re.search(r'<table class="figures">.*?</table>', text, re.S).group(0)
+    assert "fct_p99_us" in figs and re.search(r"\d+(\.\d+)? [mµ]s", figs)
+    assert not re.search(r"\d\.\d{5,}", figs)
+    assert "``" not in markup and ":func:" not in markup
+    # Telemetry: a list of flows is cut short, not dumped whole into a cell.
+    assert not re.search(r"<td[^>]*>(\d+, ){20,}", text)
 
 
-def test_module_cli_writes_the_page(two_runs, tmp_path):
-    a, _ = two_runs
+def test_module_cli_writes_the_page_with_labels(three_runs, tmp_path):
     out = tmp_path / "r.html"
-    proc = subprocess.run([sys.executable, "-m", "csigsim.report", str(a.out), "--out", str(out)],
-                          capture_output=True, text=True)
+    dirs = [str(r.out) for r in three_runs]
+    proc = subprocess.run([sys.executable, "-m", "csigsim.report", *dirs, "--out", str(out), "--label", "A1", "--label", "B2",
+                           "--label", "C3"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert "<h2>Comparison</h2>" not in out.read_text(encoding="utf-8")
-    bad = subprocess.run([sys.executable, "-m", "csigsim.report", str(tmp_path), "--out", str(out)],
-                         capture_output=True, text=True)
+    text = out.read_text(encoding="utf-8")
+    assert "csigsim report: A1, B2, C3" in text and 'class="figures"' not in text
+    bad = subprocess.run([sys.executable, "-m", "csigsim.report", str(tmp_path), "--out", str(out)], capture_output=True, text=True)
     assert bad.returncode == 2 and "no flows.csv" in bad.stderr
+    wrong = subprocess.run([sys.executable, "-m", "csigsim.report", *dirs, "--out", str(out), "--label", "x"], capture_output=True, text=True)
+    assert wrong.returncode == 2 and "--label" in wrong.stderr
 
 
 @needs_browser
@@ -127,80 +158,69 @@ def test_console_messages_are_caught(tmp_path):
     assert any("broken" in l for l in console)
 
 
+#: Appended to a copy of the report: after load, hovers the first point of
+#: the FCT CDF's second run through plotly's API, and writes into the body
+#: what the page shows: the plots drawn, the CDF's series, and the text of
+#: the hover label.
+_PROBE = """<script>
+addEventListener('load', () => setTimeout(() => {
+  const gd = document.getElementById('fig-fct_cdf');
+  const b = document.body;
+  b.setAttribute('data-plots', document.querySelectorAll('.js-plotly-plot .main-svg').length > 0 ? document.querySelectorAll('.js-plotly-plot').length : 0);
+  b.setAttribute('data-series', gd.data.length);
+  b.setAttribute('data-drawn-lines', gd.querySelectorAll('.scatterlayer .trace').length);
+  b.setAttribute('data-names', gd.data.map(t => t.name).join('|'));
+  Plotly.Fx.hover(gd, [{curveNumber: 1, pointNumber: 0}]);
+  setTimeout(() => {
+    const labels = [...gd.querySelectorAll('.hoverlayer .hovertext')].map(e => e.textContent);
+    b.setAttribute('data-hover', labels.join('|'));
+  }, 200);
+}, 300));
+</script></body>"""
+
+
 @needs_browser
-def test_report_renders_in_a_headless_browser(report, two_runs, tmp_path):
+def test_three_run_report_works_in_a_headless_browser(report, three_runs, tmp_path):
     dom, console = chromium(report, "--dump-dom")
-    assert console == []
-    assert re.search(r"<h1>csigsim report: clos incast with victim", dom)
-    for h in ("<h2>Comparison</h2>", "<h3>Summary</h3>", "<h3>Scenario</h3>", "<h3>Plots</h3>", "<h3>Telemetry</h3>"):
-        assert h in dom
-    n_img = dom.count("<img ")
-    assert n_img == len(applicable_plots(cp.read_run(two_runs[0].out))) + len(applicable_plots(cp.read_run(two_runs[1].out)))
-
-    # Every image decodes: a copy of the page that counts them after load.
+    assert console == [], console
+    assert "transport.cc" in dom
     probe = tmp_path / "probe.html"
-    script = ("<script>addEventListener('load', () => { const ok = [...document.images]"
-              ".filter(i => i.complete && i.naturalWidth > 100 && i.naturalHeight > 100).length;"
-              " document.body.setAttribute('data-decoded', ok); });</script></body>")
-    probe.write_text(report.read_text(encoding="utf-8").replace("</body>", script), encoding="utf-8")
-    dom2, console2 = chromium(probe, "--dump-dom")
-    assert console2 == []
-    assert f'data-decoded="{n_img}"' in dom2
-
-    # A screenshot of the top of the page: not blank.
-    shot = tmp_path / "report.png"
-    chromium(report, f"--screenshot={shot}", "--window-size=1280,2400")
-    import matplotlib.image as mpimg
-
-    px = mpimg.imread(shot)
-    assert px.shape[:2] == (2400, 1280)
-    assert np.std(px[..., :3]) > 0.05
-
-
-def _cli():
-    import os
-
-    env = os.environ.get("CSIGSIM_BIN")
-    if env:
-        return env
-    root = Path(__file__).resolve().parents[2]
-    for p in (root / "target" / "release" / "csigsim", root / "target" / "debug" / "csigsim"):
-        if p.is_file():
-            return str(p)
-    return None
+    probe.write_text(report.read_text(encoding="utf-8").replace("</body>", _PROBE), encoding="utf-8")
+    dom, console = chromium(probe, "--dump-dom")
+    assert console == [], console
+    body = re.search(r"<body([^>]*)>", dom).group(1)
+    attrs = dict(re.findall(r'data-([a-z-]+)="([^"]*)"', body))
+    # Every figure of the page drawn, and the FCT CDF with one line per run.
+    assert int(attrs["plots"]) == report.read_text(encoding="utf-8").count("data-figure=") >= 4
+    assert attrs["series"] == "3" and attrs["drawn-lines"] == "3"
+    assert [n.split(" (")[0] for n in attrs["names"].split("|")] == list(CCS)
+    # The tooltip of the second run's fastest flow: its FCT with the unit, and the run.
+    flows = three_runs[1].flows
+    fastest_us = float(np.nanmin(flows.fct_ns)) / 1e3
+    hover = attrs["hover"]
+    m = re.search(r"FCT ([0-9.]+) (us|ms)", hover)
+    assert m, hover
+    shown = float(m.group(1)) * (1e3 if m.group(2) == "ms" else 1.0)
+    assert abs(shown - fastest_us) <= 1e-3 * fastest_us, (hover, fastest_us)
+    assert CCS[1] in hover
 
 
 @pytest.mark.skipif(_cli() is None, reason="no csigsim binary built (cargo build -p csigsim-cli)")
-def test_cli_report_shows_the_figures_of_compare(two_runs, tmp_path):
-    import json
-
-    a, b = (str(r.out) for r in two_runs)
+def test_cli_report_shows_the_figures_of_compare(three_runs, tmp_path):
+    dirs = [str(r.out) for r in three_runs]
     page = tmp_path / "cli.html"
-    env = dict(__import__("os").environ, CSIGSIM_PYTHON=sys.executable)
-    proc = subprocess.run([_cli(), "report", a, b, "--out", str(page)], capture_output=True, text=True, env=env)
+    env = dict(os.environ, CSIGSIM_PYTHON=sys.executable)
+    proc = subprocess.run([_cli(), "report", *dirs, "--out", str(page)], capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
     text = page.read_text(encoding="utf-8")
-    cmp = json.loads(subprocess.run([_cli(), "compare", a, b, "--json"], capture_output=True, text=True, check=True).stdout)
-    assert f"<h3>A: {a} &mdash; B: {b}</h3>" in text
-    # Each figure's row holds compare's values (formatted as the report formats numbers).
-    for metric in ("pauses_sent", "fct_p99_us", "sim_time_ns"):
-        row = re.search(rf'<tr><td class="l">{metric}</td><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td></tr>', text)
-        assert row, metric
-        for cell, key in zip(row.groups(), ("a", "b", "ratio")):
-            v = cmp[metric][key]
-            assert cell == ("-" if v is None else rp._num(v)), (metric, key, cell, v)
-
-
-@needs_browser
-def test_parking_lot_report_renders_and_names_its_congested_queues(tmp_path):
-    # The CSIG 3-flow scenario: the report's bottleneck map must name the two
-    # queues docs/cc/nscc.md says are congested, and nothing else.
-    run = csigsim.run(SCENARIOS / "nscc_parking_lot.toml", overrides={"stop": "1ms"}, out=tmp_path / "run")
-    path = tmp_path / "report.html"
-    rp.write_report([run.out], path)
-    dom, console = chromium(path, "--dump-dom")
-    assert console == []
-    assert "<h3>Telemetry</h3>" in dom
-    assert "tor0-&gt;agg0" in dom and "agg2-&gt;tor5" in dom
-    named = set(re.findall(r"(?:tor|agg)\d+-&gt;(?:tor|agg)\d+", dom))
-    assert named == {"tor0-&gt;agg0", "agg2-&gt;tor5"}, named
+    cmp = json.loads(subprocess.run([_cli(), "compare", *dirs, "--json"], capture_output=True, text=True, check=True).stdout)
+    figs = re.search(r'<table class="figures">.*?</table>', text, re.S).group(0)
+    # pauses_sent's row: each run's value as compare gives it, and the verdicts.
+    row = re.search(r"<tr><td class=\"l\">[^<]*<code>pauses_sent</code></td>(.*?)</tr>", figs).group(1)
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", row)
+    values = cmp["pauses_sent"]["values"]
+    assert cells[1:4] == [rp.fmt_si(v) for v in values]
+    for i in (1, 2):
+        verdict = cmp["pauses_sent"]["verdicts"][i]
+        if verdict in ("better", "worse"):
+            assert verdict in cells[3 + i]

@@ -16,10 +16,11 @@
 --   csig.tpid_compact, csig.tpid_wide (decimal), csig.{compact,wide}_{t,s,lm}_bits,
 --   csig.{compact,wide}_d_bit.
 --
--- Limitation: a Lua dissector can only pass on a sub-Tvb whose reported
--- length equals its captured length. For frames cut by the snaplen, IPv4 and
--- UDP behind the tag therefore see a short packet and Wireshark flags their
--- lengths; the dissected values are unaffected.
+-- A Lua dissector can only pass on a sub-Tvb whose reported length equals
+-- its captured length. A frame cut by the snaplen (pcap's captured length
+-- below its original length) is therefore passed on behind the tag as a new
+-- buffer of its original length, the bytes not captured as zeros, so that
+-- IPv4 and UDP see their full lengths and flag nothing.
 
 local csig = Proto("csig", "CSIG congestion signal tag")
 
@@ -139,10 +140,21 @@ function csig.dissector(tvb, pinfo, tree)
     local inner = tvb(body_len, 2):uint()
     subtree:add(f_etype, tvb(body_len, 2))
     if tvb:len() > body_len + 2 then
-        -- A Lua sub-Tvb cannot keep the reported length of a truncated
-        -- capture, so inner dissectors may throw on the missing payload;
-        -- keep that from turning into a Lua error on every frame.
-        pcall(ethertype_table.try, ethertype_table, inner, tvb(body_len + 2):tvb(), pinfo, tree)
+        -- A Lua sub-Tvb cannot keep the reported length of a frame cut by
+        -- the snaplen: its reported length is what was captured, and IPv4
+        -- and UDP behind the tag would flag their length fields. So a cut
+        -- frame goes on as a new buffer of its full length, the bytes the
+        -- capture left out as zeros (csigsim stores zeros for the payload
+        -- anyway), shown as its own data source.
+        local rest = tvb(body_len + 2):tvb()
+        local missing = tvb:reported_length_remaining(body_len + 2) - rest:len()
+        if missing > 0 and missing <= 65535 then
+            local bytes = tvb(body_len + 2):bytes()
+            bytes:set_size(bytes:len() + missing)
+            rest = bytes:tvb("Behind the CSIG tag (bytes not captured: zeros)")
+        end
+        -- Keep a dissector's exception from turning into a Lua error on every frame.
+        pcall(ethertype_table.try, ethertype_table, inner, rest, pinfo, tree)
     end
     return tvb:len()
 end

@@ -1,16 +1,82 @@
-//! `csigsim compare RUN_A RUN_B`: what changed between two run directories:
-//! completion and slowdown percentiles, the run's totals, throughput per
-//! named group of flows, the bottleneck map, collectives' times and RPC
-//! latencies, each with B / A.
+//! `csigsim compare RUN_A RUN_B [RUN ...]`: what changed between run
+//! directories, each against the first (the reference). The figures that
+//! say what the runs were for come first: with collectives, the completion
+//! time (CCT), algbw and busbw of each named collective and iteration; with
+//! Poisson or RPC workloads, the slowdown percentiles per flow-size bucket.
+//! Then completion and slowdown percentiles, throughput per named group of
+//! flows, the bottleneck map, RPC latencies and the run's totals. Every
+//! figure says which direction is better, and every ratio whether it is.
+//!
+//! The printed summary of `csigsim run` shows the leading figures of its
+//! run directory ([`headline`]).
 
 use csigsim::InputError;
 use std::path::Path;
 
-/// One compared figure: its name, its value in A and in B (None when a run has none).
+/// Which way a figure improves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Better {
+    Lower,
+    Higher,
+    /// Neither: a count or a share that is no verdict by itself.
+    Neither,
+}
+
+impl Better {
+    pub fn name(self) -> Option<&'static str> {
+        match self {
+            Better::Lower => Some("lower"),
+            Better::Higher => Some("higher"),
+            Better::Neither => None,
+        }
+    }
+}
+
+/// One figure of one run.
+struct Figure {
+    key: String,
+    value: Option<f64>,
+    better: Better,
+}
+
+fn fig(key: impl Into<String>, value: Option<f64>, better: Better) -> Figure {
+    Figure { key: key.into(), value, better }
+}
+
+/// One compared figure: its name, its value in each run (None when a run
+/// has none) and which direction is better.
 pub struct Row {
     pub metric: String,
-    pub a: Option<f64>,
-    pub b: Option<f64>,
+    pub values: Vec<Option<f64>>,
+    pub better: Better,
+}
+
+impl Row {
+    /// Run `i` over the reference, when both exist and the reference is not zero.
+    pub fn ratio(&self, i: usize) -> Option<f64> {
+        match (self.values[0], self.values[i]) {
+            (Some(a), Some(b)) if a != 0.0 => Some(b / a),
+            _ => None,
+        }
+    }
+
+    /// "better", "worse" or "same" for run `i` against the reference; None
+    /// when the figure has no better direction or a run lacks it.
+    pub fn verdict(&self, i: usize) -> Option<&'static str> {
+        let (a, b) = (self.values[0]?, self.values[i]?);
+        let up = match self.better {
+            Better::Neither => return None,
+            Better::Higher => b > a,
+            Better::Lower => b < a,
+        };
+        Some(if a == b {
+            "same"
+        } else if up {
+            "better"
+        } else {
+            "worse"
+        })
+    }
 }
 
 /// A CSV file as its header and its rows of cells.
@@ -33,9 +99,13 @@ fn read_csv(dir: &Path, name: &str) -> Result<Option<Csv>, InputError> {
     Ok(Some((header, rows)))
 }
 
-/// The numbers of column `col` (empty cells skipped).
-fn column(t: &Csv, col: &str, keep: impl Fn(&[String]) -> bool) -> Vec<f64> {
-    let Some(i) = t.0.iter().position(|h| h == col) else { return Vec::new() };
+fn col(t: &Csv, name: &str) -> Option<usize> {
+    t.0.iter().position(|h| h == name)
+}
+
+/// The numbers of column `name` in the rows `keep` accepts (empty cells skipped).
+fn column(t: &Csv, name: &str, keep: impl Fn(&[String]) -> bool) -> Vec<f64> {
+    let Some(i) = col(t, name) else { return Vec::new() };
     t.1.iter().filter(|r| keep(r)).filter_map(|r| r.get(i).and_then(|c| c.parse::<f64>().ok())).collect()
 }
 
@@ -46,84 +116,250 @@ fn quantile(v: &[f64], q: f64) -> Option<f64> {
     csigsim::stats::nearest_rank(&s, q)
 }
 
-/// Every figure of one run, in order.
-fn figures(dir: &Path) -> Result<Vec<(String, Option<f64>)>, InputError> {
-    let summary_path = dir.join("summary.json");
-    let file = summary_path.display().to_string();
-    let text = std::fs::read_to_string(&summary_path).map_err(|e| InputError::new(&file, None, None, format!("not a run directory: {e}")))?;
-    let summary: serde_json::Value = serde_json::from_str(&text).map_err(|e| InputError::new(&file, None, Some((e.line(), e.column())), e.to_string()))?;
-    let mut out = Vec::new();
-    for key in [
-        "flows_total",
-        "flows_completed",
-        "sim_time_ns",
-        "packets_dropped",
-        "packets_trimmed",
-        "ecn_marks",
-        "pauses_sent",
-        "cnps_sent",
-        "retransmits",
-        "timeouts",
-        "max_switch_buffer_bytes",
-    ] {
-        out.push((key.to_string(), summary.get(key).and_then(|v| v.as_f64())));
-    }
-    let all = |_: &[String]| true;
-    if let Some(flows) = read_csv(dir, "flows.csv")? {
-        let fct_us: Vec<f64> = column(&flows, "fct_ns", all).iter().map(|x| x / 1e3).collect();
-        let slow = column(&flows, "slowdown", all);
-        for (q, name) in [(0.5, "p50"), (0.95, "p95"), (0.99, "p99"), (1.0, "max")] {
-            out.push((format!("fct_{name}_us"), quantile(&fct_us, q)));
-        }
-        for (q, name) in [(0.5, "p50"), (0.95, "p95"), (0.99, "p99")] {
-            out.push((format!("slowdown_{name}"), quantile(&slow, q)));
-        }
-    }
-    if let Some(flows) = read_csv(dir, "flows.csv")? {
-        out.extend(group_throughput(&flows));
-    }
-    if let Some(sig) = read_csv(dir, "signals.csv")? {
-        out.extend(bottleneck_shares(&sig));
-    }
-    if let Some(c) = read_csv(dir, "collectives.csv")? {
-        let step = c.0.iter().position(|h| h == "step");
-        let totals = |r: &[String]| step.is_some_and(|i| r.get(i).is_some_and(|s| s.is_empty()));
-        let ids = column(&c, "collective_id", totals);
-        let times = column(&c, "time_ns", totals);
-        for (id, t) in ids.iter().zip(&times) {
-            out.push((format!("collective_{id}_time_us"), Some(t / 1e3)));
-        }
-        let busbw = column(&c, "busbw_gbps", totals);
-        out.push(("busbw_mean_gbps".into(), (!busbw.is_empty()).then(|| busbw.iter().sum::<f64>() / busbw.len() as f64)));
-    }
-    if let Some(r) = read_csv(dir, "rpcs.csv")? {
-        let class = r.0.iter().position(|h| h == "class");
-        for cls in ["foreground", "background"] {
-            let lat: Vec<f64> =
-                column(&r, "latency_ns", |row| class.is_some_and(|i| row.get(i).is_some_and(|c| c == cls))).iter().map(|x| x / 1e3).collect();
-            for (q, name) in [(0.5, "p50"), (0.99, "p99")] {
-                out.push((format!("rpc_{cls}_latency_{name}_us"), quantile(&lat, q)));
-            }
-        }
-    }
-    Ok(out)
+fn mean(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
+/// Iterations of one collective shown one by one; beyond, their mean and max.
+const MAX_ITERATIONS: usize = 8;
 /// Named groups of flows compared at most (the first by flow id).
 const MAX_GROUPS: usize = 16;
 /// Ports of the bottleneck map compared at most (the most named).
 const MAX_PORTS: usize = 8;
+/// Upper bounds of the flow-size buckets (bytes), as csigsim.plot's
+/// `DEFAULT_BUCKETS`: <= 10KB, 10KB-100KB, 100KB-1MB, 1MB-10MB, > 10MB.
+pub const BUCKETS: [f64; 4] = [1e4, 1e5, 1e6, 1e7];
+
+/// The label of size bucket `i` of [`BUCKETS`].
+pub fn bucket_label(i: usize) -> String {
+    let size = |b: f64| match b {
+        b if b >= 1e9 => format!("{}GB", b / 1e9),
+        b if b >= 1e6 => format!("{}MB", b / 1e6),
+        b if b >= 1e3 => format!("{}KB", b / 1e3),
+        b => format!("{b}B"),
+    };
+    match i {
+        0 => format!("<={}", size(BUCKETS[0])),
+        i if i == BUCKETS.len() => format!(">{}", size(BUCKETS[BUCKETS.len() - 1])),
+        i => format!("{}-{}", size(BUCKETS[i - 1]), size(BUCKETS[i])),
+    }
+}
+
+/// The bucket of a flow of `size` bytes: the first whose bound is at least the size.
+fn bucket(size: f64) -> usize {
+    BUCKETS.iter().position(|&b| size <= b).unwrap_or(BUCKETS.len())
+}
+
+/// The `kind` of every `[[workload]]` of the run's scenario.toml.
+fn workload_kinds(dir: &Path) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(dir.join("scenario.toml")) else { return Vec::new() };
+    let Ok(doc) = text.parse::<toml::Table>() else { return Vec::new() };
+    let Some(list) = doc.get("workload").and_then(|w| w.as_array()) else { return Vec::new() };
+    list.iter().filter_map(|w| w.get("kind").and_then(|k| k.as_str()).map(String::from)).collect()
+}
+
+/// One instance of a collective (a totals row of collectives.csv).
+struct Instance {
+    iteration: String,
+    cct_us: Option<f64>,
+    algbw: Option<f64>,
+    busbw: Option<f64>,
+}
+
+/// The instances of one job and iteration (see [`job_figures`]).
+struct Job {
+    job: String,
+    iteration: String,
+    parts: u32,
+    start: f64,
+    finish: f64,
+    done: bool,
+}
+
+/// Per collective name and iteration (totals rows): CCT (us), algbw and
+/// busbw (Gb/s); the collective's names in order of their first instance.
+fn collective_figures(c: &Csv) -> Vec<Figure> {
+    let (Some(name), Some(it), Some(step), Some(time)) = (col(c, "name"), col(c, "iteration"), col(c, "step"), col(c, "time_ns")) else {
+        return Vec::new();
+    };
+    let num = |r: &[String], i: Option<usize>| i.and_then(|i| r.get(i)).and_then(|x| x.parse::<f64>().ok());
+    let mut by_name: Vec<(String, Vec<Instance>)> = Vec::new();
+    for r in c.1.iter().filter(|r| r.get(step).is_some_and(|s| s.is_empty())) {
+        let entry = Instance {
+            iteration: r[it].clone(),
+            cct_us: num(r, Some(time)).map(|t| t / 1e3),
+            algbw: num(r, col(c, "algbw_gbps")),
+            busbw: num(r, col(c, "busbw_gbps")),
+        };
+        match by_name.iter_mut().find(|(n, _)| *n == r[name]) {
+            Some((_, v)) => v.push(entry),
+            None => by_name.push((r[name].clone(), vec![entry])),
+        }
+    }
+    let mut cct = job_figures(c);
+    let mut bw = Vec::new();
+    for (n, its) in &by_name {
+        if its.len() <= MAX_ITERATIONS {
+            for x in its {
+                let i = &x.iteration;
+                cct.push(fig(format!("cct_us[{n} iter {i}]"), x.cct_us, Better::Lower));
+                bw.push(fig(format!("algbw_gbps[{n} iter {i}]"), x.algbw, Better::Higher));
+                bw.push(fig(format!("busbw_gbps[{n} iter {i}]"), x.busbw, Better::Higher));
+            }
+        } else {
+            let done = |f: fn(&Instance) -> Option<f64>| its.iter().filter_map(f).collect::<Vec<f64>>();
+            let times = done(|x| x.cct_us);
+            // An unfinished iteration has no time: the mean and max are of
+            // the finished ones, and their count says how many.
+            cct.push(fig(format!("cct_us[{n} mean]"), mean(&times), Better::Lower));
+            cct.push(fig(format!("cct_us[{n} max]"), times.iter().copied().reduce(f64::max), Better::Lower));
+            cct.push(fig(format!("iterations_finished[{n}]"), Some(times.len() as f64), Better::Higher));
+            bw.push(fig(format!("algbw_gbps[{n} mean]"), mean(&done(|x| x.algbw)), Better::Higher));
+            bw.push(fig(format!("busbw_gbps[{n} mean]"), mean(&done(|x| x.busbw)), Better::Higher));
+        }
+    }
+    cct.extend(bw);
+    cct
+}
+
+/// The part of a collective's name that names the job: `dp` for the rail
+/// and group instances `dp.r3` and `dp.g1`; None for a name without such a
+/// suffix.
+fn job_name(name: &str) -> Option<&str> {
+    let (job, part) = name.rsplit_once('.')?;
+    let digits = part.strip_prefix('r').or_else(|| part.strip_prefix('g'))?;
+    (!job.is_empty() && !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then_some(job)
+}
+
+/// `cct_us[JOB iter I]`: a collective run as several instances (one per
+/// rail or group: `dp.r0`, `dp.r1`, ...) completes when its last instance
+/// does: from the first instance's start to the last one's finish, per
+/// iteration (None when an instance did not finish).
+fn job_figures(c: &Csv) -> Vec<Figure> {
+    let (Some(name), Some(it), Some(step), Some(start), Some(finish)) = (col(c, "name"), col(c, "iteration"), col(c, "step"), col(c, "start_ns"), col(c, "finish_ns")) else {
+        return Vec::new();
+    };
+    let mut jobs: Vec<Job> = Vec::new();
+    for r in c.1.iter().filter(|r| r.get(step).is_some_and(|s| s.is_empty())) {
+        let Some(job) = job_name(&r[name]) else { continue };
+        let (s, f) = (r[start].parse::<f64>().ok(), r[finish].parse::<f64>().ok());
+        let i = match jobs.iter().position(|j| j.job == job && j.iteration == r[it]) {
+            Some(i) => i,
+            None => {
+                jobs.push(Job { job: job.to_string(), iteration: r[it].clone(), parts: 0, start: f64::INFINITY, finish: f64::NEG_INFINITY, done: true });
+                jobs.len() - 1
+            }
+        };
+        let j = &mut jobs[i];
+        j.parts += 1;
+        j.start = j.start.min(s.unwrap_or(f64::INFINITY));
+        j.finish = j.finish.max(f.unwrap_or(f64::NEG_INFINITY));
+        j.done &= s.is_some() && f.is_some();
+    }
+    let per_job = |job: &str| jobs.iter().filter(|j| j.job == job).count();
+    jobs.iter()
+        .filter(|j| j.parts > 1 && per_job(&j.job) <= MAX_ITERATIONS)
+        .map(|j| fig(format!("cct_us[{} iter {}]", j.job, j.iteration), j.done.then(|| (j.finish - j.start) / 1e3), Better::Lower))
+        .collect()
+}
+
+/// Slowdown p50 and p99 of the completed flows per size bucket (the
+/// buckets with a flow), and the flows in each.
+fn bucket_figures(flows: &Csv) -> Vec<Figure> {
+    let (Some(size), Some(slow)) = (col(flows, "size_bytes"), col(flows, "slowdown")) else { return Vec::new() };
+    let mut per: Vec<Vec<f64>> = vec![Vec::new(); BUCKETS.len() + 1];
+    for r in &flows.1 {
+        if let (Ok(b), Ok(s)) = (r[size].parse::<f64>(), r[slow].parse::<f64>()) {
+            per[bucket(b)].push(s);
+        }
+    }
+    let mut out = Vec::new();
+    for (i, v) in per.iter().enumerate().filter(|(_, v)| !v.is_empty()) {
+        let l = bucket_label(i);
+        out.push(fig(format!("slowdown_p50[{l}]"), quantile(v, 0.5), Better::Lower));
+        out.push(fig(format!("slowdown_p99[{l}]"), quantile(v, 0.99), Better::Lower));
+        out.push(fig(format!("flows_completed[{l}]"), Some(v.len() as f64), Better::Neither));
+    }
+    out
+}
+
+/// Every figure of one run, the leading ones first.
+fn figures(dir: &Path) -> Result<Vec<Figure>, InputError> {
+    let summary_path = dir.join("summary.json");
+    let file = summary_path.display().to_string();
+    let text = std::fs::read_to_string(&summary_path).map_err(|e| InputError::new(&file, None, None, format!("not a run directory: {e}")))?;
+    let summary: serde_json::Value = serde_json::from_str(&text).map_err(|e| InputError::new(&file, None, Some((e.line(), e.column())), e.to_string()))?;
+    let flows = read_csv(dir, "flows.csv")?;
+    let collectives = read_csv(dir, "collectives.csv")?;
+    let kinds = workload_kinds(dir);
+    let mut out = Vec::new();
+    // What the run was for.
+    if let Some(c) = &collectives {
+        out.extend(collective_figures(c));
+    }
+    if let Some(f) = flows.as_ref().filter(|_| kinds.iter().any(|k| k == "poisson" || k == "rpc")) {
+        out.extend(bucket_figures(f));
+    }
+    if let Some(r) = read_csv(dir, "rpcs.csv")? {
+        let class = col(&r, "class");
+        for cls in ["foreground", "background"] {
+            let lat: Vec<f64> =
+                column(&r, "latency_ns", |row| class.is_some_and(|i| row.get(i).is_some_and(|c| c == cls))).iter().map(|x| x / 1e3).collect();
+            for (q, name) in [(0.5, "p50"), (0.99, "p99")] {
+                out.push(fig(format!("rpc_{cls}_latency_{name}_us"), quantile(&lat, q), Better::Lower));
+            }
+        }
+    }
+    // Every run's flows.
+    let all = |_: &[String]| true;
+    if let Some(flows) = &flows {
+        let fct_us: Vec<f64> = column(flows, "fct_ns", all).iter().map(|x| x / 1e3).collect();
+        let slow = column(flows, "slowdown", all);
+        for (q, name) in [(0.5, "p50"), (0.95, "p95"), (0.99, "p99"), (1.0, "max")] {
+            out.push(fig(format!("fct_{name}_us"), quantile(&fct_us, q), Better::Lower));
+        }
+        for (q, name) in [(0.5, "p50"), (0.95, "p95"), (0.99, "p99")] {
+            out.push(fig(format!("slowdown_{name}"), quantile(&slow, q), Better::Lower));
+        }
+        // A collective's flows are named after it (`dp.r0`): their mean
+        // throughput is no figure of the collective (its CCT and busbw are).
+        let coll_names: Vec<String> =
+            collectives.as_ref().map(|c| col(c, "name").map_or_else(Vec::new, |i| c.1.iter().map(|r| r[i].clone()).collect())).unwrap_or_default();
+        out.extend(group_throughput(flows, &coll_names));
+    }
+    if let Some(sig) = read_csv(dir, "signals.csv")? {
+        out.extend(bottleneck_shares(&sig));
+    }
+    // The run's totals.
+    for (key, better) in [
+        ("flows_total", Better::Neither),
+        ("flows_completed", Better::Higher),
+        ("sim_time_ns", Better::Lower),
+        ("packets_dropped", Better::Lower),
+        ("packets_trimmed", Better::Lower),
+        ("ecn_marks", Better::Neither),
+        ("pauses_sent", Better::Lower),
+        ("cnps_sent", Better::Neither),
+        ("retransmits", Better::Lower),
+        ("timeouts", Better::Lower),
+        ("max_switch_buffer_bytes", Better::Lower),
+    ] {
+        out.push(fig(key, summary.get(key).and_then(|v| v.as_f64()), better));
+    }
+    Ok(out)
+}
 
 /// `throughput_gbps[NAME]`: the mean of size / FCT over the completed flows
 /// of each flow name (the `name` of `[[flow]]` entries and workloads), in
-/// order of each name's first flow; unnamed flows are left out.
-fn group_throughput(flows: &Csv) -> Vec<(String, Option<f64>)> {
-    let col = |c: &str| flows.0.iter().position(|h| h == c);
-    let (Some(name), Some(size), Some(fct)) = (col("name"), col("size_bytes"), col("fct_ns")) else { return Vec::new() };
+/// order of each name's first flow; unnamed flows and the flows of the
+/// collectives `collectives` (named `<collective>.<...>`) are left out.
+fn group_throughput(flows: &Csv, collectives: &[String]) -> Vec<Figure> {
+    let (Some(name), Some(size), Some(fct)) = (col(flows, "name"), col(flows, "size_bytes"), col(flows, "fct_ns")) else { return Vec::new() };
+    let of_collective = |n: &str| collectives.iter().any(|c| n.strip_prefix(c.as_str()).is_some_and(|rest| rest.is_empty() || rest.starts_with('.')));
     let mut groups: Vec<(String, f64, u32)> = Vec::new();
     for r in &flows.1 {
         let n = &r[name];
-        if n.is_empty() {
+        if n.is_empty() || of_collective(n) {
             continue;
         }
         let i = match groups.iter().position(|g| &g.0 == n) {
@@ -141,15 +377,14 @@ fn group_throughput(flows: &Csv) -> Vec<(String, Option<f64>)> {
             }
         }
     }
-    groups.into_iter().map(|(n, sum, k)| (format!("throughput_gbps[{n}]"), (k > 0).then(|| sum / k as f64))).collect()
+    groups.into_iter().map(|(n, sum, k)| fig(format!("throughput_gbps[{n}]"), (k > 0).then(|| sum / k as f64), Better::Higher)).collect()
 }
 
 /// `bottleneck_share[PORT]`: of the CSIG samples whose writer is named (the
 /// locator's `bottleneck`), the share naming each port, for the ports named
 /// most (ties by name).
-fn bottleneck_shares(sig: &Csv) -> Vec<(String, Option<f64>)> {
-    let col = |c: &str| sig.0.iter().position(|h| h == c);
-    let (Some(port), Some(samples)) = (col("bottleneck"), col("samples")) else { return Vec::new() };
+fn bottleneck_shares(sig: &Csv) -> Vec<Figure> {
+    let (Some(port), Some(samples)) = (col(sig, "bottleneck"), col(sig, "samples")) else { return Vec::new() };
     // One entry per port named (a fabric's worth), over rows of every window.
     let mut by_port: std::collections::HashMap<&str, f64> = std::collections::HashMap::new();
     for r in &sig.1 {
@@ -163,27 +398,77 @@ fn bottleneck_shares(sig: &Csv) -> Vec<(String, Option<f64>)> {
     counts.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
     let total: f64 = counts.iter().map(|c| c.1).sum();
     counts.truncate(MAX_PORTS);
-    counts.into_iter().map(|(p, k)| (format!("bottleneck_share[{p}]"), (total > 0.0).then(|| k / total))).collect()
+    counts.into_iter().map(|(p, k)| fig(format!("bottleneck_share[{p}]"), (total > 0.0).then(|| k / total), Better::Neither)).collect()
 }
 
-/// The figures of both runs, matched by name (a figure only one run has keeps its place).
-pub fn compare(a: &Path, b: &Path) -> Result<Vec<Row>, InputError> {
-    let (fa, fb) = (figures(a)?, figures(b)?);
-    let mut rows: Vec<Row> = fa.iter().map(|(m, v)| Row { metric: m.clone(), a: *v, b: fb.iter().find(|(n, _)| n == m).and_then(|x| x.1) }).collect();
-    for (m, v) in &fb {
-        if !fa.iter().any(|(n, _)| n == m) {
-            rows.push(Row { metric: m.clone(), a: None, b: *v });
+/// The figures of every run, matched by name: the reference's order, then
+/// the figures only later runs have, where they first appear.
+pub fn compare(runs: &[&Path]) -> Result<Vec<Row>, InputError> {
+    let all: Vec<Vec<Figure>> = runs.iter().map(|r| figures(r)).collect::<Result<_, _>>()?;
+    let mut rows: Vec<Row> = Vec::new();
+    for (i, figs) in all.iter().enumerate() {
+        let mut at = 0;
+        for f in figs {
+            match rows.iter().position(|r| r.metric == f.key) {
+                Some(p) => {
+                    rows[p].values[i] = f.value;
+                    at = p + 1;
+                }
+                None => {
+                    let mut values = vec![None; runs.len()];
+                    values[i] = f.value;
+                    // A figure the earlier runs lack goes after its predecessor in this run.
+                    rows.insert(at, Row { metric: f.key.clone(), values, better: f.better });
+                    at += 1;
+                }
+            }
         }
     }
     Ok(rows)
 }
 
-/// B / A, when both exist and A is not zero.
-pub fn ratio(r: &Row) -> Option<f64> {
-    match (r.a, r.b) {
-        (Some(a), Some(b)) if a != 0.0 => Some(b / a),
-        _ => None,
+/// The leading figures of one run directory (collectives, then slowdown
+/// per size bucket), for the summary `csigsim run` prints: (label, text).
+pub fn headline(dir: &Path) -> Result<Vec<(String, String)>, InputError> {
+    let figs = figures(dir)?;
+    let get = |k: &str| figs.iter().find(|f| f.key == k).and_then(|f| f.value);
+    let v = |x: Option<f64>, unit: &str| x.map_or_else(|| "-".to_string(), |x| format!("{}{unit}", sig4(x)));
+    let mut out = Vec::new();
+    for f in figs.iter().filter(|f| f.key.starts_with("cct_us[")) {
+        let inner = &f.key["cct_us[".len()..f.key.len() - 1];
+        if inner.ends_with(" max") {
+            continue;
+        }
+        let (algbw, busbw) = (get(&format!("algbw_gbps[{inner}]")), get(&format!("busbw_gbps[{inner}]")));
+        let label = match inner.strip_suffix(" mean") {
+            Some(n) => format!("{n}, mean of {} iterations", get(&format!("iterations_finished[{n}]")).unwrap_or(0.0)),
+            None => inner.to_string(),
+        };
+        let cct = f.value.map_or_else(|| "unfinished".to_string(), |t| format!("{} us", sig4(t)));
+        // A job of several instances has no bandwidth of its own: its instances do.
+        let bw = if algbw.is_none() && busbw.is_none() { String::new() } else { format!(" (algbw {}, busbw {})", v(algbw, " Gb/s"), v(busbw, " Gb/s")) };
+        out.push((format!("CCT {label}"), format!("{cct}{bw}")));
     }
+    for i in 0..=BUCKETS.len() {
+        let l = bucket_label(i);
+        if let Some(n) = get(&format!("flows_completed[{l}]")) {
+            out.push((
+                format!("slowdown p50 / p99 {l}"),
+                format!("{} / {} ({n} flows)", v(get(&format!("slowdown_p50[{l}]")), ""), v(get(&format!("slowdown_p99[{l}]")), "")),
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// `x` with 4 significant digits (whole numbers as they are).
+pub fn sig4(x: f64) -> String {
+    if x == x.trunc() && x.abs() < 1e15 {
+        return format!("{x}");
+    }
+    let digits = if x == 0.0 { 0 } else { x.abs().log10().floor() as i32 };
+    let decimals = (3 - digits).clamp(0, 12) as usize;
+    format!("{x:.decimals$}")
 }
 
 fn cell(v: Option<f64>) -> String {
@@ -194,26 +479,106 @@ fn cell(v: Option<f64>) -> String {
     }
 }
 
-/// The comparison as an aligned table.
-pub fn table(rows: &[Row], a: &Path, b: &Path) -> String {
-    let mut s = format!("{:<32} {:>16} {:>16} {:>8}\n", "", format!("A {}", short(a)), format!("B {}", short(b)), "B/A");
+/// The letter of run `i`: A, B, ..., Z, then R27, R28, ...
+pub fn letter(i: usize) -> String {
+    if i < 26 {
+        char::from(b'A' + i as u8).to_string()
+    } else {
+        format!("R{}", i + 1)
+    }
+}
+
+/// The comparison as an aligned table: a line naming each run, then one
+/// line per figure: its values, which direction is better, and each run's
+/// ratio to the reference with its verdict.
+pub fn table(rows: &[Row], runs: &[&Path]) -> String {
+    let mut s = String::new();
+    for (i, r) in runs.iter().enumerate() {
+        s.push_str(&format!("{} = {}{}\n", letter(i), r.display(), if i == 0 { " (reference)" } else { "" }));
+    }
+    let w = rows.iter().map(|r| r.metric.len()).max().unwrap_or(0).max(6);
+    let mut head = format!("{:<w$} {:>6}", "figure", "better");
+    for i in 0..runs.len() {
+        head.push_str(&format!(" {:>12}", letter(i)));
+    }
+    for i in 1..runs.len() {
+        head.push_str(&format!(" {:>14}", format!("{}/A", letter(i))));
+    }
+    s.push_str(head.trim_end());
+    s.push('\n');
     for r in rows {
-        let q = ratio(r).map_or("-".into(), |x| format!("{x:.3}"));
-        s.push_str(&format!("{:<32} {:>16} {:>16} {:>8}\n", r.metric, cell(r.a), cell(r.b), q));
+        let mut line = format!("{:<w$} {:>6}", r.metric, r.better.name().unwrap_or(""));
+        for v in &r.values {
+            line.push_str(&format!(" {:>12}", cell(*v)));
+        }
+        for i in 1..runs.len() {
+            let q = r.ratio(i).map_or("-".into(), |x| format!("{x:.3}"));
+            line.push_str(&format!(" {:>14}", format!("{q} {}", r.verdict(i).unwrap_or("")).trim_end()));
+        }
+        s.push_str(line.trim_end());
+        s.push('\n');
     }
     s
 }
 
-fn short(p: &Path) -> String {
-    let s = p.file_name().map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned());
-    s.chars().take(14).collect()
-}
-
-/// The comparison as one JSON object: metric -> {a, b, ratio}.
+/// The comparison as one JSON object: figure -> {values, ratios, verdicts,
+/// better, and for the first two runs a, b and ratio}.
 pub fn json(rows: &[Row]) -> String {
     let mut m = serde_json::Map::new();
     for r in rows {
-        m.insert(r.metric.clone(), serde_json::json!({ "a": r.a, "b": r.b, "ratio": ratio(r) }));
+        let n = r.values.len();
+        let ratios: Vec<Option<f64>> = (0..n).map(|i| if i == 0 { None } else { r.ratio(i) }).collect();
+        let verdicts: Vec<Option<&str>> = (0..n).map(|i| if i == 0 { None } else { r.verdict(i) }).collect();
+        m.insert(
+            r.metric.clone(),
+            serde_json::json!({
+                "a": r.values[0],
+                "b": r.values.get(1).copied().flatten(),
+                "ratio": if n > 1 { r.ratio(1) } else { None },
+                "values": r.values,
+                "ratios": ratios,
+                "verdicts": verdicts,
+                "better": r.better.name(),
+            }),
+        );
     }
     serde_json::Value::Object(m).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_and_their_labels_follow_the_plots() {
+        assert_eq!((0..=4).map(bucket_label).collect::<Vec<_>>(), ["<=10KB", "10KB-100KB", "100KB-1MB", "1MB-10MB", ">10MB"]);
+        assert_eq!([1.0, 1e4, 10_001.0, 1e7, 2e7].map(bucket), [0, 0, 1, 3, 4]);
+    }
+
+    #[test]
+    fn rail_and_group_instances_name_their_job() {
+        assert_eq!(job_name("dp.r3"), Some("dp"));
+        assert_eq!(job_name("tp.x.g12"), Some("tp.x"));
+        for n in ["dp", "dp.r", "dp.rx", ".r1", "dp.q1"] {
+            assert_eq!(job_name(n), None, "{n}");
+        }
+    }
+
+    #[test]
+    fn verdicts_follow_the_better_direction() {
+        let row = |better, a, b| Row { metric: "x".into(), values: vec![Some(a), Some(b)], better };
+        assert_eq!(row(Better::Lower, 2.0, 4.4).verdict(1), Some("worse"));
+        assert_eq!(row(Better::Higher, 2.0, 4.4).verdict(1), Some("better"));
+        assert_eq!(row(Better::Lower, 2.0, 2.0).verdict(1), Some("same"));
+        assert_eq!(row(Better::Neither, 2.0, 1.0).verdict(1), None);
+        assert_eq!(row(Better::Lower, 2.0, 4.4).ratio(1), Some(2.2));
+    }
+
+    #[test]
+    fn four_significant_digits() {
+        assert_eq!(sig4(2312.974), "2313");
+        assert_eq!(sig4(12.9512), "12.95");
+        assert_eq!(sig4(0.012346), "0.01235");
+        assert_eq!(sig4(7.0), "7");
+    }
 }

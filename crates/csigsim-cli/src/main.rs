@@ -100,11 +100,14 @@ enum Cmd {
     },
     /// List the topologies, congestion controls, routing policies, workloads and shipped scenarios.
     List,
-    /// Compare two run directories: completion and slowdown percentiles,
-    /// totals, collectives' times and RPC latencies, with B / A.
+    /// Compare run directories, each against the first: collectives' CCT,
+    /// algbw and busbw, slowdown per flow-size bucket, completion and
+    /// slowdown percentiles, RPC latencies and totals, with the ratio to the
+    /// first run and whether it is better or worse.
     Compare {
-        a: PathBuf,
-        b: PathBuf,
+        /// Two or more run directories; the first is the reference.
+        #[arg(required = true, num_args = 2.., value_name = "RUN")]
+        runs: Vec<PathBuf>,
         /// Print one JSON object instead of a table.
         #[arg(long)]
         json: bool,
@@ -151,15 +154,20 @@ enum Cmd {
         #[arg(long)]
         quiet: bool,
     },
-    /// Write one self-contained HTML report of run directories: scenario,
-    /// summary, plots, telemetry views, and the comparison of each run with
-    /// the first (needs the csigsim Python package).
+    /// Write one self-contained, interactive HTML report of run
+    /// directories: the scenario keys that differ, the figures of `compare`,
+    /// summaries, overlaid plots and telemetry views (needs the csigsim
+    /// Python package).
     Report {
         #[arg(required = true)]
         runs: Vec<PathBuf>,
         /// The HTML file (default: report.html in the first run directory).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// A run's name in the report, once per run in order (default: the
+        /// directories' names).
+        #[arg(long = "label", value_name = "NAME")]
+        labels: Vec<String>,
     },
     /// Write a PNG of every plot that applies to a run directory (needs the
     /// csigsim Python package).
@@ -244,14 +252,15 @@ fn main() -> ExitCode {
             let jobs = jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |j| j as usize);
             repro::cmd_repro(&ids, &out, quick, json, jobs, !no_report)
         }
-        Cmd::Report { runs, out } => report::cmd_report(&runs, out),
+        Cmd::Report { runs, out, labels } => report::cmd_report(&runs, out, &labels),
         Cmd::Plot { run, out } => report::cmd_plot(&run, out),
-        Cmd::Compare { a, b, json } => {
-            let rows = compare::compare(&a, &b)?;
+        Cmd::Compare { runs, json } => {
+            let runs: Vec<&Path> = runs.iter().map(PathBuf::as_path).collect();
+            let rows = compare::compare(&runs)?;
             if json {
                 println!("{}", compare::json(&rows));
             } else {
-                print!("{}", compare::table(&rows, &a, &b));
+                print!("{}", compare::table(&rows, &runs));
             }
             Ok(())
         }
@@ -386,7 +395,7 @@ fn cmd_run(
             let m = progress_measure(p);
             if b.length() != Some(m.len) {
                 b.set_length(m.len);
-                b.set_style(ProgressStyle::with_template(m.template).expect("template"));
+                b.set_style(progress_style(&m));
             }
             b.set_position(m.pos);
             b.set_message(format!("wall {:.1} s, {} M events", started.elapsed().as_secs_f64(), p.events / 1_000_000));
@@ -504,6 +513,8 @@ struct ProgressMeasure {
     len: u64,
     pos: u64,
     template: &'static str,
+    /// The unit of the rate: "us/s" or "flows/s".
+    rate_unit: &'static str,
 }
 
 fn progress_measure(p: &csigsim::Progress) -> ProgressMeasure {
@@ -511,14 +522,46 @@ fn progress_measure(p: &csigsim::Progress) -> ProgressMeasure {
         Some(stop) => ProgressMeasure {
             len: stop / 1_000_000,
             pos: (p.sim_time_ps / 1_000_000).min(stop / 1_000_000),
-            template: "{bar:30} sim {pos}/{len} us ({per_sec}, ETA {eta}) | {msg}",
+            template: "{bar:30} sim {pos}/{len} us ({rate}, ETA {eta}) | {msg}",
+            rate_unit: "us/s",
         },
         None => ProgressMeasure {
             len: p.flows_total as u64,
             pos: p.flows_completed.min(p.flows_total as u64),
-            template: "{bar:30} flows {pos}/{len} ({per_sec}, ETA {eta}) | {msg}",
+            template: "{bar:30} flows {pos}/{len} ({rate}, ETA {eta}) | {msg}",
+            rate_unit: "flows/s",
         },
     }
+}
+
+/// The bar's style: the template of `m`, its rate as [`rate_text`].
+fn progress_style(m: &ProgressMeasure) -> ProgressStyle {
+    let unit = m.rate_unit;
+    ProgressStyle::with_template(m.template)
+        .expect("template")
+        .with_key("rate", move |st: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+            let _ = w.write_str(&rate_text(st.per_sec(), unit));
+        })
+}
+
+/// A rate with 3 significant digits and no separators: simulated time per
+/// wall second in the unit that fits (`2.28 ms/s`, `850 us/s`), flows per
+/// second with an SI prefix (`12.5 flows/s`, `2.28 k flows/s`).
+fn rate_text(per_sec: f64, unit: &str) -> String {
+    let scales: &[(f64, &str)] = if unit == "us/s" {
+        &[(1e6, "s/s"), (1e3, "ms/s"), (1.0, "us/s"), (1e-3, "ns/s")]
+    } else {
+        &[(1e9, "G flows/s"), (1e6, "M flows/s"), (1e3, "k flows/s"), (0.0, "flows/s")]
+    };
+    if !per_sec.is_finite() || per_sec <= 0.0 {
+        return format!("0 {unit}");
+    }
+    let &(f, name) = scales.iter().find(|(f, _)| per_sec >= *f).unwrap_or(&scales[scales.len() - 1]);
+    let v = if f > 0.0 { per_sec / f } else { per_sec };
+    let decimals = if v >= 100.0 { 0 } else if v >= 10.0 { 1 } else { 2 };
+    let text = format!("{v:.decimals$}");
+    let text = if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.') } else { &text };
+    format!("{text} {name}")
 }
 
 fn progress_bar(quiet: bool) -> Option<ProgressBar> {
@@ -544,6 +587,13 @@ fn print_summary(r: &RunOutput, out: &Path) {
         ("events", format!("{} ({:.2} per link hop)", s.events, s.events_per_link_hop)),
         ("link hops", format!("{} ({:.2} M/s)", s.link_hops, s.link_hops_per_s / 1e6)),
         ("flows completed", format!("{} of {}", s.flows_completed, s.flows_total)),
+    ];
+    // What the run was for first: collectives' CCT, algbw and busbw, or the
+    // slowdown per flow-size bucket of Poisson and RPC workloads (as `compare`).
+    let headline = compare::headline(out).unwrap_or_default();
+    let mut rows: Vec<(String, String)> = rows.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    rows.extend(headline);
+    let more: Vec<(&str, String)> = vec![
         ("FCT p50 / p99 / max", format!("{} / {} / {} us", opt(s.fct_p50_ns), opt(s.fct_p99_ns), opt(s.fct_max_ns))),
         (
             "slowdown p50 / p99",
@@ -568,7 +618,8 @@ fn print_summary(r: &RunOutput, out: &Path) {
         ("invariants", if s.invariants_ok { "ok".into() } else { format!("VIOLATED: {}", s.invariant_violations.join("; ")) }),
         ("results", out.display().to_string()),
     ];
-    let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    rows.extend(more.into_iter().map(|(k, v)| (k.to_string(), v)));
+    let w = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
     for (k, v) in rows {
         println!("{k:<w$}  {v}");
     }
@@ -577,14 +628,33 @@ fn print_summary(r: &RunOutput, out: &Path) {
 fn cmd_list() {
     let section = |title: &str, items: &[(&str, &str)]| {
         println!("{title}:");
+        let w = items.iter().map(|(n, _)| n.chars().count()).max().unwrap_or(0).max(14);
         for (n, d) in items {
-            println!("  {n:<14} {d}");
+            println!("  {n:<w$} {d}");
         }
     };
     section("topologies", csigsim::net::topology::KINDS);
     section("congestion control (transport.cc)", csigsim::cc::KINDS);
     section("switch routing (switch.routing)", csigsim::lb::ROUTING);
     section("switch modes (switch.mode)", csigsim::net::mode::KINDS);
+    section(
+        "host-side load balancing (transport.entropy; docs/lb.md)",
+        &[
+            ("flow", "one entropy per flow (queue pair), drawn from the seed; switches hash it (default)"),
+            ("oblivious", "oblivious spraying: every data packet on the next of the flow's entropies"),
+            ("reps", "REPS: entropies of unmarked ACKs recycled, fresh ones explored"),
+            ("csig", "CSIG-guided: path weights from reflected min(ABW), with the last-hop rule"),
+        ],
+    );
+    section(
+        "queue pairs per connection (transport.connection; docs/lb.md)",
+        &[
+            ("round robin", "qps = N: each message whole on the next QP in turn (NCCL's default)"),
+            ("striping", "split_data = true: each message cut into aligned stripes over the QPs"),
+            ("cast", "qp_sched.enable = true: Broadcom CAST, stripes weighted by measured round trips"),
+            ("cast wrr", "qp_sched.wrr_enable = true: whole messages by weighted round robin"),
+        ],
+    );
     section("workloads ([[workload]] kind)", csigsim::workload::KINDS);
     section(
         "signals",
@@ -596,25 +666,86 @@ fn cmd_list() {
             ("int", "INT records for HPCC (signals.int)"),
         ],
     );
+    let profiles: Vec<(&str, &str)> = csigsim::scenario::profile::PROFILES.iter().map(|p| (p.name, p.about)).collect();
+    section("profiles (profile = NAME; docs/profiles.md)", &profiles);
     let cases: Vec<(&str, &str)> = csigsim::bench::cases().iter().map(|c| (c.name, c.description)).collect();
     section("benchmark cases", &cases);
-    if let Ok(rd) = std::fs::read_dir("scenarios") {
-        let mut names: Vec<String> =
-            rd.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "toml")).map(|p| p.display().to_string()).collect();
-        names.sort();
-        println!("scenarios (./scenarios):");
-        for n in names {
-            println!("  {n}");
+    for (dir, title) in [("scenarios", "scenarios (./scenarios)"), ("scenarios/sweeps", "sweep files (./scenarios/sweeps; csigsim sweep FILE)")] {
+        let files = described_files(Path::new(dir));
+        if !files.is_empty() {
+            let items: Vec<(&str, &str)> = files.iter().map(|(n, d)| (n.as_str(), d.as_str())).collect();
+            section(title, &items);
         }
     }
+}
+
+/// The `.toml` files of `dir`, by name, each with its description: the
+/// first sentence of the comment that opens it (else its `name`).
+fn described_files(dir: &Path) -> Vec<(String, String)> {
+    let Ok(rd) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut files: Vec<PathBuf> = rd.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "toml")).collect();
+    files.sort();
+    files.iter().map(|p| (p.display().to_string(), std::fs::read_to_string(p).map(|t| description(&t)).unwrap_or_default())).collect()
+}
+
+/// The first sentence of a file's opening comment, or its `name = "..."`.
+fn description(text: &str) -> String {
+    let comment: Vec<&str> = text.lines().map_while(|l| l.strip_prefix('#')).map(str::trim).take_while(|l| !l.is_empty()).collect();
+    let joined = comment.join(" ");
+    // A sentence ends at ". ", or at ": " after a few words (what follows
+    // details it), or with the comment; a long one is cut at a word.
+    let colon = joined.find(": ").filter(|&i| i >= 40);
+    let end = [joined.find(". "), colon].into_iter().flatten().min().unwrap_or(joined.len());
+    let first = joined[..end].trim_end_matches('.').trim();
+    if !first.is_empty() {
+        const MAX: usize = 110;
+        if first.chars().count() <= MAX {
+            return first.to_string();
+        }
+        let head: String = first.chars().take(MAX).collect();
+        return format!("{}...", head.rsplit_once(' ').map_or(head.as_str(), |(h, _)| h).trim_end_matches([',', ';', ':']));
+    }
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix("name").map(str::trim).and_then(|r| r.strip_prefix('=')).map(|r| r.trim().trim_matches('"').to_string()))
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
 mod tests {
     use super::progress_measure;
 
+    #[test]
+    fn a_file_is_described_by_the_first_sentence_of_its_comment() {
+        use super::description;
+        let text = "# Web search traffic at 30% load on a fat tree: flows\n# arrive as a Poisson process. More.\nname = \"ws\"\n";
+        assert_eq!(description(text), "Web search traffic at 30% load on a fat tree");
+        assert_eq!(description("# One line, no stop\n\n# other\nname = \"x\""), "One line, no stop");
+        // A short head before a colon is no description: the sentence goes on.
+        assert_eq!(description("# Rail servers: 8 of 4 NICs. More.\n"), "Rail servers: 8 of 4 NICs");
+        let long = format!("# {}\n", "word ".repeat(40));
+        let d = description(&long);
+        assert!(d.ends_with("word...") && d.chars().count() <= 113, "{d}");
+        assert_eq!(description("name = \"two hosts\"\nseed = 1\n"), "two hosts");
+    }
+
     fn progress(sim_time_ps: u64, stop_ps: Option<u64>, flows_completed: u64, flows_total: usize) -> csigsim::Progress {
         csigsim::Progress { sim_time_ps, stop_ps, events: 0, flows_completed, flows_total }
+    }
+
+    #[test]
+    fn progress_rate_has_three_digits_a_prefix_and_no_separator() {
+        use super::rate_text;
+        assert_eq!(rate_text(2277.8259, "us/s"), "2.28 ms/s");
+        assert_eq!(rate_text(850.2, "us/s"), "850 us/s");
+        assert_eq!(rate_text(3_456_789.0, "us/s"), "3.46 s/s");
+        assert_eq!(rate_text(12.54, "flows/s"), "12.5 flows/s");
+        assert_eq!(rate_text(0.5, "flows/s"), "0.5 flows/s");
+        assert_eq!(rate_text(2277.8259, "flows/s"), "2.28 k flows/s");
+        assert_eq!(rate_text(f64::NAN, "us/s"), "0 us/s");
+        for r in [1.0, 999.4, 1234.5678, 9.99e8] {
+            let t = rate_text(r, "us/s");
+            assert!(!t.contains(',') && t.split(' ').next().unwrap().len() <= 4, "{t}");
+        }
     }
 
     #[test]

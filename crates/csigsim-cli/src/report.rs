@@ -1,8 +1,8 @@
 //! `csigsim report RUN [RUN ...]` and `csigsim plot RUN [OUT_DIR]`: the
 //! figures and the HTML report are drawn by the Python package (matplotlib),
 //! so these commands run `python3 -m csigsim.report` / `-m csigsim.plot`.
-//! The report's comparison comes from `compare.rs`, passed on stdin, so the
-//! CLI's `compare` and the report never disagree.
+//! The report's figures and comparison come from `compare.rs`, passed on
+//! stdin, so the CLI's `compare` and the report never disagree.
 
 use crate::{compare, Failure};
 use csigsim::InputError;
@@ -49,37 +49,54 @@ fn run_python(module: &str, args: &[String], stdin: Option<String>) -> Result<()
     Ok(())
 }
 
-/// The comparison of each later run against the first, as JSON for `csigsim.report`.
+/// The comparison of every run with the first, as JSON for `csigsim.report`:
+/// `{"runs": [dir, ...], "rows": [{"metric", "values", "ratios",
+/// "verdicts", "better"}, ...]}`.
 pub(crate) fn comparisons(runs: &[PathBuf]) -> Result<String, Failure> {
-    let mut all = Vec::new();
-    for b in &runs[1..] {
-        let rows = compare::compare(&runs[0], b)?;
-        let rows: Vec<serde_json::Value> = rows
-            .iter()
-            .map(|r| serde_json::json!({ "metric": r.metric, "a": r.a, "b": r.b, "ratio": compare::ratio(r) }))
-            .collect();
-        all.push(serde_json::json!({ "a": runs[0].display().to_string(), "b": b.display().to_string(), "rows": rows }));
-    }
-    Ok(serde_json::Value::Array(all).to_string())
+    let paths: Vec<&Path> = runs.iter().map(PathBuf::as_path).collect();
+    let rows = compare::compare(&paths)?;
+    let rows: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|r| {
+            let n = r.values.len();
+            serde_json::json!({
+                "metric": r.metric,
+                "values": r.values,
+                "ratios": (0..n).map(|i| if i == 0 { None } else { r.ratio(i) }).collect::<Vec<_>>(),
+                "verdicts": (0..n).map(|i| if i == 0 { None } else { r.verdict(i) }).collect::<Vec<_>>(),
+                "better": r.better.name(),
+            })
+        })
+        .collect();
+    let names: Vec<String> = runs.iter().map(|r| r.display().to_string()).collect();
+    Ok(serde_json::json!({ "runs": names, "rows": rows }).to_string())
 }
 
 /// `csigsim report`: one HTML file (default RUN/report.html, the first run's directory).
-pub fn cmd_report(runs: &[PathBuf], out: Option<PathBuf>) -> Result<(), Failure> {
+pub fn cmd_report(runs: &[PathBuf], out: Option<PathBuf>, labels: &[String]) -> Result<(), Failure> {
     for r in runs {
         check_run(r)?;
+    }
+    if !labels.is_empty() && labels.len() != runs.len() {
+        return Err(Failure::Input(InputError::new(
+            "--label",
+            None,
+            None,
+            format!("give one --label per run: {} for {} runs", labels.len(), runs.len()),
+        )));
     }
     let out = out.unwrap_or_else(|| runs[0].join("report.html"));
     let mut args: Vec<String> = runs.iter().map(|r| r.display().to_string()).collect();
     args.push("--out".into());
     args.push(out.display().to_string());
-    let stdin = if runs.len() > 1 {
-        args.push("--compare".into());
-        args.push("-".into());
-        Some(comparisons(runs)?)
-    } else {
-        None
-    };
-    run_python("csigsim.report", &args, stdin)
+    for l in labels {
+        args.push("--label".into());
+        args.push(l.clone());
+    }
+    // The figures of `compare`, also for one run: its leading figures.
+    args.push("--compare".into());
+    args.push("-".into());
+    run_python("csigsim.report", &args, Some(comparisons(runs)?))
 }
 
 /// `csigsim plot`: a PNG of every plot that applies (default RUN/plots/).

@@ -133,17 +133,42 @@ pub fn cmd_repro(ids: &[String], out: &Path, quick: bool, json: bool, jobs: usiz
             println!("{} ({}): {}", r["id"].as_str().unwrap_or(""), r["source"].as_str().unwrap_or(""), r["title"].as_str().unwrap_or(""));
             println!("  source:  {}", r["source_figure"].as_str().unwrap_or(""));
             println!("  csigsim: {}", r["csigsim_figure"].as_str().unwrap_or(""));
-            println!("  direction reproduced: {}", if r["direction_reproduced"].as_bool() == Some(true) { "yes" } else { "NO" });
+            println!("  {}", verdict_line(r["direction_reproduced"].as_bool() == Some(true), quick));
             match (r["report"]["file"].as_str(), r["report"]["skipped"].as_str()) {
                 (Some(f), _) => println!("  report: {}", out.join(r["id"].as_str().unwrap_or("")).join(f).display()),
                 (None, Some(why)) => println!("  report: not written ({why})"),
                 _ => {}
             }
         }
+        let same = rows.iter().filter(|r| r["direction_reproduced"].as_bool() == Some(true)).count();
+        println!("{}", tally_line(same, rows.len(), quick));
         println!("results in {}", out.display());
     }
     Ok(())
 }
+
+/// An experiment's verdict. The quick form's runs are too short to judge
+/// a direction: it says what it saw, and that it is no verdict.
+fn verdict_line(reproduced: bool, quick: bool) -> String {
+    match (quick, reproduced) {
+        (false, true) => "direction reproduced: yes".into(),
+        (false, false) => "direction reproduced: NO".into(),
+        (true, same) => format!(
+            "direction in the quick form: {} (no verdict: the quick form's runs are too short; run without --quick)",
+            if same { "as the source's" } else { "not the source's" }
+        ),
+    }
+}
+
+/// The last line: how many directions are the sources'.
+fn tally_line(same: usize, all: usize, quick: bool) -> String {
+    if quick {
+        format!("quick form: {same} of {all} directions as the sources'; the verdicts are the full form's (csigsim repro without --quick, docs/reproductions.md)")
+    } else {
+        format!("{same} of {all} directions reproduced")
+    }
+}
+
 
 /// Whether the Python interpreter can import the report module.
 fn python_has_report() -> bool {
@@ -187,5 +212,22 @@ fn write_report(dirs: &[PathBuf], html: &Path) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!("{py} -m csigsim.report failed ({status})"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{tally_line, verdict_line};
+
+    #[test]
+    fn the_quick_form_gives_no_verdict() {
+        assert_eq!(verdict_line(false, false), "direction reproduced: NO");
+        assert_eq!(verdict_line(true, false), "direction reproduced: yes");
+        for same in [true, false] {
+            let l = verdict_line(same, true);
+            assert!(l.contains("no verdict") && !l.contains("NO") && !l.contains("reproduced"), "{l}");
+        }
+        assert!(tally_line(5, 9, true).contains("5 of 9") && tally_line(5, 9, true).contains("without --quick"));
+        assert_eq!(tally_line(7, 9, false), "7 of 9 directions reproduced");
     }
 }

@@ -88,6 +88,9 @@ const TIME_UNITS: &[(&str, u64)] = &[
     ("ns", PS_PER_NS),
     ("us", PS_PER_US),
     ("µs", PS_PER_US),
+    // The Greek small letter mu (U+03BC), which looks like the micro sign
+    // (U+00B5) above and is what many keyboards type.
+    ("\u{3bc}s", PS_PER_US),
     ("ms", PS_PER_MS),
     ("s", PS_PER_S),
 ];
@@ -116,7 +119,8 @@ fn parse_with_units(s: &str, units: &[(&str, u64)], what: &str) -> Result<u64, S
         .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
         .unwrap_or(t.len());
     let (num, unit) = (t[..split].trim(), t[split..].trim());
-    let names: Vec<&str> = units.iter().map(|u| u.0).collect();
+    // The Greek mu is accepted but not listed: it looks like the micro sign.
+    let names: Vec<&str> = units.iter().map(|u| u.0).filter(|n| !n.starts_with('\u{3bc}')).collect();
     if num.is_empty() {
         if t.starts_with('-') {
             return Err(format!("{what} must not be negative: \"{s}\""));
@@ -306,6 +310,15 @@ mod tests {
         assert_eq!(parse_size("4KiB").unwrap(), Size(4096));
         assert_eq!(parse_rate("100Gbps").unwrap(), Rate(100_000_000_000));
         assert_eq!(parse_rate("1.6Tbps").unwrap(), Rate(1_600_000_000_000));
+    }
+
+    #[test]
+    fn micro_sign_and_greek_mu_both_mean_microseconds() {
+        assert_eq!(parse_time("1\u{b5}s").unwrap(), Time(1_000_000));
+        assert_eq!(parse_time("1\u{3bc}s").unwrap(), Time(1_000_000));
+        // The list of units does not show two signs that look the same.
+        let e = parse_time("1 parsec").unwrap_err();
+        assert!(e.contains("\u{b5}s") && !e.contains('\u{3bc}'), "{e}");
     }
 
     #[test]

@@ -16,10 +16,22 @@ pub struct InputError {
 
 impl InputError {
     /// A located error. Quoted values in `msg` longer than [`MAX_QUOTED`]
-    /// characters are cut short, so that a long value is not repeated whole.
+    /// characters are cut short, so that a long value is not repeated whole,
+    /// and the message is one line ([`one_line`]).
     pub fn new(file: impl Into<String>, key: Option<String>, line_col: Option<(usize, usize)>, msg: impl Into<String>) -> Self {
-        InputError { file: file.into(), key, line_col, msg: clip_words(&clip_quoted(&msg.into())) }
+        InputError { file: file.into(), key, line_col, msg: clip_words(&clip_quoted(&one_line(&msg.into()))) }
     }
+}
+
+/// A parser's message on one line: the line naming the key that the parser
+/// may add ("in `links.rate`") is dropped, as the error names the key, and
+/// other lines are joined with "; ".
+pub fn one_line(msg: &str) -> String {
+    let mut lines: Vec<&str> = msg.trim_end().lines().map(str::trim_end).filter(|l| !l.is_empty()).collect();
+    while lines.len() > 1 && lines.last().is_some_and(|l| l.starts_with("in `")) {
+        lines.pop();
+    }
+    lines.join("; ")
 }
 
 /// Characters of a quoted value a message keeps.

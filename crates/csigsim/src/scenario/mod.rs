@@ -119,12 +119,54 @@ pub fn load_str_with(text: &str, file: &str, base_dir: &Path, overrides: &[Overr
     let sf: ScenarioFile = serde_path_to_error::deserialize(de).map_err(|e| {
         let key = path_string(e.path());
         let inner = e.into_inner();
+        let message = crate::de::error::one_line(inner.message());
+        // Inside a table chosen by its `kind` (a workload), the path stops at
+        // the table: find the value of that table that gives the same error.
+        if let Some(field) = culprit(parsed, &key, &message) {
+            return InputError::new(file_of(&field), Some(field.clone()), at(&field), message);
+        }
         let span_pos = inner.span().filter(|_| profiled.is_none()).map(|s| error::line_col(&text, s.start));
         let pos = span_pos.or_else(|| at(&key));
         let key = (!key.is_empty() && key != ".").then_some(key);
-        InputError::new(key.as_deref().map_or_else(|| file.to_string(), file_of), key, pos, inner.message().trim_end().to_string())
+        InputError::new(key.as_deref().map_or_else(|| file.to_string(), file_of), key, pos, message)
     })?;
     validate(sf, parsed, base_dir, seed, budget, &err)
+}
+
+/// The key of the value behind an error reported at the table `key`, an
+/// element of an array of tables (`workload[0]`): the first value of that
+/// table (or of a table inside it) that, read as a time, a size or a rate,
+/// fails with the same message. None when the key is not such an element
+/// or no value matches.
+fn culprit(text: &str, key: &str, message: &str) -> Option<String> {
+    use serde::Deserialize;
+    let (array, index) = key.strip_suffix(']')?.rsplit_once('[')?;
+    if array.contains(['.', '[']) {
+        return None;
+    }
+    let doc: toml::Table = toml::from_str(text).ok()?;
+    let table = doc.get(array)?.as_array()?.get(index.parse::<usize>().ok()?)?.as_table()?;
+    fn search(t: &toml::Table, at: &str, message: &str) -> Option<String> {
+        for (k, v) in t {
+            let here = format!("{at}.{k}");
+            if let Some(inner) = v.as_table() {
+                if let Some(found) = search(inner, &here, message) {
+                    return Some(found);
+                }
+                continue;
+            }
+            let errors = [
+                crate::units::Time::deserialize(v.clone()).err(),
+                crate::units::Size::deserialize(v.clone()).err(),
+                crate::units::Rate::deserialize(v.clone()).err(),
+            ];
+            if errors.iter().flatten().any(|e| crate::de::error::one_line(e.message()) == message) {
+                return Some(here);
+            }
+        }
+        None
+    }
+    search(table, key, message)
 }
 
 fn syntax_error(text: &str, file: &str, e: toml::de::Error) -> InputError {

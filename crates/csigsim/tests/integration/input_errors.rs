@@ -279,3 +279,28 @@ fn trace_errors_point_at_the_cell() {
     assert_eq!((e.key.as_deref(), e.line_col), (Some("start"), Some((2, 11))), "{e}");
     assert!(e.msg.contains("largest time"), "{e}");
 }
+
+/// A workload's time without a unit, or with a unit it does not know, is
+/// reported at the workload's key, not at the workload.
+#[test]
+fn a_workload_value_is_reported_at_its_key() {
+    let base = GOOD.replace("[[flow]]\nsrc = \"h0\"\ndst = \"h1\"\nsize = \"1MB\"\n", "");
+    let poisson = |duration: &str| format!("{base}[[workload]]\nkind = \"poisson\"\nload = 0.3\ncdf = \"websearch\"\nduration = {duration}\n");
+    check(&poisson("5"), "workload[0].duration", 14, "a plain number is not a time");
+    check(&poisson("\"5 parsec\""), "workload[0].duration", 14, "unknown unit \"parsec\"");
+    // A value that is fine leaves the error where the parser put it.
+    let e = err(&format!("{base}[[workload]]\nkind = \"poisson\"\nload = \"high\"\ncdf = \"websearch\"\nduration = \"1ms\"\n"));
+    assert_ne!(e.key.as_deref(), Some("workload[0].duration"), "{e}");
+}
+
+/// Every message is one line, and the Greek mu is a micro sign.
+#[test]
+fn unit_errors_fit_on_one_line_and_greek_mu_is_micro() {
+    for text in [GOOD.replacen("rate = \"100Gbps\"", "rate = \"100Gbit\"", 1), GOOD.replacen("delay = \"1us\"", "delay = 1", 1)] {
+        let e = err(&text);
+        assert!(!e.to_string().contains('\n'), "{e:?}");
+        assert_eq!(e.key.as_deref(), Some("topology.links[0].rate").filter(|_| text.contains("Gbit")).or(Some("topology.links[0].delay")), "{e}");
+    }
+    let mu = GOOD.replacen("delay = \"1us\"", "delay = \"1\u{3bc}s\"", 1);
+    csigsim::scenario::load_str(&mu, "mu.toml", Path::new("."), &[], None).unwrap();
+}
