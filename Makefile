@@ -30,7 +30,8 @@ rust-test: tools
 python-test: python tools
 	$(PYTHON) -m pytest python/tests -q
 
-test: rust-test python-test
+# The package first: the CLI's report and plot tests call it.
+test: python rust-test python-test
 
 bench: build
 	./target/release/csigsim bench
