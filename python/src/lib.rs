@@ -241,16 +241,17 @@ impl Output {
 }
 
 fn write_dir(py: Python<'_>, output: &RunOutput, dir: &Path) -> PyResult<()> {
-    let d = open_run_dir(py, dir, Vec::new(), "dir")?;
+    let d = open_run_dir(py, dir, Vec::new(), ("Results.write", "dir"))?;
     commit(py, d, output)
 }
 
 /// The run directory `dir`, locked and checked as the CLI does
 /// (`RunDir`): a refusal (another run writing it, a directory that is not a
-/// run's, an input inside it) raises ScenarioError with `key`.
-fn open_run_dir(py: Python<'_>, dir: &Path, inputs: Vec<(String, PathBuf)>, key: &str) -> PyResult<RunDir> {
+/// run's, an input inside it) raises ScenarioError naming the function and
+/// its argument, `(function, key)`.
+fn open_run_dir(py: Python<'_>, dir: &Path, inputs: Vec<(String, PathBuf)>, (function, key): (&str, &str)) -> PyResult<RunDir> {
     py.detach(|| RunDir::create_with(dir, &RunDirOptions { inputs, extra: Vec::new() })).map_err(|e| match e.is_input() {
-        true => scenario_error(py, InputError::new(key, None, None, e.to_string())),
+        true => scenario_error(py, InputError::new(function, Some(key.to_string()), None, e.to_string())),
         false => pyo3::exceptions::PyOSError::new_err(format!("cannot write the run directory {}: {e}", dir.display())),
     })
 }
@@ -267,7 +268,7 @@ fn commit(py: Python<'_>, d: RunDir, output: &RunOutput) -> PyResult<()> {
 /// there if given; writes the run directory if `out` is given.
 fn run_loaded(py: Python<'_>, sc: Scenario, out: Option<(PathBuf, Vec<(String, PathBuf)>)>, on_progress: Option<Py<PyAny>>, threads: usize) -> PyResult<Bound<'_, Output>> {
     // Locked and checked before the run, so that a refused directory costs nothing.
-    let dir = out.map(|(dir, inputs)| open_run_dir(py, &dir, inputs, "out")).transpose()?;
+    let dir = out.map(|(dir, inputs)| open_run_dir(py, &dir, inputs, ("csigsim.run", "out"))).transpose()?;
     let (result, interrupt) = py.detach(move || {
         let mut interrupt: Option<PyErr> = None;
         let progress = |p: &csigsim::Progress| {
