@@ -72,7 +72,7 @@ def test_out_replaces_an_earlier_run_whole(tmp_path):
     out = tmp_path / "run"
     csigsim.run(str(TWO_HOSTS), overrides=SMALL, out=out)
     assert sorted(p.name for p in out.iterdir()) == ["flows.csv", "links.csv", "scenario.toml", "summary.json"]
-    csigsim.run(str(TWO_HOSTS), overrides=dict(SMALL, **{"monitor.links": "false"}), seed=5, out=out)
+    csigsim.run(str(TWO_HOSTS), overrides=dict(SMALL, **{"monitor.links": False}), seed=5, out=out)
     assert sorted(p.name for p in out.iterdir()) == ["flows.csv", "scenario.toml", "summary.json"]
     assert json.loads((out / "summary.json").read_text())["seed"] == 5
     assert sorted(p.name for p in tmp_path.iterdir()) == [".run.lock", "run"], "no staging directory left"
