@@ -234,7 +234,8 @@ impl Output {
         Ok(Some(d))
     }
 
-    /// Writes the run directory, byte for byte as the CLI does.
+    /// Writes the run directory, byte for byte, locked, checked and
+    /// published whole as the CLI does.
     fn write_dir(&self, py: Python<'_>, dir: PathBuf) -> PyResult<()> {
         write_dir(py, &self.0, &dir)
     }
