@@ -377,10 +377,10 @@ fn cmd_run(
     // Locked, checked, stale staging directories removed; everything goes
     // to the staging directory first (the monitor files as the run goes),
     // and becomes `out` in one rename when the whole run directory is written.
-    let dir = csigsim::output::RunDir::create_with(&out, &csigsim::output::RunDirOptions { inputs, extra }).map_err(|e| match e.is_input() {
-        true => Failure::Input(InputError::new("--out", None, None, e.to_string())),
-        false => Failure::Internal(e.to_string()),
-    })?;
+    // A place where the lock file or the staging directory cannot be made
+    // is the user's to change, as a refusal is.
+    let dir = csigsim::output::RunDir::create_with(&out, &csigsim::output::RunDirOptions { inputs, extra })
+        .map_err(|e| Failure::Input(InputError::new("--out", None, None, e.to_string())))?;
     if let (Some(rel), Some((pcap, _))) = (capture_inside, opts.capture.as_mut()) {
         *pcap = dir.staging().join(rel);
         if let Some(p) = pcap.parent() {

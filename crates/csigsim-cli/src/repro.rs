@@ -65,8 +65,7 @@ pub fn cmd_repro(ids: &[String], out: &Path, quick: bool, json: bool, jobs: usiz
                 let written = csigsim::output::RunDir::create(&dir).map(|d| (d, csigsim::run(sc, |_| true)));
                 let written = match written {
                     Ok((d, output)) => d.commit(&output).map(|_| output).map_err(|e| internal(&dir.display().to_string(), e)),
-                    Err(e) if e.is_input() => Err(Failure::Input(InputError::new("--out", None, None, e.to_string()))),
-                    Err(e) => Err(Failure::Internal(e.to_string())),
+                    Err(e) => Err(Failure::Input(InputError::new("--out", None, None, e.to_string()))),
                 };
                 let output = match written {
                     Ok(o) => o,

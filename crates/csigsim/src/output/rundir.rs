@@ -236,10 +236,14 @@ impl Drop for RunDir {
         }
         let _ = std::fs::remove_dir_all(&self.staging);
         if let Some(c) = &self.created {
-            // The parent was made for this run: nobody else can be using its
-            // lock file (a run into it now would find it locked), so it goes
-            // with the directories, if they are empty.
-            let _ = std::fs::remove_file(&self.lock_path);
+            // The parent was made for this run: while this holds its lock,
+            // nobody else uses the lock file (a run into it now finds it
+            // locked and leaves), so it goes with the directories, if they
+            // are empty. Without the lock (another run that made the same
+            // parent at the same moment holds it), the file is that run's.
+            if self.lock.is_some() {
+                let _ = std::fs::remove_file(&self.lock_path);
+            }
             for p in self.out.ancestors().skip(1).take_while(|p| p.starts_with(c)) {
                 let _ = std::fs::remove_dir(p);
             }
