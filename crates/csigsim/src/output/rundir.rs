@@ -558,11 +558,27 @@ fn rename_aside(staging: &Path, out: &Path) -> io::Result<()> {
 mod tests {
     use super::*;
 
-    fn scratch(name: &str) -> PathBuf {
+    /// A scratch directory, removed when dropped.
+    struct Scratch(PathBuf);
+
+    impl std::ops::Deref for Scratch {
+        type Target = PathBuf;
+        fn deref(&self) -> &PathBuf {
+            &self.0
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn scratch(name: &str) -> Scratch {
         let d = std::env::temp_dir().join(format!("csigsim-rundir-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
-        d.canonicalize().unwrap()
+        Scratch(d.canonicalize().unwrap())
     }
 
     #[test]
@@ -577,7 +593,7 @@ mod tests {
     fn absolute_applies_dots_past_the_existing_part() {
         let d = scratch("abs");
         assert_eq!(absolute(&d.join("a/./b/../c")).unwrap(), d.join("a/c"));
-        assert_eq!(absolute(&d.join(".")).unwrap(), d);
+        assert_eq!(absolute(&d.join(".")).unwrap(), *d);
     }
 
     #[test]
@@ -592,6 +608,49 @@ mod tests {
         drop(first);
         assert!(!d.join(format!(".run.partial-{}", std::process::id())).exists());
         RunDir::create(&d.join("run")).unwrap();
+    }
+
+    #[test]
+    fn a_run_directory_holds_only_what_csigsim_writes() {
+        let d = scratch("contents");
+        let opts = RunDirOptions { inputs: Vec::new(), extra: vec!["c.pcap".into()] };
+        let check = |dir: &Path| check_contents(dir, dir, &opts);
+        assert!(matches!(check(&d.join("absent")), Ok(false)));
+        assert!(matches!(check(&d), Ok(false)), "empty");
+        std::fs::write(d.join("summary.json"), "{\"version\": \"0.1.0\", \"seed\": 1}").unwrap();
+        for f in ["flows.csv", "links.parquet", "report.html", "c.pcap"] {
+            std::fs::write(d.join(f), "x").unwrap();
+        }
+        std::fs::create_dir(d.join("plots")).unwrap();
+        std::fs::write(d.join("plots/fct_cdf.png"), "x").unwrap();
+        assert!(matches!(check(&d), Ok(true)));
+        // A plots directory with something else in it is the user's.
+        std::fs::write(d.join("plots/notes.txt"), "x").unwrap();
+        match check(&d) {
+            Err(RunDirError::NotARun { entries, summary: true, .. }) => assert_eq!(entries, ["plots/"]),
+            other => panic!("{other:?}"),
+        }
+        std::fs::remove_file(d.join("plots/notes.txt")).unwrap();
+        // A summary without csigsim's version is not a run's.
+        std::fs::write(d.join("summary.json"), "{\"seed\": 1}").unwrap();
+        match check(&d) {
+            Err(RunDirError::NotARun { entries, summary: false, total, .. }) => {
+                assert_eq!(entries[0], "summary.json (not a csigsim summary)");
+                assert_eq!(total, 6);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn scenario_inputs_are_the_strings_that_name_files() {
+        let d = scratch("inputs");
+        std::fs::write(d.join("t.csv"), "src,dst,size\n").unwrap();
+        std::fs::write(d.join("sizes.cdf"), "1 0\n").unwrap();
+        let text = "name = \"t.csv-like\"\n[[workload]]\nkind = \"trace\"\nfile = \"t.csv\"\n\
+                    [[workload]]\nkind = \"poisson\"\ncdf = \"sizes.cdf\"\n[[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\n";
+        let got = scenario_inputs(text, &d);
+        assert_eq!(got, [("workload[0].file".to_string(), d.join("t.csv")), ("workload[1].cdf".to_string(), d.join("sizes.cdf"))]);
     }
 
     #[test]
