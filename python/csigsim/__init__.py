@@ -112,7 +112,8 @@ class Results:
         return self._output.csv("collectives")
 
     def write(self, dir: Union[str, "_os.PathLike[str]"]) -> _Path:
-        """Writes the run directory (the same files, byte for byte, as ``out=``)."""
+        """Writes the run directory (the same files, byte for byte, and the same
+        checks and publish as ``out=``; a refusal raises ScenarioError, key ``dir``)."""
         d = _Path(dir)
         # The engine's own writer: optional files are written when present and
         # a stale copy from an earlier run in the same directory is removed.
@@ -343,7 +344,11 @@ def run(
     scenario's seed. ``overrides`` is a dict ``{"transport.cc": "dctcp"}`` or a
     list of ``"KEY=VALUE"`` strings, like the CLI's ``--set``. With ``out``, the
     run directory (summary.json, flows.csv, links.csv, scenario.toml) is
-    written there too. ``progress=True`` draws a tqdm bar on stderr (a widget
+    written there too, as the CLI writes it (docs/outputs.md): locked while
+    the run goes on, published whole by one rename, replacing an earlier run
+    there; a directory that holds anything else, another run writing it, or
+    a file the scenario reads inside it raises :class:`ScenarioError` (key
+    ``out``) before the run. ``progress=True`` draws a tqdm bar on stderr (a widget
     in a notebook): simulated time against the scenario's stop, or flows done
     of all, with rate and ETA; a callable instead receives a :class:`Progress`
     every 2^20 events (an exception it raises stops the run and propagates).

@@ -22,7 +22,8 @@ class Output:
     def columns(self, table: str) -> Optional[Dict[str, _Column]]:
         """The table's columns (times in integer picoseconds, *_ps); None when the run has no such table."""
     def write_dir(self, dir: _Path) -> None:
-        """Writes the run directory, byte for byte as the CLI does."""
+        """Writes the run directory, byte for byte, locked, checked and published whole as the CLI does
+        (a directory that is not a run's, or another run writing it, raises ScenarioError, key "dir")."""
 
 class ScenarioError(ValueError):
     """A scenario could not be loaded; the message is "file:line:col: key `k`: msg"."""

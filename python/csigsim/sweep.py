@@ -22,9 +22,11 @@ import multiprocessing as mp
 import numbers
 import os
 import shutil
+import signal
 import socket
 import struct
 import sys
+import threading
 import time
 from multiprocessing.connection import wait as _wait
 from pathlib import Path
@@ -486,7 +488,9 @@ def _run_point(task: Dict[str, Any]) -> Dict[str, Any]:
     try:
         if task.get("setup") is not None:
             task["setup"](dict(task))
-        run(task["scenario"], seed=task["seed"], overrides=task["overrides"], out=tmp)
+        # The run directory inside the temporary one, beside owner.json (a
+        # run directory holds only a run's files).
+        run(task["scenario"], seed=task["seed"], overrides=task["overrides"], out=tmp / "run")
     except ScenarioError as e:
         shutil.rmtree(tmp, ignore_errors=True)
         return {"status": "failed", "reason": f"bad input: {e}", "retry": False}
@@ -506,19 +510,51 @@ def _run_point(task: Dict[str, Any]) -> Dict[str, Any]:
         "version": _core.version(),
         "attempts": attempts,
     }
-    (tmp / "owner.json").unlink(missing_ok=True)
-    (tmp / "point.json").write_text(json.dumps(point, indent=2) + "\n")
     dest = out / "points" / task["id"]
     try:
-        os.rename(tmp, dest)
+        (tmp / "run" / "point.json").write_text(json.dumps(point, indent=2) + "\n")
+        os.rename(tmp / "run", dest)
     except OSError as e:
-        shutil.rmtree(tmp, ignore_errors=True)
         if not (dest / "summary.json").is_file():
+            shutil.rmtree(tmp, ignore_errors=True)
             return {"status": "failed", "reason": f"cannot move the run into {dest}: {e}", "retry": True}
+    shutil.rmtree(tmp, ignore_errors=True)
     return {"status": "done", "wall_s": wall}
 
 
-def _fork_child(task: Dict[str, Any], conn) -> None:
+def _die_with_parent(parent: int) -> None:
+    """Makes this forked worker die with the sweep that forked it.
+
+    On Linux, prctl(PR_SET_PDEATHSIG, SIGKILL): the kernel kills the worker
+    when the thread that forked it ends, which it outlives only if the
+    driver is killed (the loop waits for its workers). Where that is not
+    available, a daemon thread checks every 0.5 s that the parent is still
+    the one that forked it. A driver that died before this ran is noticed by
+    the parent process id having changed.
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.prctl(1, signal.SIGKILL, 0, 0, 0) == 0:  # 1: PR_SET_PDEATHSIG
+                if os.getppid() != parent:
+                    os._exit(1)
+                return
+        except (OSError, AttributeError):
+            pass
+
+    def watch() -> None:
+        while True:
+            if os.getppid() != parent:
+                os._exit(1)
+            time.sleep(0.5)
+
+    threading.Thread(target=watch, name="csigsim-sweep-parent-watch", daemon=True).start()
+
+
+def _fork_child(task: Dict[str, Any], conn, parent: int) -> None:
+    _die_with_parent(parent)
     try:
         res = _run_point(task)
     except BaseException as e:  # noqa: BLE001
@@ -577,7 +613,7 @@ def _local(tasks: List[Dict], workers: int, timeout: Optional[float], report, mo
         while queue and len(running) < workers:
             t = queue.pop(0)
             r, w = ctx.Pipe(duplex=False)
-            p = ctx.Process(target=_fork_child, args=(t, w), daemon=True)
+            p = ctx.Process(target=_fork_child, args=(t, w, os.getpid()), daemon=True)
             p.start()
             w.close()
             running[p.sentinel] = (p, r, t, time.monotonic())

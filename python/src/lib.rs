@@ -4,6 +4,7 @@
 //! only when asked); everything user-facing (DataFrames, dict scenarios)
 //! lives in `python/csigsim/`.
 
+use csigsim::output::rundir::{self, RunDir, RunDirOptions};
 use csigsim::output::csv;
 use csigsim::scenario::{self, InputError, Override, Scenario};
 use csigsim::RunOutput;
@@ -233,22 +234,42 @@ impl Output {
         Ok(Some(d))
     }
 
-    /// Writes the run directory, byte for byte as the CLI does.
+    /// Writes the run directory, byte for byte, locked, checked and
+    /// published whole as the CLI does.
     fn write_dir(&self, py: Python<'_>, dir: PathBuf) -> PyResult<()> {
         write_dir(py, &self.0, &dir)
     }
 }
 
 fn write_dir(py: Python<'_>, output: &RunOutput, dir: &Path) -> PyResult<()> {
-    py.detach(|| output.write_dir(dir))
-        .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("cannot write the run directory {}: {e}", dir.display())))
+    let d = open_run_dir(py, dir, Vec::new(), ("Results.write", "dir"))?;
+    commit(py, d, output)
+}
+
+/// The run directory `dir`, locked and checked as the CLI does
+/// (`RunDir`): a refusal (another run writing it, a directory that is not a
+/// run's, an input inside it) raises ScenarioError naming the function and
+/// its argument, `(function, key)`.
+fn open_run_dir(py: Python<'_>, dir: &Path, inputs: Vec<(String, PathBuf)>, (function, key): (&str, &str)) -> PyResult<RunDir> {
+    py.detach(|| RunDir::create_with(dir, &RunDirOptions { inputs, extra: Vec::new() })).map_err(|e| match e.is_input() {
+        true => scenario_error(py, InputError::new(function, Some(key.to_string()), None, e.to_string())),
+        false => pyo3::exceptions::PyOSError::new_err(format!("cannot write the run directory {}: {e}", dir.display())),
+    })
+}
+
+/// Writes the run into `d`'s staging directory and publishes it.
+fn commit(py: Python<'_>, d: RunDir, output: &RunOutput) -> PyResult<()> {
+    let shown = d.path().display().to_string();
+    py.detach(|| d.commit(output)).map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("cannot write the run directory {shown}: {e}")))
 }
 
 /// Runs a loaded scenario on `threads` threads without holding the GIL,
 /// checking for Ctrl-C between chunks of events and calling
 /// `on_progress(sim_time_ps, stop_ps, flows_completed, flows_total, events)`
 /// there if given; writes the run directory if `out` is given.
-fn run_loaded(py: Python<'_>, sc: Scenario, out: Option<PathBuf>, on_progress: Option<Py<PyAny>>, threads: usize) -> PyResult<Bound<'_, Output>> {
+fn run_loaded(py: Python<'_>, sc: Scenario, out: Option<(PathBuf, Vec<(String, PathBuf)>)>, on_progress: Option<Py<PyAny>>, threads: usize) -> PyResult<Bound<'_, Output>> {
+    // Locked and checked before the run, so that a refused directory costs nothing.
+    let dir = out.map(|(dir, inputs)| open_run_dir(py, &dir, inputs, ("csigsim.run", "out"))).transpose()?;
     let (result, interrupt) = py.detach(move || {
         let mut interrupt: Option<PyErr> = None;
         let progress = |p: &csigsim::Progress| {
@@ -280,9 +301,9 @@ fn run_loaded(py: Python<'_>, sc: Scenario, out: Option<PathBuf>, on_progress: O
         return Err(e);
     }
     let output = result.map_err(|m| PyRuntimeError::new_err(format!("csigsim internal error: {m}")))?;
-    if let Some(dir) = out {
-        // Same writer as the CLI, so both produce byte-identical run directories.
-        write_dir(py, &output, &dir)?;
+    if let Some(dir) = dir {
+        // Same writer and publish as the CLI, so both produce byte-identical run directories.
+        commit(py, dir, &output)?;
     }
     Bound::new(py, Output(output))
 }
@@ -305,6 +326,7 @@ fn run_toml<'py>(
     let ov = parse_overrides(py, &overrides)?;
     let base = base_dir.unwrap_or_else(|| PathBuf::from("."));
     let sc = scenario::load_str(text, source, &base, &ov, seed).map_err(|e| scenario_error(py, e))?;
+    let out = out.map(|o| (o, rundir::scenario_inputs(&sc.resolved_toml, &base)));
     run_loaded(py, sc, out, on_progress, threads)
 }
 
@@ -322,6 +344,11 @@ fn run_file<'py>(
 ) -> PyResult<Bound<'py, Output>> {
     let ov = parse_overrides(py, &overrides)?;
     let sc = scenario::load_file(&path, &ov, seed).map_err(|e| scenario_error(py, e))?;
+    let out = out.map(|o| {
+        let mut inputs = vec![("the scenario".to_string(), path.clone())];
+        inputs.extend(rundir::scenario_inputs(&sc.resolved_toml, path.parent().unwrap_or(Path::new(""))));
+        (o, inputs)
+    });
     run_loaded(py, sc, out, on_progress, threads)
 }
 

@@ -378,12 +378,50 @@ fn cmd_run(
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "run".into());
         PathBuf::from("runs").join(stem)
     });
-    check_out(&out)?;
-    // Everything goes to a staging directory first (the monitor files as the
-    // run goes), and into `out` only when the whole run directory is written.
-    let dir = csigsim::output::RunDir::create(&out).map_err(|e| {
-        Failure::Input(InputError::new("--out", None, None, format!("cannot create the run directory {}: {e}", out.display())))
-    })?;
+    // The files the run reads: none may lie inside the run directory.
+    let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut inputs = vec![("the scenario".to_string(), path.to_path_buf())];
+    inputs.extend(csigsim::output::rundir::scenario_inputs(&sc.resolved_toml, &base));
+    // A capture asked for inside the run directory is written with the run
+    // into the staging directory, and published with it.
+    let mut extra = Vec::new();
+    let mut capture_inside = None;
+    if let Some((pcap, _)) = &opts.capture {
+        let csv_of = |p: &Path| {
+            let mut s = p.as_os_str().to_owned();
+            s.push(".csv");
+            PathBuf::from(s)
+        };
+        for (what, file) in &inputs {
+            if [pcap.clone(), csv_of(pcap)].iter().any(|c| c.canonicalize().is_ok_and(|c| file.canonicalize().is_ok_and(|f| f == c))) {
+                return Err(Failure::Input(InputError::new("--pcap", None, None, format!("the capture would overwrite {what} {}", file.display()))));
+            }
+        }
+        let abs = |p: &Path| csigsim::output::rundir::absolute(p).ok();
+        if let (Some(p), Some(o)) = (abs(pcap), abs(&out)) {
+            if let Ok(rel) = p.strip_prefix(&o) {
+                match rel.components().count() {
+                    0 => {}
+                    1 => extra.extend([rel.as_os_str().to_owned(), csv_of(rel).into_os_string()]),
+                    _ => extra.extend(rel.components().next().map(|c| c.as_os_str().to_owned())),
+                }
+                capture_inside = Some(rel.to_path_buf()).filter(|r| !r.as_os_str().is_empty());
+            }
+        }
+    }
+    // Locked, checked, stale staging directories removed; everything goes
+    // to the staging directory first (the monitor files as the run goes),
+    // and becomes `out` in one rename when the whole run directory is written.
+    // A place where the lock file or the staging directory cannot be made
+    // is the user's to change, as a refusal is.
+    let dir = csigsim::output::RunDir::create_with(&out, &csigsim::output::RunDirOptions { inputs, extra })
+        .map_err(|e| Failure::Input(InputError::new("--out", None, None, e.to_string())))?;
+    if let (Some(rel), Some((pcap, _))) = (capture_inside, opts.capture.as_mut()) {
+        *pcap = dir.staging().join(rel);
+        if let Some(p) = pcap.parent() {
+            std::fs::create_dir_all(p).map_err(|e| Failure::Internal(format!("cannot create {}: {e}", p.display())))?;
+        }
+    }
     let bar = progress_bar(quiet);
     let started = Instant::now();
     // The monitor files, and with --parquet their twins, stream to disk.
@@ -423,6 +461,9 @@ fn cmd_run(
     // leaves no twin of an earlier run beside its CSVs (the commit removes it).
     if parquet {
         res.write_parquet(dir.staging()).map_err(|e| limits::write_failure(format!("cannot write {}: {e}", out.display())))?;
+    }
+    if dir.replaces() && !quiet {
+        eprintln!("replacing the earlier run in {}", out.display());
     }
     dir.commit(&res).map_err(|e| limits::write_failure(format!("cannot write {}: {e}", out.display())))?;
     if !quiet {
@@ -486,8 +527,8 @@ fn print_diagnosis(s: &csigsim::output::Summary) {
     );
 }
 
-/// The run directory must be a directory or creatable as one: checked
-/// before the run, so that a bad `--out` does not cost the whole run.
+/// An output directory must be a directory or creatable as one: checked
+/// before the runs, so that a bad `--out` does not cost them (`repro`).
 fn check_out(out: &Path) -> Result<(), Failure> {
     for p in out.ancestors().filter(|p| !p.as_os_str().is_empty()) {
         if let Ok(m) = std::fs::metadata(p) {

@@ -59,12 +59,21 @@ pub fn cmd_repro(ids: &[String], out: &Path, quick: bool, json: bool, jobs: usiz
                         break;
                     }
                 };
-                let output = csigsim::run(sc, |_| true);
                 let dir = out.join(job.exp.id).join(v.name);
-                if let Err(e) = output.write_dir(&dir) {
-                    *failure.lock().expect("unpoisoned") = Some(internal(&dir.display().to_string(), e));
-                    break;
-                }
+                // Owned as `csigsim run` owns its directory: locked, checked,
+                // published whole (docs/outputs.md).
+                let written = csigsim::output::RunDir::create(&dir).map(|d| (d, csigsim::run(sc, |_| true)));
+                let written = match written {
+                    Ok((d, output)) => d.commit(&output).map(|_| output).map_err(|e| internal(&dir.display().to_string(), e)),
+                    Err(e) => Err(Failure::Input(InputError::new("--out", None, None, e.to_string()))),
+                };
+                let output = match written {
+                    Ok(o) => o,
+                    Err(f) => {
+                        *failure.lock().expect("unpoisoned") = Some(f);
+                        break;
+                    }
+                };
                 if !json {
                     eprintln!("  {} {:<10} done: {} of {} flows, {:.1} ms simulated", job.exp.id, v.name, output.summary.flows_completed, output.summary.flows_total, output.summary.sim_time_ns / 1e6);
                 }

@@ -477,6 +477,36 @@ fn alive(_pid: u32) -> bool {
     true
 }
 
+/// A point's process dies with the sweep: on Linux it gets SIGTERM when the
+/// thread that started it ends, which it outlives only if the sweep is
+/// killed (each worker thread waits for its child). SIGTERM rather than
+/// SIGKILL so that a `wrapper` (`timeout`, `nice`) passes it on; the run
+/// itself ends on it. A driver that died before the child got here is
+/// noticed by the parent process id having changed.
+#[cfg(target_os = "linux")]
+fn die_with_parent(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: getpid before the fork; prctl, getppid and raise are
+    // async-signal-safe, as the code between fork and exec must be.
+    let parent = unsafe { libc::getpid() };
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                libc::raise(libc::SIGTERM);
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Elsewhere the points outlive a killed sweep; the next sweep's clean-up
+/// removes what they leave.
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_: &mut Command) {}
+
 /// Whether a temporary point directory belongs to a live sweep.
 fn owner_alive(tmp: &Path) -> bool {
     let Ok(text) = std::fs::read_to_string(tmp.join("owner.json")) else { return false };
@@ -626,12 +656,16 @@ impl Runner<'_> {
             }
             None => Command::new(&self.exe),
         };
-        cmd.arg("run").arg(&self.sweep.scenario).arg("--quiet").arg("--seed").arg(p.seed.to_string()).arg("--out").arg(&tmp);
+        // The run directory inside the temporary one, beside owner.json and
+        // stderr.log (a run directory holds only a run's files).
+        let run_dir = tmp.join("run");
+        cmd.arg("run").arg(&self.sweep.scenario).arg("--quiet").arg("--seed").arg(p.seed.to_string()).arg("--out").arg(&run_dir);
         for o in &p.overrides {
             cmd.arg("--set").arg(o);
         }
         cmd.env("CSIGSIM_SWEEP_POINT", &p.id).env("CSIGSIM_SWEEP_ATTEMPT", attempt.to_string());
         cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(log);
+        die_with_parent(&mut cmd);
         let started = Instant::now();
         let mut child = match cmd.spawn() {
             Ok(c) => c,
@@ -666,7 +700,7 @@ impl Runner<'_> {
             Ok(_) if timed_out => fail(format!("time limit of {} exceeded (killed)", fmt_duration(self.sweep.timeout.unwrap_or_default()))),
             // Exit 1 with a summary: the run finished but stalled or broke an
             // invariant; that is its (deterministic) result, shown in the table.
-            Ok(s) if (s.success() || s.code() == Some(1)) && tmp.join("summary.json").is_file() => Outcome::Done { wall_s },
+            Ok(s) if (s.success() || s.code() == Some(1)) && run_dir.join("summary.json").is_file() => Outcome::Done { wall_s },
             Ok(s) if s.code() == Some(2) => Outcome::Failed { reason: format!("bad input: {last}"), retry: false },
             Ok(s) => match (s.code(), exit_signal(&s)) {
                 (_, Some(sig)) => fail(format!("killed by signal {sig} ({})", signal_name(sig))),
@@ -682,20 +716,20 @@ impl Runner<'_> {
                     "id": p.id, "seed": p.seed, "axes": axes_json(p), "overrides": p.overrides,
                     "scenario": self.sweep.scenario.display().to_string(), "version": csigsim::VERSION, "attempts": attempts,
                 });
-                let _ = std::fs::remove_file(tmp.join("owner.json"));
-                if stderr.is_empty() {
-                    let _ = std::fs::remove_file(tmp.join("stderr.log"));
-                }
+                let mut written = match stderr.is_empty() {
+                    true => Ok(()),
+                    false => std::fs::rename(tmp.join("stderr.log"), run_dir.join("stderr.log")),
+                };
                 let dest = out.join("points").join(&p.id);
-                let written = std::fs::write(tmp.join("point.json"), format!("{}\n", serde_json::to_string_pretty(&point).unwrap_or_default()));
+                written = written.and_then(|_| std::fs::write(run_dir.join("point.json"), format!("{}\n", serde_json::to_string_pretty(&point).unwrap_or_default())));
                 // A complete directory appears in one rename; another sweep
                 // that finished the same point first keeps its copy.
-                if let Err(e) = written.and_then(|_| std::fs::rename(&tmp, &dest)) {
+                let moved = written.and_then(|_| std::fs::rename(&run_dir, &dest));
+                let _ = std::fs::remove_dir_all(&tmp);
+                if let Err(e) = moved {
                     if !dest.join("summary.json").is_file() {
-                        let _ = std::fs::remove_dir_all(&tmp);
                         return self.record_failure(p, attempt, attempts, format!("cannot move the run into {}: {e}", dest.display()), true);
                     }
-                    let _ = std::fs::remove_dir_all(&tmp);
                 }
                 let _ = std::fs::remove_file(out.join("failed").join(format!("{}.json", p.id)));
                 outcome

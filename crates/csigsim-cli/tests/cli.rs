@@ -479,39 +479,304 @@ fn listing(dir: &Path) -> Vec<String> {
 }
 
 /// The run directory is replaced whole: a second run into it leaves exactly
-/// its own files (and the user's), no staging directory; a run that fails
-/// leaves the directory as it was, and creates none.
+/// its own files, no staging directory, and says so on stderr (not with
+/// --quiet); a run that fails leaves the directory as it was, and creates
+/// none.
 #[test]
-fn run_directory_is_written_whole_or_not_at_all() {
+fn out_an_earlier_run_is_replaced_whole_and_said_so() {
     let root = tmp("whole");
     let out = root.join("run");
     let run = |scenario: &str, sets: &[&str], out: &Path, extra: &[&str]| {
         let mut c = bin();
-        c.arg("run").arg(repo().join("scenarios").join(scenario)).arg("--quiet").arg("--out").arg(out).args(extra);
+        c.arg("run").arg(repo().join("scenarios").join(scenario)).arg("--out").arg(out).args(extra);
         for s in sets {
             c.args(["--set", s]);
         }
         c.output().unwrap()
     };
-    let r = run("chain_csig_delay.toml", &["monitor.cc=true"], &out, &[]);
+    let r = run("chain_csig_delay.toml", &["monitor.cc=true"], &out, &["--quiet"]);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     assert_eq!(listing(&out), ["cc.csv", "flows.csv", "links.csv", "scenario.toml", "signals.csv", "summary.json"]);
-    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    assert!(!String::from_utf8_lossy(&r.stderr).contains("replacing"), "nothing to replace");
+    // What `csigsim plot` and `csigsim report` write there by default still
+    // belongs to the run, and goes with it.
+    std::fs::create_dir(out.join("plots")).unwrap();
+    std::fs::write(out.join("plots/fct_cdf.png"), "png").unwrap();
+    std::fs::write(out.join("report.html"), "<html>").unwrap();
     let r = run("two_hosts.toml", &["monitor.links=false"], &out, &[]);
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    assert_eq!(listing(&out), ["flows.csv", "notes.txt", "scenario.toml", "summary.json"]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{err}");
+    assert!(err.contains(&format!("replacing the earlier run in {}", out.display())), "{err}");
+    assert_eq!(listing(&out), ["flows.csv", "scenario.toml", "summary.json"]);
+    assert_eq!(listing(&root), [".run.lock", "run"], "no staging directory left");
+    let r = run("two_hosts.toml", &["monitor.links=false"], &out, &["--quiet"]);
+    assert!(r.status.success() && r.stderr.is_empty(), "--quiet: {}", String::from_utf8_lossy(&r.stderr));
     let before: Vec<Vec<u8>> = listing(&out).iter().map(|n| std::fs::read(out.join(n)).unwrap()).collect();
     // A capture that cannot be created fails the run (bad input, exit 2):
     // the directory keeps the earlier run, and a new one is not created.
     let bad_pcap = root.join("no-such-dir").join("c.pcap");
-    let r = run("chain_csig_delay.toml", &[], &out, &["--pcap", bad_pcap.to_str().unwrap()]);
+    let r = run("chain_csig_delay.toml", &[], &out, &["--quiet", "--pcap", bad_pcap.to_str().unwrap()]);
     assert_eq!(r.status.code(), Some(2), "{}", String::from_utf8_lossy(&r.stderr));
     let after: Vec<Vec<u8>> = listing(&out).iter().map(|n| std::fs::read(out.join(n)).unwrap()).collect();
     assert_eq!(before, after);
     let fresh = root.join("new").join("run");
-    let r = run("chain_csig_delay.toml", &[], &fresh, &["--pcap", bad_pcap.to_str().unwrap()]);
+    let r = run("chain_csig_delay.toml", &[], &fresh, &["--quiet", "--pcap", bad_pcap.to_str().unwrap()]);
     assert_eq!(r.status.code(), Some(2));
     assert!(!root.join("new").exists(), "a failed run must not create its directory");
+    assert_eq!(listing(&root), [".run.lock", "run"], "no staging directory left");
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+/// A capture asked for inside the run directory is written with the run and
+/// published with it; it is part of that run, so the next run with the same
+/// capture replaces it.
+#[test]
+fn out_a_capture_inside_the_run_directory_is_published_with_it() {
+    let root = tmp("capture-inside");
+    let out = root.join("run");
+    let pcap = out.join("c.pcap");
+    for seed in ["1", "2"] {
+        let r = bin()
+            .arg("run")
+            .arg(repo().join("scenarios/two_hosts.toml"))
+            .args(["--quiet", "--set", "flow[0].size=\"10KB\"", "--seed", seed, "--pcap"])
+            .arg(&pcap)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        assert_eq!(listing(&out), ["c.pcap", "c.pcap.csv", "flows.csv", "links.csv", "scenario.toml", "summary.json"]);
+        assert!(std::fs::metadata(&pcap).unwrap().len() > 24, "frames captured");
+    }
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+/// Every file's bytes in a directory, by name (hidden ones included).
+fn contents(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    listing(dir).into_iter().map(|n| (n.clone(), std::fs::read(dir.join(&n)).unwrap_or_default())).collect()
+}
+
+/// `--out .` beside the scenario, or a run directory holding a file the
+/// scenario reads: exit 2 before the run, every file as it was.
+#[test]
+fn out_never_overwrites_the_input() {
+    let dir = tmp("input-inside");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(repo().join("scenarios/two_hosts.toml"), dir.join("scenario.toml")).unwrap();
+    let before = contents(&dir);
+    let r = bin().current_dir(&dir).args(["run", "scenario.toml", "--out", ".", "--set", "transport.cc=\"dctcp\""]).output().unwrap();
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{err}");
+    assert!(err.contains("--out") && err.contains("the scenario scenario.toml lies inside the run directory ."), "{err}");
+    assert_eq!(contents(&dir), before, "nothing changed");
+    // From elsewhere, the same directory as --out.
+    let r = bin().arg("run").arg(dir.join("scenario.toml")).arg("--out").arg(&dir).output().unwrap();
+    assert_eq!(r.status.code(), Some(2), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_eq!(contents(&dir), before);
+    // A trace file inside the run directory, the scenario outside it.
+    let trace_dir = dir.join("traces");
+    std::fs::create_dir(&trace_dir).unwrap();
+    std::fs::write(trace_dir.join("t.csv"), "src,dst,size,start\nh0,h1,10KB,0us\n").unwrap();
+    let scenario = std::fs::read_to_string(repo().join("scenarios/two_hosts.toml")).unwrap();
+    let (head, _) = scenario.split_once("[[flow]]").unwrap();
+    std::fs::write(dir.join("traced.toml"), format!("{head}[[workload]]\nkind = \"trace\"\nfile = \"traces/t.csv\"\n")).unwrap();
+    let traced = dir.join("traced.toml");
+    let before = contents(&trace_dir);
+    let r = bin().arg("run").arg(&traced).arg("--quiet").arg("--out").arg(&trace_dir).output().unwrap();
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{err}");
+    assert!(err.contains("workload[0].file") && err.contains("t.csv"), "{err}");
+    assert_eq!(contents(&trace_dir), before);
+    // The scenario runs where its trace is not in the way.
+    let r = bin().arg("run").arg(&traced).arg("--quiet").arg("--out").arg(dir.join("runs/traced")).output().unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    // A capture may not overwrite the scenario either.
+    let r = bin().arg("run").arg(&traced).arg("--quiet").arg("--pcap").arg(&traced).arg("--out").arg(dir.join("runs/x")).output().unwrap();
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{err}");
+    assert!(err.contains("--pcap") && err.contains("the scenario"), "{err}");
+    assert!(std::fs::read_to_string(&traced).unwrap().contains("kind = \"trace\""));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A directory that holds anything but a csigsim run is refused (exit 2,
+/// naming it and up to five of its entries) and left untouched.
+#[test]
+fn out_a_directory_that_is_not_a_run_is_refused_untouched() {
+    let root = tmp("not-a-run");
+    let mine = root.join("mine");
+    std::fs::create_dir_all(&mine).unwrap();
+    std::fs::write(mine.join("links.csv"), "my own links\n").unwrap();
+    std::fs::write(mine.join("cc.csv"), "my own cc\n").unwrap();
+    let run = |out: &Path| bin().arg("run").arg(repo().join("scenarios/two_hosts.toml")).arg("--quiet").arg("--out").arg(out).output().unwrap();
+    let before = contents(&mine);
+    let r = run(&mine);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{err}");
+    assert!(err.contains("--out") && err.contains(&mine.display().to_string()) && err.contains("not a csigsim run directory"), "{err}");
+    assert!(err.contains("cc.csv, links.csv") && err.contains("no summary.json"), "{err}");
+    assert_eq!(contents(&mine), before, "untouched");
+    assert_eq!(listing(&root), ["mine"], "nothing created beside it");
+    // A run directory with a file of the user's in it: named, untouched.
+    let out = root.join("run");
+    assert!(run(&out).status.success());
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    for i in 0..6 {
+        std::fs::write(out.join(format!("extra{i}")), "mine").unwrap();
+    }
+    let before = contents(&out);
+    let r = run(&out);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{err}");
+    assert!(err.contains("it holds extra0, extra1, extra2, extra3, extra4 and 2 more;"), "{err}");
+    assert_eq!(contents(&out), before);
+    // A summary.json that is not csigsim's.
+    std::fs::remove_dir_all(&out).unwrap();
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("summary.json"), "{\"total\": 3}").unwrap();
+    let r = run(&out);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{err}");
+    assert!(err.contains("summary.json (not a csigsim summary)"), "{err}");
+    assert_eq!(std::fs::read_to_string(out.join("summary.json")).unwrap(), "{\"total\": 3}");
+    // An empty directory is fine.
+    std::fs::remove_file(out.join("summary.json")).unwrap();
+    assert!(run(&out).status.success());
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+/// Process ids of processes that have ended.
+fn dead_pid() -> u32 {
+    let mut c = Command::new("true").spawn().unwrap();
+    let pid = c.id();
+    c.wait().unwrap();
+    pid
+}
+
+/// Staging directories of dead processes, beside the run directory and of
+/// the older layout inside it, are removed by the next run there; a live
+/// process's is kept.
+#[test]
+fn out_stale_staging_directories_are_removed_live_ones_kept() {
+    let root = tmp("stale");
+    let out = root.join("run");
+    let run = || bin().arg("run").arg(repo().join("scenarios/two_hosts.toml")).arg("--quiet").arg("--out").arg(&out).output().unwrap();
+    assert!(run().status.success());
+    let dead = root.join(format!(".run.partial-{}", dead_pid()));
+    let live = root.join(format!(".run.partial-{}", std::process::id()));
+    let old_layout = out.join(format!(".partial-{}", dead_pid()));
+    let other = root.join(format!(".other.partial-{}", dead_pid()));
+    for d in [&dead, &live, &old_layout, &other] {
+        std::fs::create_dir_all(d).unwrap();
+        std::fs::write(d.join("links.csv"), "half").unwrap();
+    }
+    let r = run();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(!dead.exists() && !old_layout.exists(), "stale staging removed");
+    assert!(live.join("links.csv").is_file(), "a live process's staging kept");
+    assert!(other.exists(), "another run directory's staging is not this run's to remove");
+    // A live staging directory of the older layout: an older csigsim is writing there.
+    let old_live = out.join(format!(".partial-{}", std::process::id()));
+    std::fs::create_dir(&old_live).unwrap();
+    let r = run();
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("process {}", std::process::id())), "{err}");
+    assert!(old_live.exists());
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+/// A run into a directory whose lock another process holds exits 2 at once,
+/// naming the directory and that process.
+#[test]
+fn out_a_locked_run_directory_is_refused_naming_the_holder() {
+    use std::os::unix::io::AsRawFd;
+    let root = tmp("locked");
+    std::fs::create_dir_all(&root).unwrap();
+    let out = root.join("run");
+    let mut lock = std::fs::File::create(root.join(".run.lock")).unwrap();
+    std::io::Write::write_all(&mut lock, format!("{}\n", std::process::id()).as_bytes()).unwrap();
+    // SAFETY: flock on a file this test owns.
+    assert_eq!(unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) }, 0);
+    let started = std::time::Instant::now();
+    let r = bin().arg("run").arg(repo().join("scenarios/two_hosts.toml")).arg("--quiet").arg("--out").arg(&out).output().unwrap();
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("another csigsim run (process {}) is writing the run directory {}", std::process::id(), out.display())), "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "does not wait");
+    assert!(!out.exists());
+    assert_eq!(listing(&root), [".run.lock"], "no staging directory left");
+    drop(lock);
+    let r = bin().arg("run").arg(repo().join("scenarios/two_hosts.toml")).arg("--quiet").arg("--out").arg(&out).output().unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+/// Two runs started together into one `--out`, 100 times: one of each pair
+/// exits 0, the other 0 or 2 with the lock's message, and the directory is
+/// always one run's, whole: its summary.json, scenario.toml and flows.csv
+/// (compared with a run of that seed alone) agree. Every other pair starts
+/// without the run directory, every fourth without its parent either.
+#[test]
+fn out_two_runs_at_once_never_mix_their_files() {
+    let root = tmp("race");
+    let parent = root.join("p");
+    let out = parent.join("run");
+    // Seed 1: a 10 KB flow, seed 2: 20 KB, so that every file differs.
+    let cmd = |seed: u32, out: &Path| {
+        let mut c = bin();
+        c.arg("run")
+            .arg(repo().join("scenarios/two_hosts.toml"))
+            .args(["--quiet", "--seed", &seed.to_string(), "--set", &format!("flow[0].size=\"{}KB\"", 10 * seed), "--out"])
+            .arg(out);
+        c
+    };
+    let solo: Vec<Vec<(String, Vec<u8>)>> = (1..=2)
+        .map(|seed| {
+            let d = root.join(format!("solo{seed}"));
+            assert!(cmd(seed, &d).status().unwrap().success());
+            contents(&d)
+        })
+        .collect();
+    let mut outcomes = std::collections::BTreeMap::new();
+    for i in 0..100 {
+        if i % 4 == 0 {
+            let _ = std::fs::remove_dir_all(&parent);
+        } else if i % 2 == 0 {
+            let _ = std::fs::remove_dir_all(&out);
+        }
+        let a = cmd(1, &out).stderr(std::process::Stdio::piped()).spawn().unwrap();
+        let b = cmd(2, &out).stderr(std::process::Stdio::piped()).spawn().unwrap();
+        let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+        let codes = (a.status.code(), b.status.code());
+        *outcomes.entry(codes).or_insert(0) += 1;
+        for r in [&a, &b] {
+            let err = String::from_utf8_lossy(&r.stderr);
+            match r.status.code() {
+                Some(0) => assert!(err.is_empty(), "{err}"),
+                Some(2) => assert!(err.contains("is writing the run directory"), "{err}"),
+                c => panic!("exit {c:?}: {err}"),
+            }
+        }
+        assert!(codes.0 == Some(0) || codes.1 == Some(0), "one of the pair succeeds: {codes:?}");
+        let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+        let seed = summary["seed"].as_u64().unwrap();
+        assert!(seed == 1 && codes.0 == Some(0) || seed == 2 && codes.1 == Some(0), "published by a run that succeeded");
+        let scenario = std::fs::read_to_string(out.join("scenario.toml")).unwrap();
+        assert!(scenario.contains(&format!("seed = {seed}")), "scenario.toml of another run");
+        let got = contents(&out);
+        let want = &solo[seed as usize - 1];
+        let names = |v: &[(String, Vec<u8>)]| v.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&got), names(want), "pair {i}");
+        for ((name, bytes), (_, want)) in got.iter().zip(want) {
+            if name != "summary.json" {
+                assert!(bytes == want, "pair {i}: {name} is not seed {seed}'s");
+            }
+        }
+        assert_eq!(listing(&parent), [".run.lock", "run"], "pair {i}: no staging directory left");
+    }
+    println!("exit statuses of the pairs (seed 1, seed 2): {outcomes:?}");
     std::fs::remove_dir_all(&root).unwrap();
 }
 

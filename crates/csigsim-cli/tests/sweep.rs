@@ -261,3 +261,64 @@ fn bad_sweep_files_exit_2_naming_the_key() {
     assert!(String::from_utf8_lossy(&r.stderr).contains("key `scenario`"), "{}", text(&r));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The process ids whose parent is `parent`, from /proc.
+#[cfg(target_os = "linux")]
+fn children_of(parent: u32) -> Vec<u32> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { continue };
+        // pid (comm) state ppid ...: the command name may hold spaces.
+        let rest = stat.rsplit_once(')').map_or("", |r| r.1);
+        if rest.split_whitespace().nth(1).and_then(|p| p.parse::<u32>().ok()) == Some(parent) {
+            v.push(pid);
+        }
+    }
+    v
+}
+
+/// Whether a process still runs (a zombie waiting for its new parent to
+/// reap it does not).
+#[cfg(target_os = "linux")]
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.rsplit_once(')').and_then(|r| r.1.split_whitespace().next()) != Some("Z"))
+}
+
+/// A sweep killed with SIGKILL takes its running points with it: they get
+/// SIGTERM from the kernel as their parent dies, and are gone within a
+/// second or two, not left running for the rest of their (long) runs.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_killed_sweep_takes_its_workers_with_it() {
+    let dir = tmp("orphans");
+    // Two points that would each run for minutes.
+    let f = sweep_file(&dir, "seeds = [1, 2]\nworkers = 2\nretries = 0\n[set]\n\"flow[0].size\" = \"1000GB\"\n");
+    let mut driver = bin().arg("sweep").arg(&f).arg("--quiet").stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
+    let started = std::time::Instant::now();
+    let workers = loop {
+        let w = children_of(driver.id());
+        if w.len() == 2 {
+            break w;
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(30), "the points never started: {w:?}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    // They are running, and stay so while the sweep lives.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(workers.iter().all(|&p| running(p)), "the points ended early");
+    driver.kill().unwrap();
+    driver.wait().unwrap();
+    let killed = std::time::Instant::now();
+    while workers.iter().any(|&p| running(p)) {
+        assert!(killed.elapsed() < std::time::Duration::from_secs(2), "points still running 2 s after their sweep was killed: {workers:?}");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    println!("points gone {} ms after the sweep was killed", killed.elapsed().as_millis());
+    // The next sweep cleans what they left and runs them (short this time).
+    std::fs::write(&f, std::fs::read_to_string(&f).unwrap().replace("1000GB", "10KB")).unwrap();
+    let r = sweep(&f, &[]);
+    assert!(r.status.success(), "{}", text(&r));
+    assert!(!dir.join("out/tmp").read_dir().unwrap().any(|_| true), "nothing left in tmp/");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -306,7 +306,9 @@ fn end_to_end(text: &str) {
     let (window, idle_rows, links) = (sc.monitor.window.0, sc.monitor.idle_rows, sc.monitor.links);
     let ports = 2 * sc.topology.links.len() as u64;
     let n = CASE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let out = std::env::temp_dir().join(format!("csigsim-fuzz-e2e-{}-{n}", std::process::id()));
+    // A case's own parent, removed whole: it holds the run directory's lock file.
+    let parent = std::env::temp_dir().join(format!("csigsim-fuzz-e2e-{}-{n}", std::process::id()));
+    let out = parent.join("run");
     let dir = csigsim::output::RunDir::create(&out).unwrap();
     // The engine's output budget caps what a case writes.
     let opts = csigsim::RunOptions { stream_dir: Some(dir.staging().to_path_buf()), max_output: Some(E2E_MAX_OUTPUT), ..Default::default() };
@@ -320,6 +322,8 @@ fn end_to_end(text: &str) {
     assert!(staged <= E2E_MAX_OUTPUT + (64 << 10), "{staged} bytes of monitor files on:\n{text}");
     if res.limit.is_some() {
         assert_eq!(res.summary.end_reason, "output_limit", "{text}");
+        drop(dir);
+        std::fs::remove_dir_all(&parent).unwrap();
         return;
     }
     dir.commit(&res).unwrap();
@@ -329,7 +333,7 @@ fn end_to_end(text: &str) {
         let end_ps = (res.summary.sim_time_ns * 1000.0).round() as u64;
         assert_eq!(rows, (end_ps / window + 1) * ports, "links.csv rows on:\n{text}");
     }
-    std::fs::remove_dir_all(&out).unwrap();
+    std::fs::remove_dir_all(&parent).unwrap();
 }
 
 proptest! {

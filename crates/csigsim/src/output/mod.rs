@@ -10,7 +10,10 @@ pub mod csv;
 pub mod diagnosis;
 #[cfg(feature = "parquet")]
 pub mod parquet;
+pub mod rundir;
 pub mod tables;
+
+pub use rundir::{RunDir, RunDirError, RunDirOptions};
 
 pub use tables::{CcTable, CollectiveTable, FlowTable, RpcTable, LinkColumns, LinkCounters, LinkRow, LinkTable, SignalTable, Tables};
 
@@ -819,78 +822,5 @@ fn same_file(a: &Path, b: &Path) -> bool {
     match (a.canonicalize(), b.canonicalize()) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
-    }
-}
-
-/// A run directory written whole or not at all: everything goes first into
-/// a hidden staging directory inside it (`.partial-<process id>`, where a
-/// streaming run writes its monitor files as it goes), and
-/// [`RunDir::commit`] moves the files into place, `summary.json` last, and
-/// removes the files of an earlier run that this one does not write.
-/// Dropped without a commit (an error, a panic), it removes the staging
-/// directory, and the run directory too if it created it.
-pub struct RunDir {
-    out: PathBuf,
-    staging: PathBuf,
-    created: Option<PathBuf>,
-    committed: bool,
-}
-
-impl RunDir {
-    /// Creates the run directory `out` if needed, and its staging directory.
-    pub fn create(out: &Path) -> io::Result<RunDir> {
-        // The outermost directory this creates, to remove on failure.
-        let created = out.ancestors().take_while(|p| !p.as_os_str().is_empty() && !p.exists()).last().map(Path::to_path_buf);
-        std::fs::create_dir_all(out)?;
-        let staging = out.join(format!(".partial-{}", std::process::id()));
-        // Dropped on an error below, it cleans up what it created.
-        let d = RunDir { out: out.to_path_buf(), staging, created, committed: false };
-        if d.staging.exists() {
-            std::fs::remove_dir_all(&d.staging)?;
-        }
-        std::fs::create_dir(&d.staging)?;
-        Ok(d)
-    }
-
-    /// Where the run's files go until the commit.
-    pub fn staging(&self) -> &Path {
-        &self.staging
-    }
-
-    /// Writes `res` into the staging directory and moves every file into the
-    /// run directory.
-    pub fn commit(mut self, res: &RunOutput) -> io::Result<()> {
-        res.write_dir(&self.staging)?;
-        let mut names: Vec<std::ffi::OsString> = std::fs::read_dir(&self.staging)?.map(|e| e.map(|e| e.file_name())).collect::<io::Result<_>>()?;
-        // summary.json last: a directory with a new summary has every new file.
-        names.sort_by_key(|n| n == "summary.json");
-        for n in &names {
-            std::fs::rename(self.staging.join(n), self.out.join(n))?;
-        }
-        for stale in OUTPUT_FILES.iter().filter(|f| !names.iter().any(|n| n == **f)) {
-            let p = self.out.join(stale);
-            if p.exists() {
-                std::fs::remove_file(p)?;
-            }
-        }
-        std::fs::remove_dir(&self.staging)?;
-        self.committed = true;
-        Ok(())
-    }
-}
-
-impl Drop for RunDir {
-    fn drop(&mut self) {
-        if self.committed {
-            return;
-        }
-        let _ = std::fs::remove_dir_all(&self.staging);
-        if let Some(c) = &self.created {
-            // Only directories this left empty.
-            let _ = std::fs::remove_dir(&self.out);
-            for p in self.out.ancestors().skip(1).take_while(|p| p.starts_with(c)) {
-                let _ = std::fs::remove_dir(p);
-            }
-        }
     }
 }
