@@ -88,6 +88,14 @@ impl Default for Budget {
     }
 }
 
+/// Why a run was ended by a resource limit: the scenario key that drives
+/// it, where one does, and what was measured.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limit {
+    pub key: Option<String>,
+    pub message: String,
+}
+
 /// A run's memory, estimated from its size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Estimate {

@@ -164,7 +164,7 @@ impl Guard {
 
     /// What the failed stretch did, naming `transport.rto` when timeouts
     /// outnumbered the data packets delivered.
-    pub fn diagnosis(&self, now: u64, s: &crate::sim::Stats) -> crate::output::Limit {
+    pub fn diagnosis(&self, now: u64, s: &crate::sim::Stats) -> crate::budget::Limit {
         let us = |ps: u64| format!("{:.3} us", ps as f64 / 1e6);
         let timeouts = s.timeouts - self.timeouts;
         let delivered = s.data_packets_delivered - self.delivered;
@@ -173,7 +173,7 @@ impl Guard {
             Some(_) => "retransmission timeouts outnumber the data packets delivered: transport.rto is too short for this fabric",
             None => "the fabric or its timers make events faster than simulated time passes",
         };
-        crate::output::Limit {
+        crate::budget::Limit {
             key,
             message: format!(
                 "the run advanced {} of simulated time (from {} to {}) in {:.1} s of wall time, less than {} per second (--min-progress): {timeouts} timeouts and {delivered} data packets delivered in that stretch; {cause}",

@@ -95,13 +95,7 @@ pub struct RunOutput {
     pub limit: Option<Limit>,
 }
 
-/// Why a run was ended by a resource limit: the scenario key that drives
-/// it, where one does, and what was measured.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Limit {
-    pub key: Option<String>,
-    pub message: String,
-}
+pub use crate::budget::Limit;
 
 /// The partitions a run ran on ([`crate::RunOptions::threads`]).
 #[derive(Clone, Debug, Default, PartialEq)]
