@@ -64,6 +64,18 @@ mod tests {
     }
 
     #[test]
+    fn the_draws_are_the_flows_own_per_seed() {
+        let draws = |seed, flow| {
+            let mut rng = Stream::new(seed, flow, Purpose::HostEntropy);
+            let mut r = Random::start(&RandomConfig::default(), &mut rng);
+            (0..64).map(|_| r.next_ev(0, &mut rng)).collect::<Vec<_>>()
+        };
+        assert_eq!(draws(1, 2), draws(1, 2));
+        assert_ne!(draws(1, 2), draws(1, 3));
+        assert_ne!(draws(1, 2), draws(2, 2));
+    }
+
+    #[test]
     fn the_section_is_checked() {
         let c: RandomConfig = toml::from_str("evs = 0").unwrap();
         assert_eq!(Random::check(&c, &Setup::default()).unwrap_err().0, "random.evs");
