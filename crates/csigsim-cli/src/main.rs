@@ -677,6 +677,7 @@ fn cmd_list() {
     section("topologies", csigsim::net::topology::KINDS);
     section("congestion control (transport.cc)", csigsim::cc::KINDS);
     section("switch routing (switch.routing)", csigsim::lb::ROUTING);
+    section("host load balancing (transport.entropy)", csigsim::lb::ENTROPY);
     section("switch modes (switch.mode)", csigsim::net::mode::KINDS);
     section(
         "host-side load balancing (transport.entropy; docs/lb.md)",

@@ -27,7 +27,7 @@
 
 use serde::Deserialize;
 
-use super::{Algorithm, CcConfig, CcKind, CcMetrics, CnpDecision, CnpSample, CongestionControl, FlowParams, Receiver};
+use super::{Algorithm, CcMetrics, CnpDecision, CnpSample, ConfigError, CongestionControl, FlowParams, Receiver, Sections, Shared};
 use crate::packet::Advice;
 use crate::units::{Rate, Size, Time, PS_PER_NS};
 
@@ -57,6 +57,10 @@ pub enum DcqcnProfile {
 pub struct DcqcnConfig {
     #[serde(default)]
     pub profile: DcqcnProfile,
+    /// `transport.cnp_interval`, as the scenario sets it (not a key of the
+    /// section: filled in by [`Algorithm::resolve`]).
+    #[serde(skip)]
+    pub cnp_interval: Option<Time>,
     /// EWMA gain of alpha.
     #[serde(default)]
     pub g: Option<f64>,
@@ -555,23 +559,34 @@ impl CongestionControl for Dcqcn {
 }
 
 impl Algorithm for Dcqcn {
+    const NAME: &'static str = "dcqcn";
+    const ABOUT: &'static str = "DCQCN rate control from CNPs (Zhu et al. 2015); profiles paper and hpcc";
+    type Config = DcqcnConfig;
     type Receiver = NotificationPoint;
-    fn build(c: &CcConfig, p: &FlowParams) -> Self {
-        Dcqcn::new(&c.dcqcn, p)
+    fn build(c: &DcqcnConfig, p: &FlowParams) -> Self {
+        Dcqcn::new(c, p)
+    }
+    fn validate(c: &DcqcnConfig) -> Result<(), ConfigError> {
+        c.validate().map_err(|(k, m)| (k.into(), m))
+    }
+    fn resolve(c: &mut DcqcnConfig, _sections: &Sections, shared: &Shared) {
+        c.cnp_interval = shared.cnp_interval;
     }
 }
 
 /// The paper's N: the least time between two CNPs to one flow.
 pub const CNP_INTERVAL: Time = Time::us(50);
 
-/// `transport.cnp_interval` as resolved: as set, else 0 with DCQCN's `hpcc`
-/// profile (a CNP for every marked packet, as the ns-3 RDMA simulator
-/// behaves), else [`CNP_INTERVAL`].
-pub fn cnp_interval_ps(c: &CcConfig) -> u64 {
-    match c.cnp_interval {
-        Some(t) => t.0,
-        None if c.kind == CcKind::Dcqcn && c.dcqcn.profile != DcqcnProfile::Paper => 0,
-        None => CNP_INTERVAL.0,
+impl DcqcnConfig {
+    /// `transport.cnp_interval` as resolved: as set, else 0 with a profile
+    /// other than `paper` (a CNP for every marked packet, as the ns-3 RDMA
+    /// simulator behaves), else [`CNP_INTERVAL`].
+    pub fn cnp_interval_ps(&self) -> u64 {
+        match self.cnp_interval {
+            Some(t) => t.0,
+            None if self.profile != DcqcnProfile::Paper => 0,
+            None => CNP_INTERVAL.0,
+        }
     }
 }
 
@@ -595,9 +610,9 @@ impl NotificationPoint {
     }
 }
 
-impl Receiver for NotificationPoint {
-    fn new(c: &CcConfig) -> Self {
-        NotificationPoint::with_interval(cnp_interval_ps(c))
+impl Receiver<DcqcnConfig> for NotificationPoint {
+    fn new(c: &DcqcnConfig) -> Self {
+        NotificationPoint::with_interval(c.cnp_interval_ps())
     }
     fn on_data(&mut self, now: u64, ce: bool, _advice: Advice, _wire_bytes: u32) -> Option<CnpDecision> {
         if !ce || !self.due(now) {
@@ -681,9 +696,8 @@ mod tests {
         let d = Dcqcn::new(&cfg("profile = \"hpcc_run\"\nrate_ai = \"5Mbps\""), &params());
         assert_eq!((d.rate_ai, d.rate_hai), (5e6, 200e6));
         // Like `hpcc`, a CNP for every marked packet by default.
-        let mut c = CcConfig { kind: CcKind::Dcqcn, ..Default::default() };
-        c.dcqcn.profile = DcqcnProfile::HpccRun;
-        assert_eq!(cnp_interval_ps(&c), 0);
+        let c = cfg("profile = \"hpcc_run\"");
+        assert_eq!(c.cnp_interval_ps(), 0);
     }
 
     #[test]
@@ -1228,14 +1242,21 @@ mod tests {
 
     #[test]
     fn cnp_interval_default_depends_on_the_profile() {
-        let mut c = CcConfig { kind: CcKind::Dcqcn, ..Default::default() };
-        assert_eq!(cnp_interval_ps(&c), 0);
-        c.dcqcn.profile = DcqcnProfile::Paper;
-        assert_eq!(cnp_interval_ps(&c), 50_000_000);
+        let sections = Sections::default();
+        let shared = |t| Shared { cnp_interval: t };
+        let interval = |kind, t| match (crate::cc::ReceiverCc::new(&sections.config(kind, &shared(t))), kind) {
+            (crate::cc::ReceiverCc::Dcqcn(np), crate::cc::CcKind::Dcqcn) => np.interval_ps,
+            (crate::cc::ReceiverCc::DcqcnRev(enp), crate::cc::CcKind::DcqcnRev) => enp.interval_ps(),
+            _ => unreachable!(),
+        };
+        assert_eq!(interval(crate::cc::CcKind::Dcqcn, None), 0);
+        let mut c = DcqcnConfig { profile: DcqcnProfile::Paper, ..Default::default() };
+        assert_eq!(c.cnp_interval_ps(), 50_000_000);
         c.cnp_interval = Some(Time::us(4));
-        assert_eq!(cnp_interval_ps(&c), 4_000_000);
+        assert_eq!(c.cnp_interval_ps(), 4_000_000);
+        assert_eq!(interval(crate::cc::CcKind::Dcqcn, Some(Time::us(4))), 4_000_000);
         // DCQCN-Rev keeps the paper's interval whatever the profile.
-        let r = CcConfig { kind: CcKind::DcqcnRev, ..Default::default() };
-        assert_eq!(cnp_interval_ps(&r), 50_000_000);
+        assert_eq!(interval(crate::cc::CcKind::DcqcnRev, None), 50_000_000);
+        assert_eq!(interval(crate::cc::CcKind::DcqcnRev, Some(Time::us(4))), 4_000_000);
     }
 }

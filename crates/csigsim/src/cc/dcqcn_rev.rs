@@ -20,8 +20,8 @@
 
 use serde::Deserialize;
 
-use super::dcqcn::{cnp_interval_ps, Dcqcn, DcqcnConfig, NotificationPoint};
-use super::{AckSample, Algorithm, CcConfig, CcMetrics, CnpDecision, CnpSample, ConfigError, CongestionControl, FlowParams, Receiver, Setup};
+use super::dcqcn::{Dcqcn, DcqcnConfig, NotificationPoint, CNP_INTERVAL};
+use super::{AckSample, Algorithm, CcMetrics, CnpDecision, CnpSample, ConfigError, CongestionControl, FlowParams, Receiver, Sections, Setup, Shared};
 use crate::packet::Advice;
 
 /// `[transport.dcqcn_rev]`: what DCQCN-Rev adds to `[transport.dcqcn]`.
@@ -36,6 +36,10 @@ pub struct DcqcnRevConfig {
     /// arrives at or below `target_utilization` x the share it would report.
     #[serde(default = "default_suppress")]
     pub suppress: bool,
+    /// The reaction point's constants: `[transport.dcqcn]`, with
+    /// `transport.cnp_interval` (filled in by [`Algorithm::resolve`]).
+    #[serde(skip)]
+    pub rp: DcqcnConfig,
 }
 
 fn default_target_utilization() -> f64 {
@@ -47,7 +51,7 @@ fn default_suppress() -> bool {
 
 impl Default for DcqcnRevConfig {
     fn default() -> Self {
-        DcqcnRevConfig { target_utilization: default_target_utilization(), suppress: default_suppress() }
+        DcqcnRevConfig { target_utilization: default_target_utilization(), suppress: default_suppress(), rp: DcqcnConfig::default() }
     }
 }
 
@@ -74,8 +78,8 @@ pub struct DcqcnRev {
 }
 
 impl DcqcnRev {
-    pub fn new(d: &DcqcnConfig, c: &DcqcnRevConfig, p: &FlowParams) -> Self {
-        DcqcnRev { rp: Dcqcn::new(d, p), eta: c.target_utilization, last_share_bps: 0, share_cnps: 0, plain_cnps: 0 }
+    pub fn new(c: &DcqcnRevConfig, p: &FlowParams) -> Self {
+        DcqcnRev { rp: Dcqcn::new(&c.rp, p), eta: c.target_utilization, last_share_bps: 0, share_cnps: 0, plain_cnps: 0 }
     }
 }
 
@@ -123,11 +127,23 @@ impl CongestionControl for DcqcnRev {
 }
 
 impl Algorithm for DcqcnRev {
+    const NAME: &'static str = "dcqcn_rev";
+    const ABOUT: &'static str =
+        "DCQCN-Rev: DCQCN with the enhanced notification and reaction points (fair share of the root); needs ecn mode = \"ecp\"";
+    type Config = DcqcnRevConfig;
     type Receiver = EnhancedNotificationPoint;
-    fn build(c: &CcConfig, p: &FlowParams) -> Self {
-        DcqcnRev::new(&c.dcqcn, &c.dcqcn_rev, p)
+    fn build(c: &DcqcnRevConfig, p: &FlowParams) -> Self {
+        DcqcnRev::new(c, p)
     }
-    fn check(_c: &CcConfig, s: &Setup) -> Result<(), ConfigError> {
+    fn validate(c: &DcqcnRevConfig) -> Result<(), ConfigError> {
+        c.validate().map_err(|(k, m)| (k.into(), m))
+    }
+    /// The reaction point is DCQCN's, with `[transport.dcqcn]`.
+    fn resolve(c: &mut DcqcnRevConfig, sections: &Sections, shared: &Shared) {
+        c.rp = sections.get::<Dcqcn>();
+        c.rp.cnp_interval = shared.cnp_interval;
+    }
+    fn check(_c: &DcqcnRevConfig, s: &Setup) -> Result<(), ConfigError> {
         if !s.ecp {
             return Err((
                 "cc".into(),
@@ -153,12 +169,20 @@ pub struct EnhancedNotificationPoint {
     bytes: u64,
 }
 
-impl Receiver for EnhancedNotificationPoint {
-    fn new(c: &CcConfig) -> Self {
+impl EnhancedNotificationPoint {
+    /// The least time between two decisions: `transport.cnp_interval`, else
+    /// the paper's, whatever DCQCN's profile.
+    pub fn interval_ps(&self) -> u64 {
+        self.np.interval_ps
+    }
+}
+
+impl Receiver<DcqcnRevConfig> for EnhancedNotificationPoint {
+    fn new(c: &DcqcnRevConfig) -> Self {
         EnhancedNotificationPoint {
-            np: NotificationPoint::with_interval(cnp_interval_ps(c)),
-            suppress: c.dcqcn_rev.suppress,
-            eta: c.dcqcn_rev.target_utilization,
+            np: NotificationPoint::with_interval(c.rp.cnp_interval.unwrap_or(CNP_INTERVAL).0),
+            suppress: c.suppress,
+            eta: c.target_utilization,
             advice: Advice::NONE,
             bytes: 0,
         }
@@ -202,10 +226,11 @@ mod tests {
 
     fn rev(dcqcn: &str, rev: &str) -> DcqcnRev {
         let d: DcqcnConfig = toml::from_str(dcqcn).unwrap();
-        let c: DcqcnRevConfig = toml::from_str(rev).unwrap();
+        let mut c: DcqcnRevConfig = toml::from_str(rev).unwrap();
         d.validate().unwrap();
         c.validate().unwrap();
-        DcqcnRev::new(&d, &c, &params())
+        c.rp = d;
+        DcqcnRev::new(&c, &params())
     }
 
     fn share(now: u64, bps: f64) -> CnpSample {
@@ -288,9 +313,8 @@ mod tests {
     }
 
     fn enp(suppress: bool) -> EnhancedNotificationPoint {
-        let mut c = CcConfig { kind: super::super::CcKind::DcqcnRev, ..Default::default() };
-        c.dcqcn_rev.suppress = suppress;
-        c.cnp_interval = Some(crate::units::Time::us(10));
+        let mut c = DcqcnRevConfig { suppress, ..Default::default() };
+        c.rp.cnp_interval = Some(crate::units::Time::us(10));
         EnhancedNotificationPoint::new(&c)
     }
 

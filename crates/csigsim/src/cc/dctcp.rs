@@ -21,7 +21,7 @@
 //! `m_win x rate / max_rate`). `max_cwnd` caps the window in both modes
 //! (ns-3's window is at most the BDP).
 
-use super::{AckSample, Algorithm, CcConfig, CcMetrics, CongestionControl, FlowParams, NoReceiver};
+use super::{AckSample, Algorithm, CcMetrics, ConfigError, CongestionControl, FlowParams, NoReceiver};
 use crate::units::{bytes_in, Rate, Size, PS_PER_S};
 use serde::Deserialize;
 
@@ -258,9 +258,15 @@ impl CongestionControl for Dctcp {
 }
 
 impl Algorithm for Dctcp {
+    const NAME: &'static str = "dctcp";
+    const ABOUT: &'static str = "DCTCP window control from the fraction of CE-marked bytes (RFC 8257)";
+    type Config = DctcpConfig;
     type Receiver = NoReceiver;
-    fn build(c: &CcConfig, p: &FlowParams) -> Self {
-        Dctcp::new(&c.dctcp, p)
+    fn build(c: &DctcpConfig, p: &FlowParams) -> Self {
+        Dctcp::new(c, p)
+    }
+    fn validate(c: &DctcpConfig) -> Result<(), ConfigError> {
+        c.validate().map_err(|(k, m)| (k.into(), m))
     }
 }
 

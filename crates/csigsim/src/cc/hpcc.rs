@@ -29,7 +29,7 @@
 //! `signals.int.record = "quantized"` they carry ns-3's 8-byte fields, and the
 //! time and byte differences wrap as ns-3's do (`signal::int`).
 
-use super::{AckSample, Algorithm, CcConfig, CcMetrics, ConfigError, CongestionControl, FlowParams, NoReceiver, Setup};
+use super::{AckSample, Algorithm, CcMetrics, ConfigError, CongestionControl, FlowParams, NoReceiver, Setup};
 use crate::signal::int::{ts_delta, tx_delta, IntHop, IntStack};
 use crate::units::{bytes_in, Rate, Size, Time, PS_PER_S};
 use serde::Deserialize;
@@ -250,11 +250,17 @@ impl CongestionControl for Hpcc {
 }
 
 impl Algorithm for Hpcc {
+    const NAME: &'static str = "hpcc";
+    const ABOUT: &'static str = "HPCC window control from multi-hop INT (Li et al. 2019); needs [signals.int]";
+    type Config = HpccConfig;
     type Receiver = NoReceiver;
-    fn build(c: &CcConfig, p: &FlowParams) -> Self {
-        Hpcc::new(&c.hpcc, p)
+    fn build(c: &HpccConfig, p: &FlowParams) -> Self {
+        Hpcc::new(c, p)
     }
-    fn check(_c: &CcConfig, s: &Setup) -> Result<(), ConfigError> {
+    fn validate(c: &HpccConfig) -> Result<(), ConfigError> {
+        c.validate()
+    }
+    fn check(_c: &HpccConfig, s: &Setup) -> Result<(), ConfigError> {
         if !s.int {
             return Err(("cc".into(), "cc = \"hpcc\" needs INT: add [signals.int]".into()));
         }

@@ -27,7 +27,7 @@
 
 use serde::Deserialize;
 
-use super::{AckSample, Algorithm, CcConfig, CcMetrics, CongestionControl, FlowParams, NoReceiver};
+use super::{AckSample, Algorithm, CcMetrics, ConfigError, CongestionControl, FlowParams, NoReceiver};
 use crate::units::{tx_time_ps, Size, Time};
 
 /// `[transport.mcc]`. Sizes are payload bytes.
@@ -437,9 +437,15 @@ impl CongestionControl for Mcc {
 }
 
 impl Algorithm for Mcc {
+    const NAME: &'static str = "mcc";
+    const ABOUT: &'static str = "MCC message-level window control for sprayed traffic (partial vs global congestion)";
+    type Config = MccConfig;
     type Receiver = NoReceiver;
-    fn build(c: &CcConfig, p: &FlowParams) -> Self {
-        Mcc::new(&c.mcc, p)
+    fn build(c: &MccConfig, p: &FlowParams) -> Self {
+        Mcc::new(c, p)
+    }
+    fn validate(c: &MccConfig) -> Result<(), ConfigError> {
+        c.validate().map_err(|(k, m)| (k.into(), m))
     }
 }
 

@@ -1,43 +1,29 @@
 //! Congestion control: a small trait with default no-op hooks, one file per
-//! algorithm, and one line per algorithm in `registry!`, from which come the
-//! [`CcKind`] enum (scenario names), [`KINDS`] (for `csigsim list`), the
-//! [`CcConfig`] sections (`[transport.<module>]`), their validation and
-//! cross-checks, and the [`Cc`] and [`ReceiverCc`] enums that dispatch every
-//! hook (no trait objects on the per-packet path). Each algorithm splits its
-//! `Config` (from the scenario, shared) from its per-flow state, built by
-//! [`Algorithm::build`].
+//! algorithm, and one line per algorithm in the registry at the end of this
+//! file. An algorithm's file holds everything about it: its scenario name
+//! and description ([`Algorithm::NAME`], [`Algorithm::ABOUT`]), its section
+//! `[transport.<name>]` with its defaults ([`Algorithm::Config`]), the
+//! validation of that section, its checks against the rest of the scenario,
+//! the defaults it derives from the fabric, its per-flow state and its
+//! receiver side. The registry line only names the file and the type; from
+//! the lines come the [`CcKind`] names, [`KINDS`] (for `csigsim list`), the
+//! typed [`CcConfig`] (the selected algorithm's settings only), and the
+//! [`Cc`] and [`ReceiverCc`] enums that dispatch every hook (no trait
+//! objects on the per-packet path).
 //!
 //! The sender asks two things of its controller before every packet: the
 //! window (bytes that may be unacknowledged) and the pacing rate. A window of
 //! `u64::MAX` means "no window"; a rate equal to the line rate means "no pacing".
+//!
+//! Adding an algorithm `foo`: a file `cc/foo.rs` with its state type
+//! implementing [`CongestionControl`] and [`Algorithm`], and the line
+//! `Foo(foo::Foo),` in the registry below (docs/architecture.md has a worked
+//! example).
 
 use crate::packet::Advice;
 use crate::units::Time;
-use serde::Deserialize;
-
-/// The registry: one line per algorithm,
-/// `(module, Variant, State, "scenario name", [Config], "description")`:
-/// `module` is its file in cc/ and its section `[transport.<module>]` (typed
-/// `Config`; `[]` for none), `State` its per-flow type implementing
-/// [`Algorithm`]. The first line is the default. The list is handed to a
-/// macro (`define` below; the scenario's `TransportConfig` also reads it), so
-/// it is the only place that names every algorithm.
-macro_rules! registry {
-    ($then:ident) => {
-        $then! {
-            (none, None, NoCc, "none", [], "line rate, no window"),
-            (dctcp, Dctcp, Dctcp, "dctcp", [DctcpConfig], "DCTCP window control from the fraction of CE-marked bytes (RFC 8257)"),
-            (swift, Swift, Swift, "swift", [SwiftConfig], "Swift delay-target window (Kumar et al. 2020); fast_ramp_up for FRU on CSIG min(ABW/C)"),
-            (dcqcn, Dcqcn, Dcqcn, "dcqcn", [DcqcnConfig], "DCQCN rate control from CNPs (Zhu et al. 2015); profiles paper and hpcc"),
-            (timely, Timely, Timely, "timely", [TimelyConfig], "Timely RTT-gradient rate control; queue-stamp (MAX, SUM, SUM_SQU) variants"),
-            (hpcc, Hpcc, Hpcc, "hpcc", [HpccConfig], "HPCC window control from multi-hop INT (Li et al. 2019); needs [signals.int]"),
-            (nscc, Nscc, Nscc, "nscc", [NsccConfig], "UEC NSCC delay and ECN window control; delay_signal = \"csig\" for CSIG max(Delay)"),
-            (dcqcn_rev, DcqcnRev, DcqcnRev, "dcqcn_rev", [DcqcnRevConfig], "DCQCN-Rev: DCQCN with the enhanced notification and reaction points (fair share of the root); needs ecn mode = \"ecp\""),
-            (mcc, Mcc, Mcc, "mcc", [MccConfig], "MCC message-level window control for sprayed traffic (partial vs global congestion)"),
-        }
-    };
-}
-pub(crate) use registry;
+use serde::de::DeserializeOwned;
+use std::fmt::Debug;
 
 /// What a controller knows about its flow when it is created.
 #[derive(Clone, Copy, Debug)]
@@ -173,19 +159,53 @@ pub struct Fabric {
 /// A configuration error: the key under `[transport]` and the message.
 pub type ConfigError = (String, String);
 
-/// The per-algorithm hooks beyond the per-packet ones, each called through
-/// the registry for the algorithm the scenario selects.
+/// The `[transport]` keys every algorithm may read besides its own section.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Shared {
+    /// `transport.cnp_interval`: the least time between two CNPs to one flow
+    /// (None: the algorithm's default).
+    pub cnp_interval: Option<Time>,
+}
+
+/// Everything the engine asks of an algorithm beyond the per-packet hooks.
+/// Every hook but [`build`](Self::build) has a default; all run at load or
+/// set-up, never per packet.
 pub trait Algorithm: CongestionControl + Sized {
+    /// The scenario name (`transport.cc`, summary.json, cc.csv) and the
+    /// section `[transport.<NAME>]`.
+    const NAME: &'static str;
+    /// One line for `csigsim list`.
+    const ABOUT: &'static str;
+    /// The algorithm reads a section `[transport.<NAME>]` (false: the key is
+    /// unknown, and [`Config`](Self::Config) is never read from the file).
+    const SECTION: bool = true;
+    /// `[transport.<NAME>]` with its defaults (`Default` is the section
+    /// absent), plus what [`resolve`](Self::resolve) fills in.
+    type Config: Clone + Debug + Default + PartialEq + DeserializeOwned;
     /// Receiver-side state per flow ([`NoReceiver`] for most algorithms).
-    type Receiver: Receiver;
+    type Receiver: Receiver<Self::Config>;
     /// The controller of one flow.
-    fn build(c: &CcConfig, p: &FlowParams) -> Self;
-    /// Checks against the rest of the scenario, once, at load.
-    fn check(_c: &CcConfig, _s: &Setup) -> Result<(), ConfigError> {
+    fn build(c: &Self::Config, p: &FlowParams) -> Self;
+    /// The section's own checks, once, at load, whether the algorithm is
+    /// selected or not; keys are relative to the section.
+    fn validate(_c: &Self::Config) -> Result<(), ConfigError> {
+        Ok(())
+    }
+    /// Completes the selected algorithm's configuration from the other
+    /// sections and the shared keys, once, at load.
+    fn resolve(_c: &mut Self::Config, _sections: &Sections, _shared: &Shared) {}
+    /// The selected algorithm's checks against the rest of the scenario,
+    /// once, at load; keys are relative to `[transport]`.
+    fn check(_c: &Self::Config, _s: &Setup) -> Result<(), ConfigError> {
         Ok(())
     }
     /// Fills in defaults that depend on the whole network, once, at set-up.
-    fn prepare(_c: &mut CcConfig, _f: &Fabric) {}
+    fn prepare(_c: &mut Self::Config, _f: &Fabric) {}
+    /// The window counts wire bytes (payload plus `transport.header` per
+    /// packet) instead of payload bytes.
+    fn wire_window(_c: &Self::Config) -> bool {
+        false
+    }
 }
 
 /// What the receiver's side of an algorithm decided about a congestion
@@ -198,9 +218,10 @@ pub enum CnpDecision {
     Suppress,
 }
 
-/// Receiver-side hooks of an algorithm (a notification point).
-pub trait Receiver: Sized {
-    fn new(c: &CcConfig) -> Self;
+/// Receiver-side hooks of an algorithm (a notification point), built from
+/// the algorithm's configuration `C`.
+pub trait Receiver<C>: Sized + Clone + Debug {
+    fn new(c: &C) -> Self;
     /// A data packet of `wire_bytes` was delivered, CE-marked or not, with
     /// the rate advice it carries.
     fn on_data(&mut self, _now_ps: u64, _ce: bool, _advice: Advice, _wire_bytes: u32) -> Option<CnpDecision> {
@@ -212,163 +233,277 @@ pub trait Receiver: Sized {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoReceiver;
 
-impl Receiver for NoReceiver {
-    fn new(_c: &CcConfig) -> Self {
+impl<C> Receiver<C> for NoReceiver {
+    fn new(_c: &C) -> Self {
         NoReceiver
     }
 }
 
-macro_rules! define {
-    ($( ($module:ident, $Variant:ident, $State:ident, $name:literal, [$($Config:ident)?], $desc:literal) ),* $(,)?) => {
+/// An algorithm without a section.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoConfig {}
+
+/// The link from an algorithm's type to its registry variant (written by the
+/// registry line).
+pub trait Registered: Algorithm {
+    const KIND: CcKind;
+    /// The configuration in `c`, if `c` is this algorithm's.
+    fn config(c: &CcConfig) -> Option<&Self::Config>;
+}
+
+/// The `[transport.<name>]` sections a scenario writes, as read at load.
+/// Flows never see them: they are built from the selected algorithm's
+/// [`CcConfig`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Sections(Vec<CcConfig>);
+
+impl Sections {
+    /// The section of algorithm `A`, or its defaults when the file has none.
+    pub fn get<A: Registered>(&self) -> A::Config {
+        self.0.iter().find_map(A::config).cloned().unwrap_or_default()
+    }
+
+    /// Keeps `c` as its algorithm's section.
+    pub fn insert(&mut self, c: CcConfig) {
+        self.0.retain(|s| s.kind() != c.kind());
+        self.0.push(c);
+    }
+
+    /// Each section's own checks (selected or not), in registry order; keys
+    /// are relative to `[transport]`.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        for &kind in CcKind::ALL {
+            if let Some(c) = self.0.iter().find(|c| c.kind() == kind) {
+                c.validate().map_err(|(k, m)| (format!("{}.{k}", kind.name()), m))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The configuration of algorithm `kind`: its section (or defaults),
+    /// completed by [`Algorithm::resolve`].
+    pub fn config(&self, kind: CcKind, shared: &Shared) -> CcConfig {
+        let mut c = self.0.iter().find(|c| c.kind() == kind).cloned().unwrap_or_else(|| CcConfig::default_of(kind));
+        c.resolve(self, shared);
+        c
+    }
+}
+
+/// Writes the enums of a plug-in family from its registry lines; each line
+/// `Variant(file::Type)` names a type whose trait impls (in its own file)
+/// say everything else.
+macro_rules! registry {
+    (
+        $(#[$kind_doc:meta])* pub enum $Kind:ident;
+        $(#[$config_doc:meta])* pub enum $Config:ident;
+        $(#[$state_doc:meta])* pub enum $State:ident;
+        $(#[$receiver_doc:meta])* pub enum $Receiver:ident;
+        $( $Variant:ident($module:ident::$Type:ident), )*
+    ) => {
         $( pub mod $module; )*
 
-        /// The algorithm a scenario selects (`transport.cc`).
-        #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
-        pub enum CcKind {
-            $( #[serde(rename = $name)] $Variant, )*
+        $(#[$kind_doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+        pub enum $Kind {
+            #[default]
+            $( $Variant, )*
         }
 
-        impl CcKind {
-            /// Every algorithm, in registry order.
-            pub const ALL: &'static [CcKind] = &[$(CcKind::$Variant),*];
-
-            /// The scenario name (also in summary.json and cc.csv).
-            pub const fn name(self) -> &'static str {
-                match self {
-                    $( CcKind::$Variant => $name, )*
-                }
-            }
+        $(#[$config_doc])*
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum $Config {
+            $( $Variant(<$module::$Type as Algorithm>::Config), )*
         }
 
-        impl Default for CcKind {
-            fn default() -> Self {
-                CcKind::ALL[0]
-            }
-        }
-
-        /// Every algorithm this build knows, for `csigsim list`.
-        pub const KINDS: &[(&str, &str)] = &[$( ($name, $desc) ),*];
-
-        /// The congestion-control part of `[transport]`: the selected
-        /// algorithm, the CNP interval, and every algorithm's section.
-        #[derive(Clone, Copy, Debug, Default, PartialEq)]
-        pub struct CcConfig {
-            pub kind: CcKind,
-            /// `transport.cnp_interval`; its default is the algorithm's.
-            pub cnp_interval: Option<Time>,
-            $( $( pub $module: $module::$Config, )? )*
-        }
-
-        impl CcConfig {
-            /// Each section's own checks (all sections, selected or not);
-            /// keys are relative to `[transport]`.
-            pub fn validate(&self) -> Result<(), ConfigError> {
-                $( $(
-                    $module::$Config::validate(&self.$module).map_err(|(k, m)| (format!("{}.{k}", stringify!($module)), m))?;
-                )? )*
-                Ok(())
-            }
-
-            /// The selected algorithm's checks against the rest of the scenario.
-            pub fn check(&self, s: &Setup) -> Result<(), ConfigError> {
-                match self.kind {
-                    $( CcKind::$Variant => <$module::$State as Algorithm>::check(self, s), )*
-                }
-            }
-
-            /// The selected algorithm's set-up defaults (see [`Algorithm::prepare`]).
-            pub fn prepare(&mut self, f: &Fabric) {
-                match self.kind {
-                    $( CcKind::$Variant => <$module::$State as Algorithm>::prepare(self, f), )*
-                }
-            }
-        }
-
-        /// The controllers this build knows, by enum dispatch.
+        $(#[$state_doc])*
         #[derive(Clone, Debug)]
-        pub enum Cc {
-            $( $Variant($module::$State), )*
+        pub enum $State {
+            $( $Variant($module::$Type), )*
         }
 
-        impl Cc {
-            pub fn new(c: &CcConfig, p: &FlowParams) -> Self {
-                match c.kind {
-                    $( CcKind::$Variant => Cc::$Variant(<$module::$State as Algorithm>::build(c, p)), )*
+        $(#[$receiver_doc])*
+        #[derive(Clone, Debug)]
+        pub enum $Receiver {
+            $( $Variant(<$module::$Type as Algorithm>::Receiver), )*
+        }
+
+        $( impl Registered for $module::$Type {
+            const KIND: $Kind = $Kind::$Variant;
+            fn config(c: &$Config) -> Option<&Self::Config> {
+                match c {
+                    $Config::$Variant(c) => Some(c),
+                    #[allow(unreachable_patterns)]
+                    _ => None,
                 }
+            }
+        } )*
+
+        impl $Kind {
+            /// Every algorithm, in registry order.
+            pub const ALL: &'static [$Kind] = &[$( $Kind::$Variant, )*];
+            /// Their scenario names, in registry order.
+            pub const NAMES: &'static [&'static str] = &[$( <$module::$Type as Algorithm>::NAME, )*];
+            const SECTIONS: &'static [bool] = &[$( <$module::$Type as Algorithm>::SECTION, )*];
+        }
+
+        /// Every algorithm this build knows and what it does, for `csigsim list`.
+        pub const KINDS: &[(&str, &str)] = &[$( (<$module::$Type as Algorithm>::NAME, <$module::$Type as Algorithm>::ABOUT), )*];
+
+        impl $Config {
+            /// The algorithm this configuration is for.
+            pub fn kind(&self) -> $Kind {
+                match self { $( $Config::$Variant(_) => $Kind::$Variant, )* }
+            }
+            /// Algorithm `kind` with its section absent.
+            pub fn default_of(kind: $Kind) -> Self {
+                match kind { $( $Kind::$Variant => $Config::$Variant(Default::default()), )* }
+            }
+            /// Reads `[transport.<name>]` of algorithm `kind`.
+            pub fn deserialize_section<'de, D: serde::Deserializer<'de>>(kind: $Kind, d: D) -> Result<Self, D::Error> {
+                match kind { $( $Kind::$Variant => serde::Deserialize::deserialize(d).map($Config::$Variant), )* }
+            }
+            /// The section's own checks (keys relative to the section).
+            pub fn validate(&self) -> Result<(), ConfigError> {
+                match self { $( $Config::$Variant(c) => <$module::$Type as Algorithm>::validate(c), )* }
+            }
+            fn resolve(&mut self, sections: &Sections, shared: &Shared) {
+                match self { $( $Config::$Variant(c) => <$module::$Type as Algorithm>::resolve(c, sections, shared), )* }
+            }
+            /// The algorithm's checks against the rest of the scenario.
+            pub fn check(&self, s: &Setup) -> Result<(), ConfigError> {
+                match self { $( $Config::$Variant(c) => <$module::$Type as Algorithm>::check(c, s), )* }
+            }
+            /// The algorithm's set-up defaults (see [`Algorithm::prepare`]).
+            pub fn prepare(&mut self, f: &Fabric) {
+                match self { $( $Config::$Variant(c) => <$module::$Type as Algorithm>::prepare(c, f), )* }
+            }
+            /// See [`Algorithm::wire_window`].
+            pub fn wire_window(&self) -> bool {
+                match self { $( $Config::$Variant(c) => <$module::$Type as Algorithm>::wire_window(c), )* }
+            }
+        }
+
+        impl $State {
+            pub fn new(c: &$Config, p: &FlowParams) -> Self {
+                match c { $( $Config::$Variant(c) => $State::$Variant(<$module::$Type as Algorithm>::build(c, p)), )* }
             }
         }
 
         // Every hook is a match on the enum, so each call is static.
-        impl CongestionControl for Cc {
+        impl CongestionControl for $State {
             #[inline]
             fn on_ack(&mut self, a: &AckSample) {
-                match self { $( Cc::$Variant(c) => c.on_ack(a), )* }
+                match self { $( $State::$Variant(c) => c.on_ack(a), )* }
             }
             fn on_nack(&mut self, now: u64, snd_nxt: u32) {
-                match self { $( Cc::$Variant(c) => c.on_nack(now, snd_nxt), )* }
+                match self { $( $State::$Variant(c) => c.on_nack(now, snd_nxt), )* }
             }
             fn on_timeout(&mut self, now: u64) {
-                match self { $( Cc::$Variant(c) => c.on_timeout(now), )* }
+                match self { $( $State::$Variant(c) => c.on_timeout(now), )* }
             }
             #[inline]
             fn on_send(&mut self, now: u64, psn: u32, bytes: u32) {
-                match self { $( Cc::$Variant(c) => c.on_send(now, psn, bytes), )* }
+                match self { $( $State::$Variant(c) => c.on_send(now, psn, bytes), )* }
             }
             fn on_cnp(&mut self, cnp: &CnpSample) {
-                match self { $( Cc::$Variant(c) => c.on_cnp(cnp), )* }
+                match self { $( $State::$Variant(c) => c.on_cnp(cnp), )* }
             }
             #[inline]
             fn next_timer(&self) -> Option<u64> {
-                match self { $( Cc::$Variant(c) => c.next_timer(), )* }
+                match self { $( $State::$Variant(c) => c.next_timer(), )* }
             }
             fn on_timer(&mut self, now: u64) {
-                match self { $( Cc::$Variant(c) => c.on_timer(now), )* }
+                match self { $( $State::$Variant(c) => c.on_timer(now), )* }
             }
             #[inline]
             fn cwnd(&self) -> u64 {
-                match self { $( Cc::$Variant(c) => c.cwnd(), )* }
+                match self { $( $State::$Variant(c) => c.cwnd(), )* }
             }
             #[inline]
             fn rate(&self) -> u64 {
-                match self { $( Cc::$Variant(c) => c.rate(), )* }
+                match self { $( $State::$Variant(c) => c.rate(), )* }
             }
             fn metrics(&self) -> CcMetrics {
-                match self { $( Cc::$Variant(c) => c.metrics(), )* }
+                match self { $( $State::$Variant(c) => c.metrics(), )* }
             }
         }
 
-        /// The receiver side of a flow's algorithm, by enum dispatch.
-        #[derive(Clone, Copy, Debug)]
-        pub enum ReceiverCc {
-            $( $Variant(<$module::$State as Algorithm>::Receiver), )*
-        }
-
-        impl ReceiverCc {
-            pub fn new(c: &CcConfig) -> Self {
-                match c.kind {
-                    $( CcKind::$Variant => ReceiverCc::$Variant(Receiver::new(c)), )*
-                }
+        impl $Receiver {
+            pub fn new(c: &$Config) -> Self {
+                match c { $( $Config::$Variant(c) => $Receiver::$Variant(Receiver::new(c)), )* }
             }
 
             /// A data packet was delivered: does the receiver send a CNP?
             #[inline]
             pub fn on_data(&mut self, now_ps: u64, ce: bool, advice: Advice, wire_bytes: u32) -> Option<CnpDecision> {
-                match self { $( ReceiverCc::$Variant(r) => r.on_data(now_ps, ce, advice, wire_bytes), )* }
+                match self { $( $Receiver::$Variant(r) => Receiver::<<$module::$Type as Algorithm>::Config>::on_data(r, now_ps, ce, advice, wire_bytes), )* }
             }
         }
     };
 }
-registry!(define);
+
+impl CcKind {
+    /// The scenario name (also in summary.json and cc.csv).
+    pub const fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    /// The algorithm whose section is `[transport.<key>]`, if any.
+    pub fn of_section(key: &str) -> Option<CcKind> {
+        CcKind::ALL.iter().copied().find(|k| Self::SECTIONS[*k as usize] && k.name() == key)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for CcKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        crate::de::by_name(d, "CcKind", CcKind::NAMES).map(|i| CcKind::ALL[i])
+    }
+}
+
+impl Default for CcConfig {
+    fn default() -> Self {
+        CcConfig::default_of(CcKind::default())
+    }
+}
+
+registry! {
+    /// `transport.cc`: the algorithm a scenario selects.
+    pub enum CcKind;
+    /// The selected algorithm's configuration: its section, resolved and
+    /// prepared for the fabric. Every flow's controller is built from it.
+    pub enum CcConfig;
+    /// One flow's controller, by enum dispatch.
+    pub enum Cc;
+    /// The receiver side of a flow's algorithm, by enum dispatch.
+    pub enum ReceiverCc;
+    // One line per algorithm: its variant, its file in cc/ and the type there
+    // implementing [`Algorithm`]. The first is the default.
+    None(none::NoCc),
+    Dctcp(dctcp::Dctcp),
+    Swift(swift::Swift),
+    Dcqcn(dcqcn::Dcqcn),
+    Timely(timely::Timely),
+    Hpcc(hpcc::Hpcc),
+    Nscc(nscc::Nscc),
+    DcqcnRev(dcqcn_rev::DcqcnRev),
+    Mcc(mcc::Mcc),
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde::Deserialize;
 
     fn params() -> FlowParams {
         FlowParams { line_rate_bps: 100_000_000_000, base_rtt_ps: 8_000_000, mss: 4096, packet_bytes: 4160, hops: 2 }
     }
 
-    #[derive(Deserialize)]
+    fn config(kind: CcKind) -> CcConfig {
+        Sections::default().config(kind, &Shared::default())
+    }
+
+    #[derive(Debug, Deserialize)]
     struct Doc {
         cc: CcKind,
     }
@@ -381,15 +516,27 @@ mod tests {
             assert!(!desc.is_empty());
             let d: Doc = toml::from_str(&format!("cc = \"{name}\"")).unwrap();
             assert_eq!(d.cc, k, "{name}");
-            // Every kind builds, and its receiver side too.
-            let c = CcConfig { kind: k, ..Default::default() };
+            // Every kind builds, and its receiver side too; its defaults validate.
+            let c = config(k);
+            assert_eq!(c.kind(), k);
+            assert!(c.validate().is_ok(), "{name}");
             let cc = Cc::new(&c, &params());
             assert!(cc.cwnd() > 0 && cc.rate() > 0, "{name}");
             ReceiverCc::new(&c);
         }
         assert_eq!(CcKind::default(), CcKind::None);
         assert_eq!(CcKind::DcqcnRev.name(), "dcqcn_rev");
-        assert!(toml::from_str::<Doc>("cc = \"dcqcnrev\"").is_err());
+        let e = toml::from_str::<Doc>("cc = \"dcqcnrev\"").unwrap_err().to_string();
+        assert!(e.contains("unknown variant `dcqcnrev`, expected one of `none`, `dctcp`"), "{e}");
+        assert!(toml::from_str::<Doc>("cc = 5").is_err());
+    }
+
+    #[test]
+    fn sections_are_the_algorithms_with_one() {
+        assert_eq!(CcKind::of_section("dctcp"), Some(CcKind::Dctcp));
+        assert_eq!(CcKind::of_section("dcqcn_rev"), Some(CcKind::DcqcnRev));
+        assert_eq!(CcKind::of_section("none"), None);
+        assert_eq!(CcKind::of_section("reps"), None);
     }
 
     #[test]
@@ -398,7 +545,7 @@ mod tests {
         // CNP; through the enum the engine must see the timer and its firing
         // must move the rate.
         for kind in [CcKind::Dcqcn, CcKind::DcqcnRev] {
-            let mut cc = Cc::new(&CcConfig { kind, ..Default::default() }, &params());
+            let mut cc = Cc::new(&config(kind), &params());
             cc.on_cnp(&CnpSample::at(1_000_000));
             let after_cnp = cc.rate();
             let mut now = 1_000_000;
@@ -420,60 +567,78 @@ mod tests {
     fn receivers_by_kind() {
         let mut none = ReceiverCc::new(&CcConfig::default());
         assert_eq!(none.on_data(0, true, Advice::NONE, 4160), None);
-        let mut d = ReceiverCc::new(&CcConfig { kind: CcKind::Dcqcn, ..Default::default() });
+        let mut d = ReceiverCc::new(&config(CcKind::Dcqcn));
         assert_eq!(d.on_data(0, true, Advice::NONE, 4160), Some(CnpDecision::Send(Advice::NONE)));
         assert_eq!(d.on_data(1, false, Advice::NONE, 4160), None);
     }
 
     #[test]
     fn sections_validate_with_their_keys() {
-        let mut c = CcConfig::default();
-        assert!(c.validate().is_ok());
-        c.dctcp.g = 0.0;
-        let (k, m) = c.validate().unwrap_err();
+        let mut s = Sections::default();
+        assert!(s.validate().is_ok());
+        s.insert(CcConfig::Dctcp(dctcp::DctcpConfig { g: 0.0, ..Default::default() }));
+        let (k, m) = s.validate().unwrap_err();
         assert_eq!(k, "dctcp.g");
         assert!(m.contains("(0, 1]"), "{m}");
-        let c = CcConfig { kind: CcKind::Hpcc, ..Default::default() };
+        let c = config(CcKind::Hpcc);
         assert_eq!(c.check(&Setup::default()).unwrap_err().0, "cc");
         assert!(c.check(&Setup { int: true, ..Default::default() }).is_ok());
-        let c = CcConfig { kind: CcKind::DcqcnRev, ..Default::default() };
+        let c = config(CcKind::DcqcnRev);
         assert!(c.check(&Setup::default()).unwrap_err().1.contains("mode = \"ecp\""));
         assert!(c.check(&Setup { ecp: true, ..Default::default() }).is_ok());
+    }
+
+    #[test]
+    fn dcqcn_rev_reads_the_dcqcn_section() {
+        let mut s = Sections::default();
+        let d = dcqcn::DcqcnConfig { profile: dcqcn::DcqcnProfile::Paper, ..Default::default() };
+        s.insert(CcConfig::Dcqcn(d));
+        let shared = Shared { cnp_interval: Some(Time::us(7)) };
+        let CcConfig::DcqcnRev(r) = s.config(CcKind::DcqcnRev, &shared) else { panic!() };
+        assert_eq!(r.rp, dcqcn::DcqcnConfig { cnp_interval: Some(Time::us(7)), ..d });
     }
 
     fn rtt(network_rtt: u64) -> Fabric {
         Fabric { network_rtt, trimming: false }
     }
 
+    fn nscc(c: &CcConfig) -> &nscc::NsccConfig {
+        nscc::Nscc::config(c).expect("nscc")
+    }
+
     #[test]
     fn nscc_network_rtt_is_the_fabrics_unless_set() {
-        let mut c = CcConfig { kind: CcKind::Nscc, ..Default::default() };
+        let mut c = config(CcKind::Nscc);
         c.prepare(&rtt(9_000_000));
-        assert_eq!(c.nscc.network_rtt, Some(Time(9_000_000)));
-        c.nscc.network_rtt = Some(Time(1_000));
+        assert_eq!(nscc(&c).network_rtt, Some(Time(9_000_000)));
+        let mut c = CcConfig::Nscc(nscc::NsccConfig { network_rtt: Some(Time(1_000)), ..Default::default() });
         c.prepare(&rtt(3_000_000));
-        assert_eq!(c.nscc.network_rtt, Some(Time(1_000)));
-        let mut d = CcConfig { kind: CcKind::Dctcp, ..Default::default() };
-        d.prepare(&rtt(3_000_000));
-        assert_eq!(d.nscc.network_rtt, None);
-        let mut e = CcConfig { kind: CcKind::Nscc, ..Default::default() };
+        assert_eq!(nscc(&c).network_rtt, Some(Time(1_000)));
+        let mut e = config(CcKind::Nscc);
         e.prepare(&rtt(0));
-        assert_eq!(e.nscc.network_rtt, None);
+        assert_eq!(nscc(&e).network_rtt, None);
     }
 
     #[test]
     fn nscc_trimming_follows_the_switches_unless_set() {
         let trim = Fabric { network_rtt: 0, trimming: true };
-        let mut c = CcConfig { kind: CcKind::Nscc, ..Default::default() };
+        let mut c = config(CcKind::Nscc);
         c.prepare(&trim);
-        assert_eq!(c.nscc.trimming, Some(true));
-        let mut c = CcConfig { kind: CcKind::Nscc, ..Default::default() };
+        assert_eq!(nscc(&c).trimming, Some(true));
+        let mut c = config(CcKind::Nscc);
         c.prepare(&rtt(0));
-        assert_eq!(c.nscc.trimming, Some(false));
+        assert_eq!(nscc(&c).trimming, Some(false));
         // Set explicitly, it stays whatever the switches do.
-        let mut c = CcConfig { kind: CcKind::Nscc, ..Default::default() };
-        c.nscc.trimming = Some(false);
+        let mut c = CcConfig::Nscc(nscc::NsccConfig { trimming: Some(false), ..Default::default() });
         c.prepare(&trim);
-        assert_eq!(c.nscc.trimming, Some(false));
+        assert_eq!(nscc(&c).trimming, Some(false));
+    }
+
+    #[test]
+    fn only_nscc_in_wire_units_counts_headers() {
+        assert!(!config(CcKind::Nscc).wire_window());
+        assert!(!config(CcKind::Dctcp).wire_window());
+        let c = CcConfig::Nscc(nscc::NsccConfig { window_units: nscc::WindowUnits::Wire, ..Default::default() });
+        assert!(c.wire_window());
     }
 }

@@ -1,7 +1,7 @@
 //! `cc = "none"`: send at line rate with no window. Loss recovery still works
 //! (the transport retransmits), but nothing slows the sender down.
 
-use super::{Algorithm, CcConfig, CongestionControl, FlowParams, NoReceiver};
+use super::{Algorithm, CongestionControl, FlowParams, NoConfig, NoReceiver};
 
 #[derive(Clone, Debug)]
 pub struct NoCc {
@@ -24,8 +24,12 @@ impl CongestionControl for NoCc {
 }
 
 impl Algorithm for NoCc {
+    const NAME: &'static str = "none";
+    const ABOUT: &'static str = "line rate, no window";
+    const SECTION: bool = false;
+    type Config = NoConfig;
     type Receiver = NoReceiver;
-    fn build(_c: &CcConfig, p: &FlowParams) -> Self {
+    fn build(_c: &NoConfig, p: &FlowParams) -> Self {
         NoCc::new(p)
     }
 }

@@ -24,7 +24,7 @@
 //!   adapt does not fire, removes one packet from the window; a timeout
 //!   removes one packet.
 
-use super::{AckSample, Algorithm, CcConfig, CcMetrics, CongestionControl, FlowParams, NoReceiver};
+use super::{AckSample, Algorithm, CcMetrics, ConfigError, CongestionControl, FlowParams, NoReceiver};
 use crate::signal::csig::SignalType;
 use crate::signal::NO_WRITER;
 use crate::units::{Size, Time, PS_PER_S, PS_PER_US};
@@ -606,20 +606,30 @@ impl CongestionControl for Nscc {
 }
 
 impl Algorithm for Nscc {
+    const NAME: &'static str = "nscc";
+    const ABOUT: &'static str = "UEC NSCC delay and ECN window control; delay_signal = \"csig\" for CSIG max(Delay)";
+    type Config = NsccConfig;
     type Receiver = NoReceiver;
-    fn build(c: &CcConfig, p: &FlowParams) -> Self {
-        Nscc::new(&c.nscc, p)
+    fn build(c: &NsccConfig, p: &FlowParams) -> Self {
+        Nscc::new(c, p)
+    }
+    fn validate(c: &NsccConfig) -> Result<(), ConfigError> {
+        c.validate()
+    }
+    /// `window_units = "wire"`: the window counts each packet's header too.
+    fn wire_window(c: &NsccConfig) -> bool {
+        c.window_units == WindowUnits::Wire
     }
     /// NSCC derives its constants from one network-wide RTT (htsim's
     /// network_rtt): unless the scenario sets it, the fabric's largest
     /// unloaded RTT between two hosts, whichever hosts the flows use. Unless
     /// the scenario sets `trimming`, it follows the switches: a trimming
     /// fabric gets the trimming target.
-    fn prepare(c: &mut CcConfig, f: &super::Fabric) {
-        if c.nscc.network_rtt.is_none() {
-            c.nscc.network_rtt = (f.network_rtt > 0).then_some(Time(f.network_rtt));
+    fn prepare(c: &mut NsccConfig, f: &super::Fabric) {
+        if c.network_rtt.is_none() {
+            c.network_rtt = (f.network_rtt > 0).then_some(Time(f.network_rtt));
         }
-        c.nscc.trimming.get_or_insert(f.trimming);
+        c.trimming.get_or_insert(f.trimming);
     }
 }
 

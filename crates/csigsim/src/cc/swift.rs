@@ -22,7 +22,7 @@
 //! - below one packet of window the flow is paced at `cwnd / srtt` packets
 //!   per second; otherwise it sends at line rate.
 
-use super::{AckSample, Algorithm, CcConfig, CcMetrics, CongestionControl, FlowParams, NoReceiver};
+use super::{AckSample, Algorithm, CcMetrics, ConfigError, CongestionControl, FlowParams, NoReceiver};
 use crate::signal::csig::SignalType;
 use crate::signal::NO_WRITER;
 use crate::units::{Time, PS_PER_S};
@@ -398,9 +398,15 @@ impl CongestionControl for Swift {
 }
 
 impl Algorithm for Swift {
+    const NAME: &'static str = "swift";
+    const ABOUT: &'static str = "Swift delay-target window (Kumar et al. 2020); fast_ramp_up for FRU on CSIG min(ABW/C)";
+    type Config = SwiftConfig;
     type Receiver = NoReceiver;
-    fn build(c: &CcConfig, p: &FlowParams) -> Self {
-        Swift::new(&c.swift, p)
+    fn build(c: &SwiftConfig, p: &FlowParams) -> Self {
+        Swift::new(c, p)
+    }
+    fn validate(c: &SwiftConfig) -> Result<(), ConfigError> {
+        c.validate()
     }
 }
 

@@ -35,7 +35,7 @@
 //! stamp aggregate converted to time. The law defaults to `timely` for the RTT
 //! signal and to `hope` for the stamp signals. See docs/cc/timely.md.
 
-use super::{AckSample, Algorithm, CcConfig, CcMetrics, ConfigError, CongestionControl, FlowParams, NoReceiver, Setup};
+use super::{AckSample, Algorithm, CcMetrics, ConfigError, CongestionControl, FlowParams, NoReceiver, Setup};
 use crate::signal::stamp::{Collector, StampSetup};
 use crate::units::{Rate, Size, Time, PS_PER_S};
 use serde::Deserialize;
@@ -535,12 +535,18 @@ impl CongestionControl for Timely {
 }
 
 impl Algorithm for Timely {
+    const NAME: &'static str = "timely";
+    const ABOUT: &'static str = "Timely RTT-gradient rate control; queue-stamp (MAX, SUM, SUM_SQU) variants";
+    type Config = TimelyConfig;
     type Receiver = NoReceiver;
-    fn build(c: &CcConfig, p: &FlowParams) -> Self {
-        Timely::new(&c.timely, p)
+    fn build(c: &TimelyConfig, p: &FlowParams) -> Self {
+        Timely::new(c, p)
     }
-    fn check(c: &CcConfig, s: &Setup) -> Result<(), ConfigError> {
-        c.timely.check_stamps(s.stamp).map_err(|(k, m)| (format!("timely.{k}"), m))
+    fn validate(c: &TimelyConfig) -> Result<(), ConfigError> {
+        c.validate()
+    }
+    fn check(c: &TimelyConfig, s: &Setup) -> Result<(), ConfigError> {
+        c.check_stamps(s.stamp).map_err(|(k, m)| (format!("timely.{k}"), m))
     }
 }
 

@@ -30,3 +30,40 @@ pub fn path_string(p: &serde_path_to_error::Path) -> String {
     }
     s
 }
+
+/// Reads a unit variant of an enum whose variant names are `names`, as
+/// serde's derive reads one (the same messages), for registries whose names
+/// come from their plug-ins' files: the index of the name in `names`.
+pub fn by_name<'de, D: serde::Deserializer<'de>>(d: D, enum_name: &'static str, names: &'static [&'static str]) -> Result<usize, D::Error> {
+    use serde::de::{DeserializeSeed, EnumAccess, Error, VariantAccess, Visitor};
+    use std::fmt;
+    struct Name(&'static [&'static str]);
+    impl<'de> Visitor<'de> for Name {
+        type Value = usize;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("variant identifier")
+        }
+        fn visit_str<E: Error>(self, s: &str) -> Result<usize, E> {
+            self.0.iter().position(|n| *n == s).ok_or_else(|| E::unknown_variant(s, self.0))
+        }
+    }
+    impl<'de> DeserializeSeed<'de> for Name {
+        type Value = usize;
+        fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<usize, D::Error> {
+            d.deserialize_identifier(self)
+        }
+    }
+    struct Enum(&'static str, &'static [&'static str]);
+    impl<'de> Visitor<'de> for Enum {
+        type Value = usize;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            write!(f, "enum {}", self.0)
+        }
+        fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<usize, A::Error> {
+            let (i, v) = data.variant_seed(Name(self.1))?;
+            v.unit_variant()?;
+            Ok(i)
+        }
+    }
+    d.deserialize_enum(enum_name, names, Enum(enum_name, names))
+}

@@ -225,10 +225,10 @@ impl World {
         let (tag_bytes, int_bytes) = net.signal_bytes();
         // Defaults an algorithm derives from the whole network (NSCC's
         // network RTT and trimming).
-        let mut cc_config = t.cc_config();
+        let mut build = FlowBuild::new(t, t.mtu + t.header + tag_bytes + int_bytes, sc.seed);
         let trimming = sc.switch.mode.on_refuse() == crate::net::mode::Refusal::Trim;
         let network_rtt = if sc.flows.is_empty() { 0 } else { net.fabric_rtt(max_packet, t.ack_size as u64) };
-        cc_config.prepare(&crate::cc::Fabric { network_rtt, trimming });
+        build.cc.prepare(&crate::cc::Fabric { network_rtt, trimming });
         let deps = crate::transport::Deps::new(&sc.flows, &sc.deps);
         let mut flows = Vec::with_capacity(sc.flows.len());
         // Each flow's base RTT (`Network::base_rtt`: a full packet out, an
@@ -247,9 +247,8 @@ impl World {
                 ctx.push(f.start.0, Event::FlowStart { flow: FlowId(i as u32) });
             }
         }
-        let build = FlowBuild { cc: cc_config, packet_bytes: t.mtu + t.header + tag_bytes + int_bytes, seed: sc.seed };
         net.schedule_failures(&sc.failures, &mut ctx);
-        let shared = FlowShared { t: sc.transport, csig: sc.signals.csig.clone(), stamp: sc.signals.stamp, tag_bytes, int_bytes };
+        let shared = FlowShared { t: sc.transport.clone(), csig: sc.signals.csig.clone(), stamp: sc.signals.stamp, tag_bytes, int_bytes };
         let nports = net.ports().len();
         let m = &sc.monitor;
         let obs = Observers::new(m.window.0.max(1), nports, flows.len(), m.links, sc.signals.any(), m.cc, m.idle_rows);

@@ -10,6 +10,7 @@
 //! downlink (the destination's last hop: the only tier-0 down port on a
 //! data packet's way) changes nothing.
 
+use super::{ConfigError, CsigEcho, Scheme, Setup};
 use crate::rng::Stream;
 use crate::units::Time;
 
@@ -144,6 +145,37 @@ impl CsigPaths {
         self.est[i] = if self.fresh(i, now) { self.est[i] + self.cfg.gain * (abw - self.est[i]) } else { abw };
         self.last[i] = now;
         self.used += 1;
+    }
+}
+
+impl Scheme for CsigPaths {
+    const NAME: &'static str = "csig";
+    const ABOUT: &'static str = "CSIG-guided: entropies weighted by their reflected min(ABW), last-hop congestion ignored ([transport.csig_paths])";
+    const SECTION: Option<&'static str> = Some("csig_paths");
+    type Config = CsigPathsConfig;
+    fn check(c: &CsigPathsConfig, s: &Setup) -> Result<(), ConfigError> {
+        if !s.csig.is_some_and(|t| t.is_min()) {
+            let got = s.csig.map_or("none".to_string(), |t| format!("\"{}\"", t.name()));
+            return Err(("entropy".into(), format!("entropy = \"csig\" needs [signals.csig] type = \"abw\" or \"abw_c\" (min(ABW) tags), got {got}")));
+        }
+        if c.paths == 0 {
+            return Err(("csig_paths.paths".into(), "paths must be at least 1".into()));
+        }
+        if !(c.gain > 0.0 && c.gain <= 1.0) {
+            return Err(("csig_paths.gain".into(), format!("gain must be in (0, 1], got {}", c.gain)));
+        }
+        Ok(())
+    }
+    fn start(c: &CsigPathsConfig, _rng: &mut Stream) -> Self {
+        CsigPaths::new(*c)
+    }
+    #[inline]
+    fn next_ev(&mut self, now: u64, rng: &mut Stream) -> u32 {
+        self.next(now, rng)
+    }
+    #[inline]
+    fn on_csig(&mut self, now: u64, ev: u32, echo: CsigEcho) {
+        self.on_sample(now, ev, echo.value, is_last_hop(echo.locator, echo.lm_bits))
     }
 }
 

@@ -4,6 +4,8 @@
 //! feedback. The order is `i XOR x` for `i` = 0 .. evs - 1, with `x` drawn
 //! per round, so `evs` must be a power of two.
 
+use super::reps::{self, RepsConfig};
+use super::{ConfigError, Scheme, Sections, Setup};
 use crate::rng::Stream;
 
 #[derive(Clone, Debug)]
@@ -29,6 +31,27 @@ impl Oblivious {
             self.xor = rng.below(self.evs as u64) as u32;
         }
         ev
+    }
+}
+
+impl Scheme for Oblivious {
+    const NAME: &'static str = "oblivious";
+    const ABOUT: &'static str = "each of reps.evs entropies in turn, in a random order per round, whatever the feedback";
+    const SECTION: Option<&'static str> = None;
+    /// `[transport.reps]`: its `evs`.
+    type Config = RepsConfig;
+    fn resolve(c: &mut RepsConfig, sections: &Sections) {
+        *c = sections.get::<reps::Reps>();
+    }
+    fn check(c: &RepsConfig, _s: &Setup) -> Result<(), ConfigError> {
+        reps::check_section(c, true)
+    }
+    fn start(c: &RepsConfig, rng: &mut Stream) -> Self {
+        Oblivious::new(c.evs, rng)
+    }
+    #[inline]
+    fn next_ev(&mut self, _now: u64, rng: &mut Stream) -> u32 {
+        self.next(rng)
     }
 }
 

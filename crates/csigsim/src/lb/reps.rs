@@ -10,6 +10,7 @@
 //! fresh or not, until `exit_freeze_after` has passed; then the ring is
 //! cleared and the next `explore` packets draw at random.
 
+use super::{ConfigError, Feedback, Scheme, Setup};
 use crate::rng::Stream;
 
 /// `[transport.reps]`, with htsim's defaults.
@@ -34,15 +35,40 @@ impl Default for RepsConfig {
     }
 }
 
-/// What an ACK said about the path of the packet it answers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Feedback {
-    /// Delivered without a congestion mark.
-    Good,
-    /// Delivered with a congestion mark.
-    Marked,
-    /// Trimmed or lost (a NACK).
-    Nack,
+/// The checks of `[transport.reps]` (also read by `oblivious`, which needs
+/// a power of two); keys are relative to `[transport]`.
+pub fn check_section(c: &RepsConfig, power_of_two: bool) -> Result<(), ConfigError> {
+    if c.evs == 0 || (power_of_two && !c.evs.is_power_of_two()) {
+        return Err(("reps.evs".into(), format!("evs must be a power of two for oblivious spraying and at least 1, got {}", c.evs)));
+    }
+    if c.buffer == 0 {
+        return Err(("reps.buffer".into(), "buffer must be at least 1".into()));
+    }
+    Ok(())
+}
+
+impl Scheme for Reps {
+    const NAME: &'static str = "reps";
+    const ABOUT: &'static str = "REPS: each packet on an entropy recycled from an unmarked ACK, else a random one ([transport.reps])";
+    const SECTION: Option<&'static str> = Some("reps");
+    type Config = RepsConfig;
+    fn check(c: &RepsConfig, _s: &Setup) -> Result<(), ConfigError> {
+        check_section(c, false)
+    }
+    fn start(c: &RepsConfig, _rng: &mut Stream) -> Self {
+        Reps::new(*c)
+    }
+    #[inline]
+    fn next_ev(&mut self, _now: u64, rng: &mut Stream) -> u32 {
+        Reps::next(self, rng)
+    }
+    #[inline]
+    fn on_feedback(&mut self, now: u64, ev: u32, fb: Feedback) {
+        Reps::on_feedback(self, now, ev, fb)
+    }
+    fn on_timeout(&mut self, now: u64) {
+        Reps::on_timeout(self, now)
+    }
 }
 
 /// One flow's REPS state. The ring is allocated once, at the flow's start.

@@ -212,33 +212,15 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, bu
     if t.ack_size == 0 {
         return Err(err("transport.ack_size", "ack_size must be above zero".into()));
     }
-    if t.entropy != crate::lb::EntropyMode::Flow {
-        if t.reps.evs == 0 || (t.entropy == crate::lb::EntropyMode::Oblivious && !t.reps.evs.is_power_of_two()) {
-            return Err(err("transport.reps.evs", format!("evs must be a power of two for oblivious spraying and at least 1, got {}", t.reps.evs)));
-        }
-        if t.reps.buffer == 0 {
-            return Err(err("transport.reps.buffer", "buffer must be at least 1".into()));
-        }
-    }
-    if t.entropy == crate::lb::EntropyMode::Csig {
-        let sig = sf.signals.csig.as_ref().map(|c| c.sig);
-        if !sig.is_some_and(|s| s.is_min()) {
-            let got = sig.map_or("none".to_string(), |s| format!("\"{}\"", s.name()));
-            return Err(err("transport.entropy", format!("entropy = \"csig\" needs [signals.csig] type = \"abw\" or \"abw_c\" (min(ABW) tags), got {got}")));
-        }
-        let c = &t.csig_paths;
-        if c.paths == 0 {
-            return Err(err("transport.csig_paths.paths", "paths must be at least 1".into()));
-        }
-        if !(c.gain > 0.0 && c.gain <= 1.0) {
-            return Err(err("transport.csig_paths.gain", format!("gain must be in (0, 1], got {}", c.gain)));
-        }
+    if let Some(lb) = t.host_lb_config() {
+        let setup = crate::lb::Setup { csig: sf.signals.csig.as_ref().map(|c| c.sig) };
+        lb.check(&setup).map_err(|(k, m)| err(&format!("transport.{k}"), m))?;
     }
     if t.rto.0 < MIN_RTO.0 {
         return Err(err("transport.rto", format!("rto must be at least {MIN_RTO}, got {}: a timeout shorter than any fabric's round trip fires for every packet in flight, and the run makes events faster than time passes", t.rto)));
     }
+    t.cc_sections.validate().map_err(|(k, m)| err(&format!("transport.{k}"), m))?;
     let cc = t.cc_config();
-    cc.validate().map_err(|(k, m)| err(&format!("transport.{k}"), m))?;
     let s = &sf.switch;
     if let Some(e) = &s.ecn {
         check_ecn(e, "switch.ecn", err)?;

@@ -503,12 +503,12 @@ mod tests {
         assert_eq!((e.kmin.0, e.kmax.0, e.pmax), (300_000, 300_000, 1.0));
         let s = scenario(&one_switch(3, ""), &["transport.cc=timely"]);
         assert_eq!(s.transport.header, 56);
-        assert_eq!(s.transport.timely.delta.0, 100_000_000, "10 Mb/s per 10 Gb/s of line rate");
+        assert_eq!(s.transport.cc_sections.get::<crate::cc::timely::Timely>().delta.0, 100_000_000, "10 Mb/s per 10 Gb/s of line rate");
         // HPCC (run.py's default): INT for 5 hops, ns-3's 88 B ACK, maxRtt as T.
         let s = scenario(&one_switch(3, ""), &[]);
         assert_eq!(s.transport.cc.name(), "hpcc");
         assert_eq!((s.transport.header, s.transport.ack_size), (48, 46));
-        assert_eq!(s.transport.hpcc.base_rtt.unwrap().0, 4_160_000, "2 x 2 us + 2 x 80 ns");
+        assert_eq!(s.transport.cc_sections.get::<crate::cc::hpcc::Hpcc>().base_rtt.unwrap().0, 4_160_000, "2 x 2 us + 2 x 80 ns");
         let t: toml::Table = toml::from_str(&s.resolved_toml).unwrap();
         assert_eq!(t["signals"]["int"]["record"].as_str(), Some("quantized"));
         assert_eq!(t["signals"]["int"]["multi"].as_integer(), Some(4));

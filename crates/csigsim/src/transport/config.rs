@@ -1,8 +1,14 @@
-//! `[transport]`: the settings every flow shares, with one section per
-//! congestion control (written out by the registry in cc/).
+//! `[transport]`: the settings every flow shares, and the sections of the
+//! congestion controls and host-side schemes (owned by their files in cc/
+//! and lb/).
 
+use crate::cc::{CcConfig, CcKind};
+use crate::lb::{EntropyMode, HostLbConfig};
 use crate::units::Time;
-use serde::Deserialize;
+use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess, Visitor};
+use serde::de::value::MapAccessDeserializer;
+use serde::{Deserialize, Deserializer};
+use std::fmt;
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
@@ -14,119 +20,233 @@ pub enum Retransmit {
     Selective,
 }
 
-// The struct is written out by the congestion-control registry so that it
-// holds one section per algorithm; the derive keeps serde's unknown-key
-// errors (`transport.<key>`, with line and column).
-macro_rules! transport_config {
-    ($( ($module:ident, $Variant:ident, $State:ident, $name:literal, [$($Config:ident)?], $desc:literal) ),* $(,)?) => {
-        #[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
-        #[serde(deny_unknown_fields)]
-        pub struct TransportConfig {
-            #[serde(default)]
-            pub cc: crate::cc::CcKind,
-            /// Payload bytes per data packet.
-            #[serde(default = "default_mtu")]
-            pub mtu: u32,
-            /// Wire bytes per data packet beyond the payload.
-            #[serde(default = "default_header")]
-            pub header: u32,
-            /// Wire bytes of an ACK or NACK.
-            #[serde(default = "default_ack_size")]
-            pub ack_size: u32,
-            /// The receiver sends one ACK per this many data packets (and always on the
-            /// last packet, on a CE mark when `ack_on_ce`, and on loss).
-            #[serde(default = "default_ack_every")]
-            pub ack_every: u32,
-            #[serde(default = "default_true")]
-            pub ack_on_ce: bool,
-            /// The sender flags (AR) the packet that fills its window, its last
-            /// packet and every resend; the receiver acknowledges a flagged packet
-            /// at once and again when its out-of-order data drains (htsim's UEC).
-            #[serde(default)]
-            pub ack_request: bool,
-            /// With ack_every > 1: the longest a receiver holds a coalesced ACK.
-            #[serde(default = "default_ack_delay")]
-            pub ack_delay: Time,
-            #[serde(default)]
-            pub retransmit: Retransmit,
-            /// Retransmission timeout; doubles on each consecutive timeout up to 64x.
-            #[serde(default = "default_rto")]
-            pub rto: Time,
-            /// Selective mode: the receiver NACKs a hole once a packet this many
-            /// positions past it arrives (tolerates reordering from spraying). Go-back-N
-            /// NACKs every hole at once.
-            #[serde(default = "default_nack_threshold")]
-            pub nack_threshold: u32,
-            /// Least time between two CNPs to the same flow (notification point).
-            /// Default: the algorithm's (`cc::dcqcn::cnp_interval_ps`).
-            #[serde(default)]
-            pub cnp_interval: Option<Time>,
-            /// Least time between two NACKs for the same expected PSN.
-            #[serde(default = "default_nack_interval")]
-            pub nack_interval: Time,
-            /// Data packets are ECN-capable.
-            #[serde(default = "default_true")]
-            pub ecn: bool,
-            /// How a sender picks each data packet's entropy: `flow` (one per
-            /// flow), `oblivious`, `reps` or `csig` (per packet, docs/lb.md).
-            #[serde(default)]
-            pub entropy: crate::lb::EntropyMode,
-            /// `[transport.reps]`: REPS's parameters (`evs` also for `oblivious`).
-            #[serde(default)]
-            pub reps: crate::lb::reps::RepsConfig,
-            /// `[transport.csig_paths]`: the CSIG-guided choice's parameters.
-            #[serde(default)]
-            pub csig_paths: crate::lb::csig_paths::CsigPathsConfig,
-            /// `[transport.connection]`: connections of several queue pairs
-            /// (absent: every flow is its own queue pair with its own entropy).
-            #[serde(default)]
-            pub connection: Option<super::connection::ConnectionConfig>,
-            /// One section per congestion control, `[transport.<module>]`.
-            $( $(
-                #[serde(default)]
-                pub $module: crate::cc::$module::$Config,
-            )? )*
-        }
-
-        impl Default for TransportConfig {
-            fn default() -> Self {
-                TransportConfig {
-                    cc: Default::default(),
-                    mtu: default_mtu(),
-                    header: default_header(),
-                    ack_size: default_ack_size(),
-                    ack_every: default_ack_every(),
-                    ack_on_ce: true,
-                    ack_request: false,
-                    ack_delay: default_ack_delay(),
-                    retransmit: Retransmit::GoBackN,
-                    rto: default_rto(),
-                    nack_threshold: default_nack_threshold(),
-                    cnp_interval: None,
-                    nack_interval: default_nack_interval(),
-                    ecn: true,
-                    connection: None,
-                    entropy: Default::default(),
-                    reps: Default::default(),
-                    csig_paths: Default::default(),
-                    $( $( $module: <crate::cc::$module::$Config>::default(), )? )*
-                }
-            }
-        }
-
-        impl TransportConfig {
-            /// The congestion-control part, as cc takes it.
-            pub fn cc_config(&self) -> crate::cc::CcConfig {
-                crate::cc::CcConfig {
-                    kind: self.cc,
-                    cnp_interval: self.cnp_interval,
-                    $( $( $module: <crate::cc::$module::$Config>::clone(&self.$module), )? )*
-                }
-            }
-        }
-    };
+/// `[transport]`. Its sections `[transport.<name>]` belong to the
+/// congestion controls and host-side schemes that own them (the registries
+/// in cc/ and lb/); reading the table hands each section to its owner, and
+/// every other key to the derived reader below, so that an unknown key is
+/// still an error naming `transport.<key>` with its line and column.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(remote = "Self", deny_unknown_fields)]
+pub struct TransportConfig {
+    #[serde(default)]
+    pub cc: crate::cc::CcKind,
+    /// Payload bytes per data packet.
+    #[serde(default = "default_mtu")]
+    pub mtu: u32,
+    /// Wire bytes per data packet beyond the payload.
+    #[serde(default = "default_header")]
+    pub header: u32,
+    /// Wire bytes of an ACK or NACK.
+    #[serde(default = "default_ack_size")]
+    pub ack_size: u32,
+    /// The receiver sends one ACK per this many data packets (and always on the
+    /// last packet, on a CE mark when `ack_on_ce`, and on loss).
+    #[serde(default = "default_ack_every")]
+    pub ack_every: u32,
+    #[serde(default = "default_true")]
+    pub ack_on_ce: bool,
+    /// The sender flags (AR) the packet that fills its window, its last
+    /// packet and every resend; the receiver acknowledges a flagged packet
+    /// at once and again when its out-of-order data drains (htsim's UEC).
+    #[serde(default)]
+    pub ack_request: bool,
+    /// With ack_every > 1: the longest a receiver holds a coalesced ACK.
+    #[serde(default = "default_ack_delay")]
+    pub ack_delay: Time,
+    #[serde(default)]
+    pub retransmit: Retransmit,
+    /// Retransmission timeout; doubles on each consecutive timeout up to 64x.
+    #[serde(default = "default_rto")]
+    pub rto: Time,
+    /// Selective mode: the receiver NACKs a hole once a packet this many
+    /// positions past it arrives (tolerates reordering from spraying). Go-back-N
+    /// NACKs every hole at once.
+    #[serde(default = "default_nack_threshold")]
+    pub nack_threshold: u32,
+    /// Least time between two CNPs to the same flow (notification point).
+    /// Default: the algorithm's (`cc::dcqcn::DcqcnConfig::cnp_interval_ps`).
+    #[serde(default)]
+    pub cnp_interval: Option<Time>,
+    /// Least time between two NACKs for the same expected PSN.
+    #[serde(default = "default_nack_interval")]
+    pub nack_interval: Time,
+    /// Data packets are ECN-capable.
+    #[serde(default = "default_true")]
+    pub ecn: bool,
+    /// How a sender picks each data packet's entropy: `flow` (one per
+    /// flow) or a host-side scheme of lb/ (per packet, docs/lb.md).
+    #[serde(default)]
+    pub entropy: crate::lb::EntropyMode,
+    /// `[transport.connection]`: connections of several queue pairs
+    /// (absent: every flow is its own queue pair with its own entropy).
+    #[serde(default)]
+    pub connection: Option<super::connection::ConnectionConfig>,
+    /// The congestion-control sections present, `[transport.<cc name>]`.
+    #[serde(skip)]
+    pub cc_sections: crate::cc::Sections,
+    /// The host-side sections present (`[transport.reps]`, ...).
+    #[serde(skip)]
+    pub lb_sections: crate::lb::Sections,
 }
-crate::cc::registry!(transport_config);
+
+/// The keys of `[transport]` that are not sections, in the struct's order
+/// (for the unknown-key message).
+const KEYS: &[&str] = &[
+    "cc",
+    "mtu",
+    "header",
+    "ack_size",
+    "ack_every",
+    "ack_on_ce",
+    "ack_request",
+    "ack_delay",
+    "retransmit",
+    "rto",
+    "nack_threshold",
+    "cnp_interval",
+    "nack_interval",
+    "ecn",
+    "entropy",
+    "connection",
+];
+
+impl Default for TransportConfig {
+    fn default() -> Self {
+        TransportConfig {
+            cc: Default::default(),
+            mtu: default_mtu(),
+            header: default_header(),
+            ack_size: default_ack_size(),
+            ack_every: default_ack_every(),
+            ack_on_ce: true,
+            ack_request: false,
+            ack_delay: default_ack_delay(),
+            retransmit: Retransmit::GoBackN,
+            rto: default_rto(),
+            nack_threshold: default_nack_threshold(),
+            cnp_interval: None,
+            nack_interval: default_nack_interval(),
+            ecn: true,
+            connection: None,
+            entropy: Default::default(),
+            cc_sections: Default::default(),
+            lb_sections: Default::default(),
+        }
+    }
+}
+
+impl TransportConfig {
+    /// The selected congestion control's configuration (its section,
+    /// resolved; not yet prepared for the fabric).
+    pub fn cc_config(&self) -> CcConfig {
+        self.cc_sections.config(self.cc, &crate::cc::Shared { cnp_interval: self.cnp_interval })
+    }
+
+    /// The selected host-side scheme's configuration (None for `flow`).
+    pub fn host_lb_config(&self) -> Option<HostLbConfig> {
+        self.lb_sections.config(self.entropy)
+    }
+}
+
+impl<'de> Deserialize<'de> for TransportConfig {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Table;
+        impl<'de> Visitor<'de> for Table {
+            type Value = TransportConfig;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("struct TransportConfig")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<TransportConfig, A::Error> {
+                let mut m = Sectioned { map, cc: Default::default(), lb: Default::default() };
+                let mut t = TransportConfig::deserialize(MapAccessDeserializer::new(&mut m))?;
+                (t.cc_sections, t.lb_sections) = (m.cc, m.lb);
+                Ok(t)
+            }
+        }
+        d.deserialize_struct("TransportConfig", KEYS, Table)
+    }
+}
+
+/// What a key of `[transport]` is.
+enum Key {
+    Plain(String),
+    Cc(CcKind),
+    Lb(EntropyMode),
+}
+
+/// Reads a key of `[transport]`.
+struct KeySeed;
+
+impl<'de> DeserializeSeed<'de> for KeySeed {
+    type Value = Key;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Key, D::Error> {
+        let key = String::deserialize(d)?;
+        if KEYS.contains(&key.as_str()) {
+            Ok(Key::Plain(key))
+        } else if let Some(k) = CcKind::of_section(&key) {
+            Ok(Key::Cc(k))
+        } else if let Some(m) = EntropyMode::of_section(&key) {
+            Ok(Key::Lb(m))
+        } else {
+            // serde's own wording, with every key and section.
+            let (before, after) = KEYS.split_at(KEYS.len() - 1);
+            let cc = CcKind::ALL.iter().filter(|k| CcKind::of_section(k.name()).is_some()).map(|k| k.name());
+            let all: Vec<String> = before.iter().copied().chain(EntropyMode::sections()).chain(after.iter().copied()).chain(cc).map(|k| format!("`{k}`")).collect();
+            Err(de::Error::custom(format!("unknown field `{key}`, expected one of {}", all.join(", "))))
+        }
+    }
+}
+
+/// The map of `[transport]` with its sections taken out as they come.
+struct Sectioned<A> {
+    map: A,
+    cc: crate::cc::Sections,
+    lb: crate::lb::Sections,
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for &mut Sectioned<A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, A::Error> {
+        loop {
+            match self.map.next_key_seed(KeySeed)? {
+                None => return Ok(None),
+                Some(Key::Plain(k)) => return seed.deserialize(k.into_deserializer()).map(Some),
+                Some(Key::Cc(kind)) => {
+                    let c = self.map.next_value_seed(CcSection(kind))?;
+                    self.cc.insert(c);
+                }
+                Some(Key::Lb(mode)) => {
+                    let c = self.map.next_value_seed(LbSection(mode))?;
+                    self.lb.insert(c);
+                }
+            }
+        }
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
+        self.map.next_value_seed(seed)
+    }
+}
+
+/// Reads `[transport.<name>]` with its owner's reader.
+struct CcSection(CcKind);
+
+impl<'de> DeserializeSeed<'de> for CcSection {
+    type Value = CcConfig;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<CcConfig, D::Error> {
+        CcConfig::deserialize_section(self.0, d)
+    }
+}
+
+struct LbSection(EntropyMode);
+
+impl<'de> DeserializeSeed<'de> for LbSection {
+    type Value = HostLbConfig;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<HostLbConfig, D::Error> {
+        HostLbConfig::deserialize_section(self.0, d)
+    }
+}
 
 fn default_mtu() -> u32 {
     4096

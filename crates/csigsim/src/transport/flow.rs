@@ -14,7 +14,8 @@
 //! `rto_at` and has at most one `FlowTimer` event outstanding, which re-arms
 //! itself if the deadline moved later.
 
-use crate::cc::{AckSample, Cc, CnpDecision, CongestionControl, ReceiverCc};
+use crate::cc::{AckSample, Cc, CcConfig, CnpDecision, CongestionControl, FlowParams, ReceiverCc};
+use crate::lb::{CsigEcho, Feedback, HostLb, HostLbConfig};
 use crate::packet::{Advice, IntStack, Packet, PacketKind, Signals, F_AR, F_CE, F_DONE, F_ECT, F_RTX, F_TRIMMED, NO_TAG};
 use super::config::{Retransmit, TransportConfig};
 use crate::signal::csig::{CsigSetup, Reflect};
@@ -44,6 +45,26 @@ pub struct FlowShared {
     /// Wire bytes a CSIG tag and an INT stack add.
     pub tag_bytes: u32,
     pub int_bytes: u32,
+}
+
+/// What building a flow's state takes beyond its record: the controller's
+/// settings, prepared for the fabric, the host-side scheme's, and the run's seed.
+#[derive(Clone, Debug)]
+pub struct FlowBuild {
+    pub cc: CcConfig,
+    /// None: one entropy per flow.
+    pub lb: Option<HostLbConfig>,
+    /// Wire bytes of a full data packet (payload, header, tag and INT).
+    pub packet_bytes: u32,
+    pub seed: u64,
+}
+
+impl FlowBuild {
+    /// The selected algorithm and scheme of `t` (the controller's settings
+    /// not yet prepared for the fabric: see [`CcConfig::prepare`]).
+    pub fn new(t: &TransportConfig, packet_bytes: u32, seed: u64) -> FlowBuild {
+        FlowBuild { cc: t.cc_config(), lb: t.host_lb_config(), packet_bytes, seed }
+    }
 }
 
 /// What a flow is, from the scenario.
@@ -259,7 +280,9 @@ pub enum RtoOutcome {
 }
 
 impl Flow {
-    pub fn new(id: FlowId, f: &FlowInit, t: &TransportConfig, cc: Cc, entropy: u32, base_rtt_ps: u64, seed: u64) -> Flow {
+    /// Flow `id`'s state before it starts, its controller built with `p`.
+    pub fn new(id: FlowId, f: &FlowInit, t: &TransportConfig, b: &FlowBuild, p: &FlowParams, entropy: u32) -> Flow {
+        let seed = b.seed;
         let npkts = f.size.div_ceil(t.mtu as u64) as u32;
         let selective = t.retransmit == Retransmit::Selective;
         let words = if selective { (npkts as usize).div_ceil(64) } else { 0 };
@@ -272,10 +295,10 @@ impl Flow {
             npkts,
             mss: t.mtu,
             entropy,
-            host_lb: crate::lb::HostLb::new(t.entropy, &t.reps, &t.csig_paths, seed, id.0 as u64),
-            base_rtt_ps,
+            host_lb: b.lb.as_ref().map(|c| HostLb::new(c, seed, id.0 as u64)),
+            base_rtt_ps: p.base_rtt_ps,
             rate_cap: f.rate_cap,
-            cc,
+            cc: Cc::new(&b.cc, p),
             _receiver_line: LineStart,
             started: false,
             snd_una: 0,
@@ -285,11 +308,7 @@ impl Flow {
             rtx_queue: VecDeque::new(),
             outstanding: vec![0; words],
             outstanding_bytes: 0,
-            window_overhead: if t.cc == crate::cc::CcKind::Nscc && t.nscc.window_units == crate::cc::nscc::WindowUnits::Wire {
-                t.header
-            } else {
-                0
-            },
+            window_overhead: if b.cc.wire_window() { t.header } else { 0 },
             next_send_ps: 0,
             in_ring: false,
             rto_at: u64::MAX,
@@ -310,7 +329,7 @@ impl Flow {
             ack_at: u64::MAX,
             last_rx: None,
             cc_timer_at: u64::MAX,
-            rcv_cc: ReceiverCc::new(&t.cc_config()),
+            rcv_cc: ReceiverCc::new(&b.cc),
             cnps: 0,
             cnps_suppressed: 0,
             tag_rng: Stream::new(seed, id.0 as u64, Purpose::CsigTag),
@@ -538,12 +557,10 @@ impl Flow {
         Sent { packet, tagged, resend, arm_rto }
     }
 
-    /// The CSIG-guided path state (`transport.entropy = "csig"`), for reports and tests.
-    pub fn csig_paths(&self) -> Option<&crate::lb::csig_paths::CsigPaths> {
-        match self.host_lb.as_deref() {
-            Some(crate::lb::HostLb::Csig(c, _)) => Some(c),
-            _ => None,
-        }
+    /// The flow's host-side scheme (None with `transport.entropy = "flow"`),
+    /// for reports and tests.
+    pub fn host_lb(&self) -> Option<&HostLb> {
+        self.host_lb.as_deref()
     }
 
     /// A control packet from the receiver to the sender, answering `data`.
@@ -765,11 +782,10 @@ impl Flow {
             return AckOutcome::Ignored;
         }
         if let Some(lb) = &mut self.host_lb {
-            let fb = if p.ce > 0 { crate::lb::reps::Feedback::Marked } else { crate::lb::reps::Feedback::Good };
+            let fb = if p.ce > 0 { Feedback::Marked } else { Feedback::Good };
             lb.on_feedback(now, p.entropy ^ self.entropy, fb);
             if let (Some(c), Some(cs)) = (&csig, &sh.csig) {
-                let last_hop = crate::lb::csig_paths::is_last_hop(c.locator, cs.lm_bits);
-                lb.on_csig(now, p.entropy ^ self.entropy, c.value, last_hop);
+                lb.on_csig(now, p.entropy ^ self.entropy, CsigEcho { value: c.value, locator: c.locator, lm_bits: cs.lm_bits });
             }
         }
         let before = self.snd_una;
@@ -838,7 +854,7 @@ impl Flow {
             return None;
         }
         if let Some(lb) = &mut self.host_lb {
-            lb.on_feedback(now, p.entropy ^ self.entropy, crate::lb::reps::Feedback::Nack);
+            lb.on_feedback(now, p.entropy ^ self.entropy, Feedback::Nack);
         }
         let before = self.snd_una;
         if self.selective() {
@@ -952,6 +968,7 @@ impl Flow {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::nscc::{NsccConfig, WindowUnits};
     use crate::cc::FlowParams;
 
     /// The lines each packet touches are where the struct's comment says
@@ -983,9 +1000,16 @@ mod tests {
     /// A flow of `size` bytes from host 0 to host 1 with no congestion control.
     fn flow(size: u64, sh: &FlowShared) -> Flow {
         let p = FlowParams { line_rate_bps: 100_000_000_000, base_rtt_ps: 10_000_000, mss: MSS, packet_bytes: MSS + 64, hops: 2 };
-        let cc = Cc::new(&sh.t.cc_config(), &p);
         let spec = FlowInit { src: HostId(0), dst: HostId(1), size, start_ps: 0, rate_cap: u64::MAX, name: "f" };
-        Flow::new(FlowId(0), &spec, &sh.t, cc, 7, p.base_rtt_ps, 1)
+        Flow::new(FlowId(0), &spec, &sh.t, &FlowBuild::new(&sh.t, MSS + 64, 1), &p, 7)
+    }
+
+    /// A flow under NSCC with `nscc`'s settings.
+    fn nscc_flow(size: u64, nscc: NsccConfig, sh: &FlowShared) -> Flow {
+        let p = FlowParams { line_rate_bps: 100_000_000_000, base_rtt_ps: 10_000_000, mss: MSS, packet_bytes: MSS + 64, hops: 2 };
+        let spec = FlowInit { src: HostId(0), dst: HostId(1), size, start_ps: 0, rate_cap: u64::MAX, name: "f" };
+        let b = FlowBuild { cc: CcConfig::Nscc(nscc), lb: None, packet_bytes: MSS + 64, seed: 1 };
+        Flow::new(FlowId(0), &spec, &sh.t, &b, &p, 7)
     }
 
     fn data(f: &mut Flow, now: u64, sh: &FlowShared) -> Packet {
@@ -1149,15 +1173,8 @@ mod tests {
     /// quick adapt and base-RTT updates off, only a NACK (one packet less) or
     /// a timeout (one less) moves the window within these tests.
     fn windowed(size: u64, pkts: u64, sh: &FlowShared) -> Flow {
-        let mut t = sh.t;
-        t.cc = crate::cc::CcKind::Nscc;
-        let mut c = t.cc_config();
-        c.nscc.init_cwnd = Some(crate::units::Size(pkts * MSS as u64));
-        c.nscc.quick_adapt = false;
-        c.nscc.update_base_rtt = false;
-        let p = FlowParams { line_rate_bps: 100_000_000_000, base_rtt_ps: 10_000_000, mss: MSS, packet_bytes: MSS + 64, hops: 2 };
-        let spec = FlowInit { src: HostId(0), dst: HostId(1), size, start_ps: 0, rate_cap: u64::MAX, name: "f" };
-        Flow::new(FlowId(0), &spec, &t, Cc::new(&c, &p), 7, p.base_rtt_ps, 1)
+        let c = NsccConfig { init_cwnd: Some(crate::units::Size(pkts * MSS as u64)), quick_adapt: false, update_base_rtt: false, ..Default::default() };
+        nscc_flow(size, c, sh)
     }
 
     #[test]
@@ -1265,25 +1282,12 @@ mod tests {
     #[test]
     fn nscc_wire_window_counts_headers_in_flight_and_acked() {
         let sh = shared(Retransmit::Selective, 1);
-        let wired = |sh: &FlowShared, wire: bool| {
-            let mut s = sh.clone();
-            if wire {
-                s.t.nscc.window_units = crate::cc::nscc::WindowUnits::Wire;
-            }
-            s
-        };
         // A 3100-byte window: 3 payload packets of 1000 fit, but only 2 wire packets of 1064.
         for (wire, fit, unit) in [(false, 3, MSS as u64), (true, 2, MSS as u64 + 64)] {
-            let s = wired(&sh, wire);
-            let mut t = s.t;
-            t.cc = crate::cc::CcKind::Nscc;
-            let mut c = t.cc_config();
-            c.nscc.init_cwnd = Some(crate::units::Size(3_100));
-            c.nscc.quick_adapt = false;
-            c.nscc.update_base_rtt = false;
-            let p = FlowParams { line_rate_bps: 100_000_000_000, base_rtt_ps: 10_000_000, mss: MSS, packet_bytes: MSS + 64, hops: 2 };
-            let spec = FlowInit { src: HostId(0), dst: HostId(1), size: 10 * MSS as u64, start_ps: 0, rate_cap: u64::MAX, name: "f" };
-            let mut f = Flow::new(FlowId(0), &spec, &t, Cc::new(&c, &p), 7, p.base_rtt_ps, 1);
+            let s = sh.clone();
+            let window_units = if wire { WindowUnits::Wire } else { WindowUnits::Payload };
+            let c = NsccConfig { init_cwnd: Some(crate::units::Size(3_100)), quick_adapt: false, update_base_rtt: false, window_units, ..Default::default() };
+            let mut f = nscc_flow(10 * MSS as u64, c, &s);
             for i in 0..fit {
                 data(&mut f, i, &s);
             }

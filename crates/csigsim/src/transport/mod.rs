@@ -10,8 +10,8 @@ pub mod connection;
 pub mod flow;
 pub mod store;
 
-pub use flow::{Flow, FlowShared, FlowInit};
-pub use store::{FlowBuild, FlowRecord, FlowStore};
+pub use flow::{Flow, FlowBuild, FlowShared, FlowInit};
+pub use store::{FlowRecord, FlowStore};
 
 use crate::cc::CongestionControl;
 use crate::monitor::{AckSeen, Observers};
@@ -534,7 +534,7 @@ mod tests {
                 FlowRecord::new(FlowId(i as u32), &spec, t.mtu, 0, 10_000_000, RATE, 2)
             })
             .collect();
-        let build = FlowBuild { cc: t.cc_config(), packet_bytes: 1064, seed: 1 };
+        let build = FlowBuild::new(&t, 1064, 1);
         Transport::new(2, FlowStore::new(flows, build), FlowShared { t, csig: None, stamp: None, tag_bytes: 0, int_bytes: 0 })
     }
 

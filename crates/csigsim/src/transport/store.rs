@@ -16,8 +16,8 @@
 //! other partitions), and keeps its flows' states until the partitions are
 //! joined.
 
-use super::flow::{Flow, FlowInit, FlowShared};
-use crate::cc::{Cc, CcConfig, FlowParams};
+use super::flow::{Flow, FlowBuild, FlowInit, FlowShared};
+use crate::cc::FlowParams;
 use crate::id::{FlowId, HostId};
 use std::ops::{Index, IndexMut};
 
@@ -139,16 +139,6 @@ impl FlowRecord {
         self.cnps = f.cnps;
         self.in_flight = f.snd_nxt.max(f.high_sent) > f.snd_una;
     }
-}
-
-/// What building a flow's state takes beyond its record: the controller's
-/// settings, prepared for the fabric, and the run's seed.
-#[derive(Clone, Debug)]
-pub struct FlowBuild {
-    pub cc: CcConfig,
-    /// Wire bytes of a full data packet (payload, header, tag and INT).
-    pub packet_bytes: u32,
-    pub seed: u64,
 }
 
 /// `slot` of a flow whose state was never built.
@@ -295,9 +285,8 @@ impl FlowStore {
             packet_bytes: self.build.packet_bytes,
             hops: r.hops,
         };
-        let cc = Cc::new(&self.build.cc, &params);
         let init = FlowInit { src: r.src, dst: r.dst, size: r.size, start_ps: r.start_ps, rate_cap: r.rate_cap, name: "" };
-        Flow::new(id, &init, &sh.t, cc, r.entropy, r.base_rtt_ps, self.build.seed)
+        Flow::new(id, &init, &sh.t, &self.build, &params, r.entropy)
     }
 
     /// Sets the size of a flow not yet started (its state's too, if built).
@@ -435,7 +424,7 @@ mod tests {
         let t = TransportConfig { mtu: 1000, ..Default::default() };
         let init = FlowInit { src: HostId(0), dst: HostId(1), size: 2000, start_ps: 0, rate_cap: u64::MAX, name: "" };
         let records = (0..n).map(|i| FlowRecord::new(FlowId(i), &init, t.mtu, 7, 10_000_000, RATE, 2)).collect();
-        let build = FlowBuild { cc: t.cc_config(), packet_bytes: 1064, seed: 1 };
+        let build = FlowBuild::new(&t, 1064, 1);
         (FlowStore::new(records, build), FlowShared { t, csig: None, stamp: None, tag_bytes: 0, int_bytes: 0 })
     }
 

@@ -91,7 +91,7 @@ fn incast_paths(rule: bool) -> Vec<(u64, u64, f64)> {
     assert!(w.flows().iter().all(|f| f.finish_ps.is_some()));
     (0..w.flows().len())
         .map(|i| {
-            let c = w.flow_state(i).expect("kept").csig_paths().expect("csig entropy");
+            let c = w.flow_state(i).expect("kept").host_lb().and_then(|l| l.get::<csigsim::lb::csig_paths::CsigPaths>()).expect("csig entropy");
             let est: Vec<f64> = (0..c.paths()).filter_map(|i| c.estimate(i)).collect();
             (c.used(), c.held(), est.iter().sum::<f64>() / est.len() as f64)
         })

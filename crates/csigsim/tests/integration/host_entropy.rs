@@ -62,6 +62,16 @@ fn per_packet_entropy_runs_are_deterministic_per_seed() {
     assert_eq!(run("oblivious", 5).to_bits(), run("oblivious", 5).to_bits());
 }
 
+#[test]
+fn random_spraying_spreads_over_every_path_and_is_deterministic_per_seed() {
+    for seed in 1..=3 {
+        let share = run("random", seed);
+        assert!((share - 0.25).abs() < 0.08, "{share}");
+    }
+    assert_eq!(run("random", 5).to_bits(), run("random", 5).to_bits());
+    assert_ne!(run("random", 5).to_bits(), run("random", 6).to_bits());
+}
+
 
 #[test]
 fn bad_entropy_keys_are_refused_with_their_key() {
@@ -69,8 +79,15 @@ fn bad_entropy_keys_are_refused_with_their_key() {
         ("transport.reps.evs=48", "transport.reps.evs"),
         ("transport.reps.buffer=0", "transport.reps.buffer"),
         ("transport.entropy=\"sprinkle\"", "transport.entropy"),
+        ("transport.random.evs=0", "transport.random.evs"),
     ] {
-        let entropy = if set.contains("buffer") { "reps" } else { "oblivious" };
+        let entropy = if set.contains("buffer") {
+            "reps"
+        } else if set.contains("random") {
+            "random"
+        } else {
+            "oblivious"
+        };
         let ov = [csigsim::Override::parse(set).unwrap()];
         let e = csigsim::scenario::load_str(&degraded(entropy, 1), "bad.toml", std::path::Path::new("."), &ov, None).expect_err(set);
         let msg = e.to_string();
