@@ -227,8 +227,8 @@ fn main() -> ExitCode {
                     None
                 }
             };
-            let opts = csigsim::RunOptions { capture, threads: threads as usize, max_output: Some(budget.max_output), min_progress_ps, ..Default::default() };
-            cmd_run(&scenario, out, seed, &set, quiet, opts, parquet, &budget)
+            let opts = csigsim::RunOptions { capture, threads: threads as usize, stream_parquet: parquet, max_output: Some(budget.max_output), min_progress_ps, ..Default::default() };
+            cmd_run(&scenario, out, seed, &set, quiet, opts, &budget)
         }
         Cmd::Validate { scenario, set, max_memory, max_output } => {
             let budget = limits::budget(max_memory.as_deref(), max_output.as_deref(), None)?;
@@ -370,7 +370,6 @@ fn cmd_run(
     set: &[String],
     quiet: bool,
     mut opts: csigsim::RunOptions,
-    parquet: bool,
     budget: &csigsim::scenario::Budget,
 ) -> Result<(), Failure> {
     let sc = load(path, set, seed, budget)?;
@@ -426,7 +425,7 @@ fn cmd_run(
     let started = Instant::now();
     // The monitor files, and with --parquet their twins, stream to disk.
     opts.stream_dir = Some(dir.staging().to_path_buf());
-    opts.stream_parquet = parquet;
+    let parquet = opts.stream_parquet;
     let threads = opts.threads;
     let res = csigsim::run_with(sc, &opts, |p| {
         if let Some(b) = &bar {

@@ -130,7 +130,8 @@ mod tests {
     #[test]
     fn long_numbers_are_clipped() {
         let m = InputError::new("f.toml", None, None, format!("load must be at most 10, got {}", 1e300)).msg;
-        assert_eq!(m, format!("load must be at most 10, got {}... (301 characters)", format!("1{}", "0".repeat(79))));
+        let digits = format!("1{}", "0".repeat(79));
+        assert_eq!(m, format!("load must be at most 10, got {digits}... (301 characters)"));
         assert!(m.chars().count() < 140, "{m}");
         assert_eq!(clip_words("short words stay"), "short words stay");
     }
