@@ -2,13 +2,13 @@
 format="parquet")) as the same frames as the CSV files: same columns,
 dtypes and values, the CSV's rounded columns within their rounding."""
 
-import os
 import subprocess
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from binaries import csigsim_cli
 
 import csigsim.plot as cp
 
@@ -16,14 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 pytest.importorskip("pyarrow")
 
 
-def _cli():
-    env = os.environ.get("CSIGSIM_BIN")
-    if env:
-        return env
-    for p in (ROOT / "target" / "release" / "csigsim", ROOT / "target" / "debug" / "csigsim"):
-        if p.is_file():
-            return str(p)
-    return None
+_cli = csigsim_cli
 
 
 CLI = _cli()

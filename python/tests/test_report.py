@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from binaries import csigsim_cli
 
 import csigsim
 import csigsim.report as rp
@@ -48,14 +49,7 @@ def chromium(page: Path, *extra: str):
     return proc.stdout, console
 
 
-def _cli():
-    env = os.environ.get("CSIGSIM_BIN")
-    if env:
-        return env
-    for p in (ROOT / "target" / "release" / "csigsim", ROOT / "target" / "debug" / "csigsim"):
-        if p.is_file():
-            return str(p)
-    return None
+_cli = csigsim_cli
 
 
 @pytest.fixture(scope="module")
