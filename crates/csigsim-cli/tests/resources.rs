@@ -112,6 +112,12 @@ fn a_fabric_of_a_million_hosts_is_refused_by_memory() {
 }
 
 #[test]
+fn the_packet_bitmaps_of_one_huge_flow_count() {
+    let m = refused(&["validate", path(&corpus("selective_flow_of_17_TB.toml"))], "flow");
+    assert!(m.contains("1.4 GiB of them packet bitmaps"), "{m}");
+}
+
+#[test]
 fn an_all_reduce_of_100_gb_is_refused() {
     refused(&["validate", path(&corpus("allreduce_100GB.toml"))], "workload[0].size");
 }

@@ -104,13 +104,28 @@ pub struct Estimate {
     pub flows: u64,
     /// Flows counted as in progress at once.
     pub states: u64,
+    /// Bytes of the packet bitmaps of those flows (selective
+    /// retransmission keeps three bits a packet a flow): the largest
+    /// flows' bitmaps, `states` of them.
+    pub bitmaps: u64,
 }
 
 impl Estimate {
     /// `ports` directed links and the start times of the flows that wait
     /// for nothing (`starts`, any order) among `flows` in all.
     pub fn new(ports: u64, flows: u64, starts: &mut [u64]) -> Estimate {
-        Estimate { ports, flows, states: densest(starts, CONCURRENT_PS) }
+        Estimate { ports, flows, states: densest(starts, CONCURRENT_PS), bitmaps: 0 }
+    }
+
+    /// The estimate with the bitmaps of the flows in progress: the sum of
+    /// the `states` largest of `bitmap_bytes` (any order; reordered).
+    pub fn with_bitmaps(mut self, bitmap_bytes: &mut [u64]) -> Estimate {
+        let k = (self.states as usize).min(bitmap_bytes.len());
+        if k > 0 && k < bitmap_bytes.len() {
+            bitmap_bytes.select_nth_unstable_by(k - 1, |a, b| b.cmp(a));
+        }
+        self.bitmaps = bitmap_bytes[..k].iter().fold(0u64, |a, &b| a.saturating_add(b));
+        self
     }
 
     pub fn network_bytes(&self) -> u64 {
@@ -118,7 +133,7 @@ impl Estimate {
     }
 
     pub fn flow_bytes(&self) -> u64 {
-        self.flows.saturating_mul(BYTES_PER_FLOW).saturating_add(self.states.saturating_mul(BYTES_PER_STATE))
+        self.flows.saturating_mul(BYTES_PER_FLOW).saturating_add(self.states.saturating_mul(BYTES_PER_STATE)).saturating_add(self.bitmaps)
     }
 
     /// The estimate in bytes.
@@ -228,7 +243,11 @@ mod tests {
         assert_eq!(e.states, 40);
         assert_eq!(e.bytes(), BASE_BYTES + 10 * BYTES_PER_PORT + 100 * BYTES_PER_FLOW + 40 * BYTES_PER_STATE);
         // Saturates rather than wraps.
-        assert_eq!(Estimate { ports: u64::MAX, flows: 1, states: 0 }.bytes(), u64::MAX);
+        assert_eq!(Estimate { ports: u64::MAX, flows: 1, states: 0, bitmaps: 0 }.bytes(), u64::MAX);
+        // The bitmaps of the largest flows, as many as are in progress.
+        let e = Estimate::new(0, 4, &mut [0, 0, 5_000_000_000, 5_000_000_000]).with_bitmaps(&mut [8, 1 << 30, 24, 1 << 20]);
+        assert_eq!(e.states, 2);
+        assert_eq!(e.bitmaps, (1 << 30) + (1 << 20));
     }
 
     #[test]

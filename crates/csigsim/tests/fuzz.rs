@@ -322,8 +322,9 @@ fn end_to_end(text: &str) {
     assert!(staged <= E2E_MAX_OUTPUT + (64 << 10), "{staged} bytes of monitor files on:\n{text}");
     if res.limit.is_some() {
         assert_eq!(res.summary.end_reason, "output_limit", "{text}");
+        // Dropped uncommitted, the run directory removes what it created.
         drop(dir);
-        std::fs::remove_dir_all(&parent).unwrap();
+        let _ = std::fs::remove_dir_all(&parent);
         return;
     }
     dir.commit(&res).unwrap();

@@ -324,7 +324,8 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, bu
             Some(crate::workload::connection::expand(c.qps, &mut flows, &mut extras))
         }
     };
-    check_memory(&topology, &flows, &extras.deps, &makers, budget, err)?;
+    let selective = sf.transport.retransmit == crate::transport::config::Retransmit::Selective;
+    check_memory(&topology, &flows, &extras.deps, &makers, (sf.transport.mtu, selective), budget, err)?;
     check_link_rows(&sf.monitor, sf.stop, &topology, &flows, budget, err)?;
     Ok(Scenario {
         name: sf.name,
@@ -619,7 +620,7 @@ pub const MIN_WINDOW: Time = Time(crate::units::PS_PER_NS);
 fn over_memory(e: &crate::budget::Estimate, budget: &Budget, what: String) -> String {
     use crate::budget::fmt_bytes;
     format!(
-        "the run would need about {} of memory ({}: {} for {} directed links, {} for {} flows of which {} in progress at once), more than the budget of {} (--max-memory)",
+        "the run would need about {} of memory ({}: {} for {} directed links, {} for {} flows of which {} in progress at once, {} of them packet bitmaps), more than the budget of {} (--max-memory)",
         fmt_bytes(e.bytes()),
         what,
         fmt_bytes(e.network_bytes()),
@@ -627,6 +628,7 @@ fn over_memory(e: &crate::budget::Estimate, budget: &Budget, what: String) -> St
         fmt_bytes(e.flow_bytes()),
         e.flows,
         e.states,
+        fmt_bytes(e.bitmaps),
         fmt_bytes(budget.max_memory)
     )
 }
@@ -639,6 +641,7 @@ fn check_memory(
     flows: &[FlowSpec],
     deps: &[crate::workload::collective::FlowDep],
     makers: &[(String, u64)],
+    (mtu, selective): (u32, bool),
     budget: &Budget,
     err: &ErrFn,
 ) -> Result<(), InputError> {
@@ -649,7 +652,10 @@ fn check_memory(
         }
     }
     let mut starts: Vec<u64> = flows.iter().zip(&waits).filter(|(_, &w)| !w).map(|(f, _)| f.start.0).collect();
-    let e = crate::budget::Estimate::new(2 * topology.links.len() as u64, flows.len() as u64, &mut starts);
+    // Selective retransmission keeps three bitmaps of a bit a packet a flow.
+    let bitmap = |f: &FlowSpec| if selective { 3 * f.size.div_ceil(mtu as u64).div_ceil(64) * 8 } else { 0 };
+    let mut bitmaps: Vec<u64> = flows.iter().map(bitmap).collect();
+    let e = crate::budget::Estimate::new(2 * topology.links.len() as u64, flows.len() as u64, &mut starts).with_bitmaps(&mut bitmaps);
     if e.bytes() <= budget.max_memory {
         return Ok(());
     }
