@@ -118,6 +118,12 @@ fn the_packet_bitmaps_of_one_huge_flow_count() {
 }
 
 #[test]
+fn packets_a_huge_buffer_can_hold_count() {
+    let m = refused(&["validate", path(&corpus("mcc_huge_window.toml")), "--set", "switch.buffer=\"1000000GB\""], "switch.buffer");
+    assert!(m.contains("whose buffers hold"), "{m}");
+}
+
+#[test]
 fn an_all_reduce_of_100_gb_is_refused() {
     refused(&["validate", path(&corpus("allreduce_100GB.toml"))], "workload[0].size");
 }

@@ -18,6 +18,9 @@ pub const BYTES_PER_STATE: u64 = 1_000;
 /// Bytes a directed link costs: its port, queue, routes and monitors
 /// (measured: 590 to 650 bytes on fat trees of 8,192 to 27,648 hosts).
 pub const BYTES_PER_PORT: u64 = 700;
+/// Bytes a packet held in a switch buffer costs: the packet (64) and its
+/// in-band signals.
+pub const BYTES_PER_PACKET: u64 = 96;
 /// Bytes of a run before its network and flows.
 pub const BASE_BYTES: u64 = 16 << 20;
 /// Bytes of a dense links.csv row, at least (an idle row is about 40).
@@ -108,13 +111,15 @@ pub struct Estimate {
     /// retransmission keeps three bits a packet a flow): the largest
     /// flows' bitmaps, `states` of them.
     pub bitmaps: u64,
+    /// Packets the switch buffers can hold in all, full-size.
+    pub buffered: u64,
 }
 
 impl Estimate {
     /// `ports` directed links and the start times of the flows that wait
     /// for nothing (`starts`, any order) among `flows` in all.
     pub fn new(ports: u64, flows: u64, starts: &mut [u64]) -> Estimate {
-        Estimate { ports, flows, states: densest(starts, CONCURRENT_PS), bitmaps: 0 }
+        Estimate { ports, flows, states: densest(starts, CONCURRENT_PS), bitmaps: 0, buffered: 0 }
     }
 
     /// The estimate with the bitmaps of the flows in progress: the sum of
@@ -128,8 +133,14 @@ impl Estimate {
         self
     }
 
+    /// The network's own state and the packets its buffers can hold.
     pub fn network_bytes(&self) -> u64 {
-        self.ports.saturating_mul(BYTES_PER_PORT)
+        self.ports.saturating_mul(BYTES_PER_PORT).saturating_add(self.packet_bytes())
+    }
+
+    /// The packets the switch buffers can hold.
+    pub fn packet_bytes(&self) -> u64 {
+        self.buffered.saturating_mul(BYTES_PER_PACKET)
     }
 
     pub fn flow_bytes(&self) -> u64 {
@@ -243,7 +254,8 @@ mod tests {
         assert_eq!(e.states, 40);
         assert_eq!(e.bytes(), BASE_BYTES + 10 * BYTES_PER_PORT + 100 * BYTES_PER_FLOW + 40 * BYTES_PER_STATE);
         // Saturates rather than wraps.
-        assert_eq!(Estimate { ports: u64::MAX, flows: 1, states: 0, bitmaps: 0 }.bytes(), u64::MAX);
+        assert_eq!(Estimate { ports: u64::MAX, flows: 1, states: 0, bitmaps: 0, buffered: 0 }.bytes(), u64::MAX);
+        assert_eq!(Estimate { ports: 0, flows: 0, states: 0, bitmaps: 0, buffered: 10 }.bytes(), BASE_BYTES + 10 * BYTES_PER_PACKET);
         // The bitmaps of the largest flows, as many as are in progress.
         let e = Estimate::new(0, 4, &mut [0, 0, 5_000_000_000, 5_000_000_000]).with_bitmaps(&mut [8, 1 << 30, 24, 1 << 20]);
         assert_eq!(e.states, 2);

@@ -325,7 +325,7 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, bu
         }
     };
     let selective = sf.transport.retransmit == crate::transport::config::Retransmit::Selective;
-    check_memory(&topology, &flows, &extras.deps, &makers, (sf.transport.mtu, selective), budget, err)?;
+    check_memory(&topology, &flows, &extras.deps, &makers, (sf.transport.mtu, selective, sf.switch.buffer.0), budget, err)?;
     check_link_rows(&sf.monitor, sf.stop, &topology, &flows, budget, err)?;
     Ok(Scenario {
         name: sf.name,
@@ -620,7 +620,7 @@ pub const MIN_WINDOW: Time = Time(crate::units::PS_PER_NS);
 fn over_memory(e: &crate::budget::Estimate, budget: &Budget, what: String) -> String {
     use crate::budget::fmt_bytes;
     format!(
-        "the run would need about {} of memory ({}: {} for {} directed links, {} for {} flows of which {} in progress at once, {} of them packet bitmaps), more than the budget of {} (--max-memory)",
+        "the run would need about {} of memory ({}: {} for {} directed links and the packets their buffers hold, {} for {} flows of which {} in progress at once, {} of them packet bitmaps), more than the budget of {} (--max-memory)",
         fmt_bytes(e.bytes()),
         what,
         fmt_bytes(e.network_bytes()),
@@ -641,7 +641,7 @@ fn check_memory(
     flows: &[FlowSpec],
     deps: &[crate::workload::collective::FlowDep],
     makers: &[(String, u64)],
-    (mtu, selective): (u32, bool),
+    (mtu, selective, switch_buffer): (u32, bool, u64),
     budget: &Budget,
     err: &ErrFn,
 ) -> Result<(), InputError> {
@@ -655,9 +655,14 @@ fn check_memory(
     // Selective retransmission keeps three bitmaps of a bit a packet a flow.
     let bitmap = |f: &FlowSpec| if selective { 3 * f.size.div_ceil(mtu as u64).div_ceil(64) * 8 } else { 0 };
     let mut bitmaps: Vec<u64> = flows.iter().map(bitmap).collect();
-    let e = crate::budget::Estimate::new(2 * topology.links.len() as u64, flows.len() as u64, &mut starts).with_bitmaps(&mut bitmaps);
+    let mut e = crate::budget::Estimate::new(2 * topology.links.len() as u64, flows.len() as u64, &mut starts).with_bitmaps(&mut bitmaps);
+    // Packets in flight sit mostly in switch buffers: as many as they hold.
+    e.buffered = (topology.switches.len() as u64).saturating_mul(switch_buffer / (mtu as u64).max(1));
     if e.bytes() <= budget.max_memory {
         return Ok(());
+    }
+    if e.packet_bytes() >= e.flow_bytes() && e.packet_bytes() >= e.ports.saturating_mul(crate::budget::BYTES_PER_PORT) {
+        return Err(err("switch.buffer", over_memory(&e, budget, format!("{} switches whose buffers hold {} packets of {mtu} bytes", topology.switches.len(), e.buffered))));
     }
     let (key, n) = makers.iter().max_by_key(|m| m.1).cloned().unwrap_or_else(|| ("topology".into(), 0));
     if e.network_bytes() >= e.flow_bytes() || n == 0 {
