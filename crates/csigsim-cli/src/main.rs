@@ -315,7 +315,7 @@ fn cmd_validate(path: &Path, set: &[String], budget: &csigsim::scenario::Budget)
         count(sc.topology.hosts.len(), "host", "hosts"),
         count(sc.topology.switches.len(), "switch", "switches"),
         count(sc.topology.links.len(), "link", "links"),
-        count(sc.flows.len(), "flow", "flows")
+        count(sc.flow_count(), "flow", "flows")
     );
     Ok(())
 }

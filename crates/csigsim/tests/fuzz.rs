@@ -78,7 +78,7 @@ fn load_and_run(text: &str, base: &Path) {
     let stop = [Override { key: "stop".into(), value: "\"50us\"".into() }];
     let Ok(sc) = csigsim::scenario::load_str(text, "fuzz.toml", base, &stop, None) else { return };
     // Very large fabrics take long to build; they are loaded but not run.
-    if sc.flows.len() > 20_000 {
+    if sc.flow_count() > 20_000 {
         return;
     }
     let out = csigsim::run(sc, |_| false);
@@ -289,7 +289,7 @@ const E2E_MAX_OUTPUT: u64 = 256 << 20;
 fn end_to_end(text: &str) {
     static CASE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let Ok(sc) = csigsim::scenario::load_str(text, "fuzz.toml", &scenarios_dir(), &[], None) else { return };
-    if sc.flows.len() > 20_000 {
+    if sc.flow_count() > 20_000 {
         return;
     }
     // A fine window is written sparse, so that a case costs disk in

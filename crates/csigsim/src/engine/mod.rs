@@ -227,26 +227,27 @@ impl World {
         // network RTT and trimming).
         let mut build = FlowBuild::new(t, t.mtu + t.header + tag_bytes + int_bytes, sc.seed);
         let trimming = sc.switch.mode.on_refuse() == crate::net::mode::Refusal::Trim;
-        let network_rtt = if sc.flows.is_empty() { 0 } else { net.fabric_rtt(max_packet, t.ack_size as u64) };
+        let nflows = sc.flow_count();
+        let network_rtt = if nflows == 0 { 0 } else { net.fabric_rtt(max_packet, t.ack_size as u64) };
         build.cc.prepare(&crate::cc::Fabric { network_rtt, trimming });
-        let deps = crate::transport::Deps::new(&sc.flows, &sc.deps);
-        let mut flows = Vec::with_capacity(sc.flows.len());
+        let apps = crate::workload::app::Apps::new(&sc.workloads);
+        let mut flows = Vec::with_capacity(nflows);
         // Each flow's base RTT (`Network::base_rtt`: a full packet out, an
         // ACK back) and links, walked once per run of flows of one pair.
         let (mut out, mut back) = (PathMemo::new(&net), PathMemo::new(&net));
-        for (i, f) in sc.flows.iter().enumerate() {
+        sc.for_each_flow(|id, f, waits| {
             let path = out.walk(&net, f.src, f.dst, max_packet);
             let base_rtt_ps = path.latency_ps + back.walk(&net, f.dst, f.src, t.ack_size as u64).latency_ps;
             let hops = path.hops;
             let line_rate_bps = net.ports()[net.host_port(f.src)].rate_bps();
-            let entropy = Stream::new(sc.seed, i as u64, Purpose::FlowEntropy).next_u64() as u32;
+            let entropy = Stream::new(sc.seed, id.0 as u64, Purpose::FlowEntropy).next_u64() as u32;
             let spec = FlowInit { src: f.src, dst: f.dst, size: f.size, start_ps: f.start.0, rate_cap: f.rate_cap, name: &f.name };
-            flows.push(FlowRecord::new(FlowId(i as u32), &spec, t.mtu, entropy, base_rtt_ps, line_rate_bps, hops));
-            // A flow that waits for others is started by their arrival.
-            if !deps.waits(FlowId(i as u32)) {
-                ctx.push(f.start.0, Event::FlowStart { flow: FlowId(i as u32) });
+            flows.push(FlowRecord::new(id, &spec, t.mtu, entropy, base_rtt_ps, line_rate_bps, hops));
+            // A flow that waits for others is started by its application.
+            if !waits {
+                ctx.push(f.start.0, Event::FlowStart { flow: id });
             }
-        }
+        });
         net.schedule_failures(&sc.failures, &mut ctx);
         let shared = FlowShared { t: sc.transport.clone(), csig: sc.signals.csig.clone(), stamp: sc.signals.stamp, tag_bytes, int_bytes };
         let nports = net.ports().len();
@@ -255,7 +256,7 @@ impl World {
         // A flow's state is built when it starts and retired when it is over.
         ctx.pkts.count_flows(flows.len());
         let mut transport = Transport::new(sc.topology.hosts.len(), FlowStore::new(flows, build), shared);
-        transport.deps = deps;
+        transport.apps = apps;
         if let (Some(plan), Some(cfg)) = (&sc.connections, sc.transport.connection) {
             transport.set_connections(crate::transport::connection::Connections::new(cfg, plan));
         }

@@ -162,28 +162,29 @@ impl Split {
     pub fn flow_refusal(&self, w: &World) -> Option<String> {
         let store = w.flow_store();
         let flows = |i: u32| store.spec(FlowId(i));
-        let name = |i: usize| &w.sc.flows[i].name;
+        let name = |i: u32| w.sc.flow_name(FlowId(i));
         let part = |h: crate::id::HostId| self.node_part[h.ix()];
         let ends_in = |f: &crate::transport::FlowRecord| if f.npkts == 0 { part(f.src) } else { part(f.dst) };
-        for d in &w.sc.deps {
+        let mut refusal = None;
+        w.sc.for_each_dep(|d| {
             let f = flows(d.flow);
             let home = part(f.src);
             if let Some(&a) = d.after.iter().find(|&&a| ends_in(flows(a)) != home) {
-                return Some(format!(
+                refusal = Some(format!(
                     "flow {} waits for flow {}, which ends in another partition (flows that wait for others across partitions run on one thread)",
-                    name(d.flow as usize),
-                    name(a as usize)
+                    name(d.flow),
+                    name(a)
                 ));
-            }
-            if let Some(a) = d.after_sent.filter(|&a| part(flows(a).src) != home) {
-                return Some(format!(
+            } else if let Some(a) = d.after_sent.filter(|&a| part(flows(a).src) != home) {
+                refusal = Some(format!(
                     "flow {} waits for flow {} to leave a NIC in another partition (flows that wait for others across partitions run on one thread)",
-                    name(d.flow as usize),
-                    name(a as usize)
+                    name(d.flow),
+                    name(a)
                 ));
             }
-        }
-        None
+            refusal.is_none()
+        });
+        refusal
     }
 
     /// Why `w`'s scenario cannot run in partitions, if it cannot.

@@ -128,7 +128,7 @@ pub fn diagnose(w: &World, end_reason: &str, mark: &Mark) -> Option<Diagnosis> {
         .into_iter()
         .map(|(i, f)| UnfinishedFlow {
             flow_id: f.id.0,
-            name: sc.flows[i].name.clone(),
+            name: sc.flow_name(crate::id::FlowId(i as u32)).to_string(),
             src: hosts[f.src.ix()].clone(),
             dst: hosts[f.dst.ix()].clone(),
             started: f.started,

@@ -235,7 +235,7 @@ pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::w
         let ideal = path.latency_ps.saturating_add(crate::units::tx_time_ps(total_wire.saturating_sub(first), path.slowest_bps));
         let fct = f.finish_ps.map(|fp| fp - f.start_ps);
         ft.flow_id.push(f.id.0);
-        let name = sc.flows[i].name.as_str();
+        let name = sc.flow_name(crate::id::FlowId(i as u32));
         let code = match last_name {
             Some((last, code)) if last == name => code,
             _ => *name_code.entry(name).or_insert_with(|| {

@@ -2,7 +2,8 @@
 //!
 //! Loading applies `--set` overrides to the document, deserializes it with
 //! unknown keys refused, builds the topology and resolves every host reference
-//! and workload into a flat list of flows. Any problem is an [`InputError`]
+//! and workload into its flows: listed, or a plan the run generates them
+//! from ([`crate::workload::Flows`]). Any problem is an [`InputError`]
 //! naming the file, the key and the line.
 
 pub mod config;
@@ -14,7 +15,7 @@ pub(crate) use crate::de::path_string;
 use crate::net::topology::{TopologyConfig, TopologySpec};
 use crate::units::Time;
 use config::*;
-use crate::id::HostId;
+use crate::id::{FlowId, HostId};
 pub use error::InputError;
 use std::path::Path;
 
@@ -35,9 +36,9 @@ pub struct Scenario {
     pub transport: TransportConfig,
     pub monitor: MonitorConfig,
     pub signals: crate::signal::SignalSetup,
-    pub flows: Vec<FlowSpec>,
-    /// Flows that start when others have arrived (collectives).
-    pub deps: Vec<crate::workload::collective::FlowDep>,
+    /// The flows, workload by workload (`[[flow]]` entries first): flow
+    /// ids run on from one workload to the next.
+    pub workloads: Vec<crate::workload::Workload>,
     /// Collective operations, for collectives.csv.
     pub collectives: Vec<crate::workload::collective::CollectiveSpec>,
     /// RPC flows, for rpcs.csv.
@@ -47,6 +48,55 @@ pub struct Scenario {
     pub connections: Option<crate::workload::connection::ConnPlan>,
     /// The scenario text after overrides, as run (for the run directory).
     pub resolved_toml: String,
+}
+
+impl Scenario {
+    /// Flows in all.
+    pub fn flow_count(&self) -> usize {
+        self.workloads.last().map_or(0, |w| (w.first + w.len()) as usize)
+    }
+
+    /// The workload that holds `flow`.
+    fn workload_of(&self, flow: FlowId) -> &crate::workload::Workload {
+        &self.workloads[self.workloads.partition_point(|w| w.first <= flow.0) - 1]
+    }
+
+    /// The name of flow `flow`.
+    pub fn flow_name(&self, flow: FlowId) -> &str {
+        let w = self.workload_of(flow);
+        w.name(flow.0 - w.first)
+    }
+
+    /// Calls `each` with every flow (its id, what it is and whether it
+    /// waits for others), in flow order, computing those a plan holds.
+    pub fn for_each_flow(&self, mut each: impl FnMut(FlowId, &FlowSpec, bool)) {
+        for w in &self.workloads {
+            w.for_each_flow(&mut each);
+        }
+    }
+
+    /// Every flow, listed (a plan's computed: for tests and small scenarios).
+    pub fn flow_specs(&self) -> Vec<FlowSpec> {
+        let mut v = Vec::with_capacity(self.flow_count());
+        self.for_each_flow(|_, f, _| v.push(f.clone()));
+        v
+    }
+
+    /// Calls `each` with every dependency (flow ids of the scenario) until
+    /// it answers false; answers whether it never did.
+    pub fn for_each_dep(&self, mut each: impl FnMut(&crate::workload::collective::FlowDep) -> bool) -> bool {
+        self.workloads.iter().all(|w| w.for_each_dep(&mut each))
+    }
+
+    /// Every dependency, listed (for tests and small scenarios).
+    pub fn flow_deps(&self) -> Vec<crate::workload::collective::FlowDep> {
+        let mut v = Vec::new();
+        self.for_each_dep(|d| {
+            v.push(d.clone());
+            true
+        });
+        v
+    }
 }
 
 /// An override `KEY=VALUE` from `--set` or the Python API.
@@ -293,22 +343,54 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, bu
         });
     }
     let seed = seed.unwrap_or(sf.seed);
-    let extras = std::cell::RefCell::new(crate::workload::Extras { nic_spread, ..Default::default() });
-    flow_deps(&sf.flow, &mut extras.borrow_mut().deps, err)?;
+    let mut extras = crate::workload::Extras { nic_spread, ..Default::default() };
+    let mut entry_deps = Vec::new();
+    flow_deps(&sf.flow, &mut entry_deps, err)?;
     // Which key made how many flows, for the memory check below.
     let mut makers: Vec<(String, u64)> = vec![("flow".into(), flows.len() as u64)];
     let max_flows = budget.max_flows();
     if flows.len() as u64 > max_flows {
         return Err(err("flow", crate::workload::too_many_flows(max_flows)));
     }
+    let mut count = flows.len() as u64;
+    let mut workloads = vec![crate::workload::Workload { first: 0, flows: crate::workload::Flows::Listed { specs: flows, deps: entry_deps } }];
+    // Connections of several queue pairs rewrite every flow into its parts:
+    // every workload is listed for them.
+    let plans = sf.transport.connection.is_none();
     for (i, w) in sf.workload.iter().enumerate() {
         let key_err = |key: &str, m| err(&format!("workload[{i}].{key}"), m);
-        let ctx = crate::workload::Ctx { idx: i, topo: &topology, seed, base_dir, mtu: t.mtu, err: &key_err, max_flows, out: &extras };
-        let before = flows.len();
-        crate::workload::expand(w, &ctx, &mut flows)?;
-        makers.push((format!("workload[{i}]"), (flows.len() - before) as u64));
+        let own = std::cell::RefCell::new(crate::workload::Extras::default());
+        let ctx = crate::workload::Ctx { idx: i, first: count, topo: &topology, seed, base_dir, mtu: t.mtu, err: &key_err, max_flows, out: &own };
+        let first = count as u32;
+        let flows = match crate::workload::plan(w, &ctx, plans)? {
+            Some(plan) => {
+                if let crate::workload::Flows::Ring(p) = &plan {
+                    if let crate::workload::WorkloadEntry::Collective(c) = w {
+                        extras.collectives.extend(p.instances(c.op, c.size.0, first));
+                    }
+                }
+                plan
+            }
+            None => {
+                let mut specs = Vec::new();
+                crate::workload::expand(w, &ctx, &mut specs)?;
+                let own = own.into_inner();
+                extras.collectives.extend(own.collectives.into_iter().map(|mut c| {
+                    c.steps.iter_mut().for_each(|r| *r = r.start + first..r.end + first);
+                    c
+                }));
+                extras.rpcs.extend(own.rpcs.into_iter().map(|mut r| {
+                    r.flow += first;
+                    r
+                }));
+                crate::workload::Flows::Listed { specs, deps: own.deps }
+            }
+        };
+        let w = crate::workload::Workload { first, flows };
+        makers.push((format!("workload[{i}]"), w.len() as u64));
+        count += w.len() as u64;
+        workloads.push(w);
     }
-    let mut extras = extras.into_inner();
     let connections = match &sf.transport.connection {
         None => None,
         Some(c) => {
@@ -316,17 +398,28 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, bu
             if !extras.rpcs.is_empty() {
                 return Err(err("transport.connection", "connections of several queue pairs do not apply to rpc workloads (rpcs.csv reports whole RPCs)".into()));
             }
-            let parts = crate::workload::connection::parts(flows.len(), c.qps);
+            let parts = crate::workload::connection::parts(count as usize, c.qps);
             if parts > max_flows {
-                return Err(err("transport.connection.qps", format!("{} messages on {} queue pairs make {parts} flows: {}", flows.len(), c.qps, crate::workload::too_many_flows(max_flows))));
+                return Err(err("transport.connection.qps", format!("{count} messages on {} queue pairs make {parts} flows: {}", c.qps, crate::workload::too_many_flows(max_flows))));
             }
-            makers.push(("transport.connection.qps".into(), parts.saturating_sub(flows.len() as u64)));
-            Some(crate::workload::connection::expand(c.qps, &mut flows, &mut extras))
+            makers.push(("transport.connection.qps".into(), parts.saturating_sub(count)));
+            // One list of every message, dependencies in ids of the scenario.
+            let mut flows = Vec::with_capacity(count as usize);
+            for w in &workloads {
+                w.for_each_flow(|_, f, _| flows.push(f.clone()));
+                w.for_each_dep(|d| {
+                    extras.deps.push(d.clone());
+                    true
+                });
+            }
+            let plan = crate::workload::connection::expand(c.qps, &mut flows, &mut extras);
+            workloads = vec![crate::workload::Workload { first: 0, flows: crate::workload::Flows::Listed { specs: flows, deps: std::mem::take(&mut extras.deps) } }];
+            Some(plan)
         }
     };
     let selective = sf.transport.retransmit == crate::transport::config::Retransmit::Selective;
-    check_memory(&topology, &flows, &extras.deps, &makers, (sf.transport.mtu, selective, sf.switch.buffer.0), budget, err)?;
-    check_link_rows(&sf.monitor, sf.stop, &topology, &flows, budget, err)?;
+    check_memory(&topology, &workloads, &makers, (sf.transport.mtu, selective, sf.switch.buffer.0), budget, err)?;
+    check_link_rows(&sf.monitor, sf.stop, &topology, &workloads, budget, err)?;
     Ok(Scenario {
         name: sf.name,
         seed,
@@ -338,8 +431,7 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, bu
         transport: sf.transport,
         monitor: sf.monitor,
         signals,
-        flows,
-        deps: extras.deps,
+        workloads,
         collectives: extras.collectives,
         rpcs: extras.rpcs,
         connections,
@@ -638,24 +730,25 @@ fn over_memory(e: &crate::budget::Estimate, budget: &Budget, what: String) -> St
 /// made the most flows (or the topology) is named.
 fn check_memory(
     topology: &TopologySpec,
-    flows: &[FlowSpec],
-    deps: &[crate::workload::collective::FlowDep],
+    workloads: &[crate::workload::Workload],
     makers: &[(String, u64)],
     (mtu, selective, switch_buffer): (u32, bool, u64),
     budget: &Budget,
     err: &ErrFn,
 ) -> Result<(), InputError> {
-    let mut waits = vec![false; flows.len()];
-    for d in deps {
-        if let Some(w) = waits.get_mut(d.flow as usize) {
-            *w = true;
-        }
-    }
-    let mut starts: Vec<u64> = flows.iter().zip(&waits).filter(|(_, &w)| !w).map(|(f, _)| f.start.0).collect();
+    let (mut starts, mut bitmaps, mut flows) = (Vec::new(), Vec::new(), 0u64);
     // Selective retransmission keeps three bitmaps of a bit a packet a flow.
     let bitmap = |f: &FlowSpec| if selective { 3 * f.size.div_ceil(mtu as u64).div_ceil(64) * 8 } else { 0 };
-    let mut bitmaps: Vec<u64> = flows.iter().map(bitmap).collect();
-    let mut e = crate::budget::Estimate::new(2 * topology.links.len() as u64, flows.len() as u64, &mut starts).with_bitmaps(&mut bitmaps);
+    for w in workloads {
+        w.for_each_flow(|_, f, waits| {
+            if !waits {
+                starts.push(f.start.0);
+            }
+            bitmaps.push(bitmap(f));
+            flows += 1;
+        });
+    }
+    let mut e = crate::budget::Estimate::new(2 * topology.links.len() as u64, flows, &mut starts).with_bitmaps(&mut bitmaps);
     // Packets in flight sit mostly in switch buffers: as many as they hold.
     e.buffered = (topology.switches.len() as u64).saturating_mul(switch_buffer / (mtu as u64).max(1));
     if e.bytes() <= budget.max_memory {
@@ -675,15 +768,25 @@ fn check_memory(
 /// the run, which is no earlier than the last flow's start plus its
 /// transmission at the fastest link's rate (or `stop`): refuse a scenario
 /// whose file would certainly pass the output budget.
-fn check_link_rows(m: &crate::monitor::MonitorConfig, stop: Option<Time>, topology: &TopologySpec, flows: &[FlowSpec], budget: &Budget, err: &ErrFn) -> Result<(), InputError> {
+fn check_link_rows(m: &crate::monitor::MonitorConfig, stop: Option<Time>, topology: &TopologySpec, workloads: &[crate::workload::Workload], budget: &Budget, err: &ErrFn) -> Result<(), InputError> {
     if !(m.links && m.idle_rows) {
         return Ok(());
     }
     let links = topology.links.len() as u64;
     let fastest = topology.links.iter().map(|l| l.rate.0).max().unwrap_or(1).max(1);
     let end_of = |f: &FlowSpec| f.start.0.saturating_add(crate::units::tx_time_ps(f.size, fastest));
-    let Some((i, last)) = flows.iter().enumerate().max_by_key(|(_, f)| end_of(f)) else { return Ok(()) };
-    let end = end_of(last).min(stop.map_or(u64::MAX, |s| s.0));
+    // The first flow of the latest end.
+    let mut last: Option<(FlowId, u64)> = None;
+    for w in workloads {
+        w.for_each_flow(|id, f, _| {
+            let e = end_of(f);
+            if last.is_none_or(|(_, l)| e >= l) {
+                last = Some((id, e));
+            }
+        });
+    }
+    let Some((i, last)) = last else { return Ok(()) };
+    let end = last.min(stop.map_or(u64::MAX, |s| s.0));
     let rows = (end / m.window.0.max(1)).saturating_add(1).saturating_mul(2 * links);
     let bytes = rows.saturating_mul(crate::budget::LINK_ROW_BYTES);
     if bytes > budget.max_output {

@@ -36,98 +36,14 @@ pub struct HostPort<'a> {
     pub port: &'a mut Port,
 }
 
-/// Flows that wait for others (collectives): a flow starts when every flow
-/// it waits for has arrived whole at its receiver, plus a gap, and, if it
-/// queues behind another flow (`after_sent`), once that flow's last packet
-/// has left the NIC for the first time (the next work request of a queue pair).
-#[derive(Debug, Default)]
-pub struct Deps {
-    /// Per flow: what it still waits for and when it may start, together
-    /// (a flow whose prerequisite arrives reads them at once).
-    waiters: Vec<Waiter>,
-    /// Per flow: the flows waiting for it (`dependents[first[f]..first[f + 1]]`).
-    first: Vec<u32>,
-    dependents: Vec<FlowId>,
-    /// Per flow: the flow queued behind it (`u32::MAX`: none); empty when no flow queues.
-    sent_next: Vec<u32>,
-}
-
-/// A flow's wait for its prerequisites.
-#[derive(Clone, Copy, Debug)]
-struct Waiter {
-    /// Prerequisites not yet met.
-    waiting: u32,
-    /// The gap after the last arrival.
-    gap: u64,
-    /// The earliest start its scheduled start and the prerequisites met so
-    /// far allow.
-    earliest: u64,
-}
-
-impl Waiter {
-    /// One prerequisite met, allowing a start at `at` or later: the start,
-    /// once none is left.
-    #[inline]
-    fn met(&mut self, at: u64) -> Option<u64> {
-        self.waiting -= 1;
-        self.earliest = self.earliest.max(at);
-        (self.waiting == 0).then_some(self.earliest)
-    }
-}
-
-impl Deps {
-    /// From (flow, prerequisites, gap) triples over the scenario's flows.
-    pub fn new(flows: &[crate::workload::FlowSpec], deps: &[crate::workload::collective::FlowDep]) -> Deps {
-        if deps.is_empty() {
-            return Deps::default();
-        }
-        let mut waiters: Vec<Waiter> = flows.iter().map(|f| Waiter { waiting: 0, gap: 0, earliest: f.start.0 }).collect();
-        let flows = flows.len();
-        let mut count = vec![0u32; flows + 1];
-        let mut sent_next = Vec::new();
-        for d in deps {
-            let w = &mut waiters[d.flow as usize];
-            w.waiting = d.after.len() as u32;
-            w.gap = d.gap.0;
-            if let Some(a) = d.after_sent {
-                if sent_next.is_empty() {
-                    sent_next = vec![u32::MAX; flows];
-                }
-                debug_assert_eq!(sent_next[a as usize], u32::MAX, "one flow queues behind {a}");
-                sent_next[a as usize] = d.flow;
-                w.waiting += 1;
-            }
-            for &a in &d.after {
-                count[a as usize + 1] += 1;
-            }
-        }
-        for i in 0..flows {
-            count[i + 1] += count[i];
-        }
-        let mut fill = count.clone();
-        let mut dependents = vec![FlowId(0); count[flows] as usize];
-        for d in deps {
-            for &a in &d.after {
-                dependents[fill[a as usize] as usize] = FlowId(d.flow);
-                fill[a as usize] += 1;
-            }
-        }
-        Deps { waiters, first: count, dependents, sent_next }
-    }
-
-    /// Does `flow` wait for others before it may start?
-    pub fn waits(&self, flow: FlowId) -> bool {
-        self.waiters.get(flow.ix()).is_some_and(|w| w.waiting > 0)
-    }
-}
-
 /// Every host NIC and every flow.
 #[derive(Debug)]
 pub struct Transport {
     pub(crate) nics: Vec<Nic>,
     pub(crate) flows: FlowStore,
     pub(crate) shared: FlowShared,
-    pub(crate) deps: Deps,
+    /// The workloads' applications: they start the flows that wait for others.
+    pub(crate) apps: crate::workload::app::Apps,
     /// What a receiver answered to the packet being handled (reused: no allocation per packet).
     actions: Vec<RxAction>,
     /// Connections of several queue pairs, when `[transport.connection]` is set.
@@ -141,7 +57,7 @@ impl Transport {
         let nics = (0..hosts).map(|_| Nic { ring: VecDeque::new(), wake_at: u64::MAX }).collect();
         // The store's flows are unstarted, so unfinished (a flow of no bytes
         // finishes when it starts).
-        Transport { nics, flows, shared, deps: Deps::default(), actions: Vec::with_capacity(4), conns: None, finished: 0 }
+        Transport { nics, flows, shared, apps: Default::default(), actions: Vec::with_capacity(4), conns: None, finished: 0 }
     }
 
     /// Groups the flows into connections of several queue pairs (each flow
@@ -185,8 +101,8 @@ impl Transport {
             ctx.stats.flows_completed += 1;
             self.finished += 1;
             self.flows.retire_if_over(flow, ctx.pkts.in_network(flow));
-            if !self.deps.first.is_empty() {
-                self.start_dependents(ctx, flow);
+            if self.apps.any_waits() {
+                self.apps.arrived(ctx, flow);
             }
             return;
         }
@@ -245,7 +161,7 @@ impl Transport {
     pub(crate) fn transmit(&mut self, ctx: &mut Ctx, obs: &mut Observers, hp: &mut HostPort, host: HostId) {
         let Some(pkt) = self.nic_next(ctx, hp.port, host) else { return };
         let end = hp.port.start_tx(hp.id, ctx, obs, pkt, ctx.now);
-        if !self.deps.sent_next.is_empty() {
+        if self.apps.watches_sent() {
             self.start_queued(ctx, pkt, end);
         }
         if !self.nics[host].ring.is_empty() {
@@ -341,8 +257,8 @@ impl Transport {
                     self.rx_action(ctx, obs, hp, p.flow, a, int_head.map(|h| (pkt, h)));
                 }
                 self.actions = actions;
-                if out.completed && !self.deps.first.is_empty() {
-                    self.start_dependents(ctx, p.flow);
+                if out.completed && self.apps.any_waits() {
+                    self.apps.arrived(ctx, p.flow);
                 }
             }
             PacketKind::Ack => {
@@ -419,33 +335,14 @@ impl Transport {
         }
     }
 
-    /// `flow` arrived whole: the flows waiting only for it now start, after their gap.
-    #[cold]
-    fn start_dependents(&mut self, ctx: &mut Ctx, flow: FlowId) {
-        let (a, b) = (self.deps.first[flow.ix()] as usize, self.deps.first[flow.ix() + 1] as usize);
-        for k in a..b {
-            let d = self.deps.dependents[k];
-            let w = &mut self.deps.waiters[d.ix()];
-            if let Some(at) = w.met(ctx.now + w.gap) {
-                ctx.push(at, Event::FlowStart { flow: d });
-            }
-        }
-    }
-
     /// A data packet leaves the NIC until `end`: if it is its flow's last,
-    /// sent for the first time, the flow queued behind it may start then.
+    /// the flow queued behind it may start then (the first time only).
     #[inline]
     fn start_queued(&mut self, ctx: &mut Ctx, pkt: PktId, end: u64) {
         let p = ctx.pkts.get(pkt);
         let (flow, psn) = (p.flow, p.psn);
-        let next = self.deps.sent_next[flow.ix()];
-        if next == u32::MAX || psn + 1 != self.flows[flow].npkts {
-            return;
-        }
-        self.deps.sent_next[flow.ix()] = u32::MAX;
-        let d = FlowId(next);
-        if let Some(at) = self.deps.waiters[d.ix()].met(end) {
-            ctx.push(at, Event::FlowStart { flow: d });
+        if psn + 1 == self.flows[flow].npkts {
+            self.apps.sent(ctx, flow, end);
         }
     }
 

@@ -29,7 +29,7 @@ pub fn expand(c: &AllToAllConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Resul
         return Err(err("hosts", "all_to_all needs at least two hosts".into()));
     }
     let total = hs.len() as u64 * (hs.len() as u64 - 1);
-    if (flows.len() as u64).saturating_add(total) > ctx.max_flows {
+    if ctx.first.saturating_add(flows.len() as u64).saturating_add(total) > ctx.max_flows {
         return Err(err("hosts", format!("all_to_all among {} hosts makes {total} flows: {}", hs.len(), super::too_many_flows(ctx.max_flows))));
     }
     let tag = label(&c.name, "a2a", ctx.idx);

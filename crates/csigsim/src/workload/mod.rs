@@ -1,6 +1,14 @@
-//! Workloads: generators that expand into flows, one file each. Each
-//! generator draws from its own random stream (seed, workload index), so
-//! adding a generator never changes the flows of another.
+//! Workloads: generators of flows, one file each, and the applications
+//! that start their flows during the run ([`app`]). Each generator draws
+//! from its own random stream (seed, workload index), so adding a generator
+//! never changes the flows of another.
+//!
+//! A workload's flows are either listed when the scenario is loaded
+//! ([`Flows::Listed`]: the flows and the dependencies between them), or
+//! held as a plan the run computes each flow and dependency from when it
+//! needs them ([`Flows::Ring`]: a ring collective of millions of slices).
+//! Either way flow `i` of a workload has the id `first + i`, in the order
+//! the generator lists them.
 //!
 //! Adding a generator: its file (its keys as a config struct, `expand`), one
 //! line in the registry below, and its section in docs/workloads.md.
@@ -39,6 +47,8 @@ pub struct NicSpread {
 pub struct Ctx<'a> {
     /// The workload's position among the `[[workload]]` tables.
     pub idx: usize,
+    /// Flows of the scenario before this workload's (its first flow's id).
+    pub first: u64,
     pub topo: &'a TopologySpec,
     pub seed: u64,
     /// Relative file names are relative to this directory.
@@ -88,7 +98,105 @@ generators! {
     (collective, Collective, "collective", CollectiveConfig, "a collective as NCCL runs it (all_reduce, all_gather, reduce_scatter, broadcast, reduce on a ring or tree; all_to_all), pipelined, with dependencies between sends"),
 }
 
+pub mod app;
 pub mod connection;
+
+/// The flows of workload `ctx.idx` as a plan the run generates them from,
+/// when its generator has one and `plans` allows it; None when they are to
+/// be listed ([`expand`]).
+pub fn plan(w: &WorkloadEntry, ctx: &Ctx, plans: bool) -> Result<Option<Flows>, InputError> {
+    match w {
+        WorkloadEntry::Collective(c) if plans => Ok(collective::ring_plan(c, ctx)?.map(Flows::Ring)),
+        _ => Ok(None),
+    }
+}
+
+/// The flows of one workload, as the scenario holds them.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Flows {
+    /// Every flow, and the dependencies between them (flow ids of the
+    /// workload: 0 is its first flow).
+    Listed { specs: Vec<FlowSpec>, deps: Vec<collective::FlowDep> },
+    /// A ring collective's plan: its flows and dependencies are computed
+    /// when the run or an output needs them.
+    Ring(collective::ring::RingPlan),
+}
+
+/// One workload's flows: ids `first .. first + len()`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Workload {
+    pub first: u32,
+    pub flows: Flows,
+}
+
+impl Workload {
+    /// Flows of the workload.
+    pub fn len(&self) -> u32 {
+        match &self.flows {
+            Flows::Listed { specs, .. } => specs.len() as u32,
+            Flows::Ring(p) => p.flows() as u32,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Calls `each` with every flow of the workload (its id, its spec and
+    /// whether it waits for others), in order.
+    pub fn for_each_flow(&self, mut each: impl FnMut(crate::id::FlowId, &FlowSpec, bool)) {
+        let id = |i: u32| crate::id::FlowId(self.first + i);
+        match &self.flows {
+            Flows::Listed { specs, deps } => {
+                let mut waits = vec![false; specs.len()];
+                for d in deps {
+                    waits[d.flow as usize] |= !d.after.is_empty() || d.after_sent.is_some();
+                }
+                for (i, f) in specs.iter().enumerate() {
+                    each(id(i as u32), f, waits[i]);
+                }
+            }
+            Flows::Ring(p) => {
+                let mut f = FlowSpec { src: crate::id::HostId(0), dst: crate::id::HostId(0), size: 0, start: crate::units::Time(0), name: String::new(), rate_cap: u64::MAX, channel: 0 };
+                for i in 0..p.flows() as u32 {
+                    p.spec_into(i, &mut f);
+                    each(id(i), &f, p.waiting(i) > 0);
+                }
+            }
+        }
+    }
+
+    /// Calls `each` with every dependency of the workload (flow ids of the
+    /// scenario), in order of the flows that wait, until it answers false.
+    pub fn for_each_dep(&self, mut each: impl FnMut(&collective::FlowDep) -> bool) -> bool {
+        let shift = |d: &mut collective::FlowDep| {
+            d.flow += self.first;
+            d.after.iter_mut().for_each(|a| *a += self.first);
+            if let Some(a) = &mut d.after_sent {
+                *a += self.first;
+            }
+        };
+        match &self.flows {
+            Flows::Listed { deps, .. } => deps.iter().all(|d| {
+                let mut d = d.clone();
+                shift(&mut d);
+                each(&d)
+            }),
+            Flows::Ring(p) => (0..p.flows() as u32).filter_map(|i| p.dep(i)).all(|mut d| {
+                shift(&mut d);
+                each(&d)
+            }),
+        }
+    }
+
+    /// The name of flow `i` of the workload.
+    pub fn name(&self, i: u32) -> &str {
+        match &self.flows {
+            Flows::Listed { specs, .. } => &specs[i as usize].name,
+            Flows::Ring(p) => p.name(i),
+        }
+    }
+}
 
 /// The hosts a `hosts` list names (all hosts when absent), each at most
 /// once; a server of several NICs stands for its NICs, in order.

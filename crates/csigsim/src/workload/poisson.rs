@@ -202,7 +202,7 @@ pub fn expand(c: &PoissonConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Result
     let mut rng = Stream::new(ctx.seed, ctx.idx as u64, Purpose::Workload);
     // The expected number of flows, refused before generating when it could not fit in memory.
     let expected: f64 = hs.iter().map(|&h| c.load * host_rate(ctx.topo, h) as f64 / (8.0 * mean) * ((end - c.start.0) as f64 / PS_PER_S as f64)).sum();
-    if expected + flows.len() as f64 > ctx.max_flows as f64 {
+    if expected + (ctx.first + flows.len() as u64) as f64 > ctx.max_flows as f64 {
         return Err(err("load", format!("this workload would generate about {expected:.3e} flows: {}; lower its load or duration", super::too_many_flows(ctx.max_flows))));
     }
     let first = flows.len();
@@ -216,7 +216,7 @@ pub fn expand(c: &PoissonConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Result
                 break;
             }
             // Arrivals are random: the expectation above is not a bound.
-            if flows.len() as u64 >= ctx.max_flows {
+            if ctx.first + flows.len() as u64 >= ctx.max_flows {
                 return Err(err("load", super::too_many_flows(ctx.max_flows)));
             }
             // Uniform among the other hosts: skip the sender's own position.

@@ -107,7 +107,7 @@ pub fn expand(c: &RpcConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Result<(),
         let senders = hosts_of(ctx.topo, &b.senders, &|k, m| err(&format!("background.senders.{k}"), m))?;
         expected += senders.iter().map(|&s| bursts * per_burst(b.rate.map_or(host_rate(ctx.topo, s), |r| r.0))).sum::<f64>();
     }
-    if expected + flows.len() as f64 > ctx.max_flows as f64 {
+    if expected + (ctx.first + flows.len() as u64) as f64 > ctx.max_flows as f64 {
         return Err(err("load", format!("this workload would generate about {expected:.3e} RPCs: {}; lower its load or duration", super::too_many_flows(ctx.max_flows))));
     }
     let tag = label(&c.name, "rpc", ctx.idx);
@@ -123,7 +123,7 @@ pub fn expand(c: &RpcConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Result<(),
             if t >= end as f64 {
                 break;
             }
-            if flows.len() as u64 >= ctx.max_flows {
+            if ctx.first + flows.len() as u64 >= ctx.max_flows {
                 return Err(err("load", super::too_many_flows(ctx.max_flows)));
             }
             let d = pick(&mut rng, &rx, s);
@@ -154,7 +154,7 @@ pub fn expand(c: &RpcConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Result<(),
             while burst < end {
                 let mut t = burst;
                 while t < burst.saturating_add(b.on.0).min(end) {
-                    if flows.len() as u64 >= ctx.max_flows {
+                    if ctx.first + flows.len() as u64 >= ctx.max_flows {
                         return Err(err("background.rate", super::too_many_flows(ctx.max_flows)));
                     }
                     let d = pick(&mut rng, &brx, s);

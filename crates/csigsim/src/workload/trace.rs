@@ -31,12 +31,12 @@ const COLUMNS: [&str; 5] = ["src", "dst", "size", "start", "name"];
 pub fn expand(c: &TraceConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Result<(), InputError> {
     let path = relative_to(ctx.base_dir, &c.file);
     // Errors inside the file name the file and line; only reading it is the key's fault.
-    read_trace(&path, ctx.topo, ctx.idx, ctx.mtu, ctx.max_flows, flows).map_err(|e| if e.file.is_empty() { (ctx.err)("file", e.msg) } else { e })
+    read_trace(&path, ctx.topo, ctx.idx, ctx.mtu, (ctx.first, ctx.max_flows), flows).map_err(|e| if e.file.is_empty() { (ctx.err)("file", e.msg) } else { e })
 }
 
 /// Reads `src,dst,size,start[,name]` rows. Hosts are names or indices; size is
 /// bytes or a size with a unit; start is a time with a unit.
-fn read_trace(path: &Path, topo: &TopologySpec, idx: usize, mtu: u32, max_flows: u64, flows: &mut Vec<FlowSpec>) -> Result<(), InputError> {
+fn read_trace(path: &Path, topo: &TopologySpec, idx: usize, mtu: u32, (first, max_flows): (u64, u64), flows: &mut Vec<FlowSpec>) -> Result<(), InputError> {
     let fname = path.display().to_string();
     // Parsed rows take several times the text: a file too large for the
     // flow budget is refused before it is read (the shortest row is 6 bytes).
@@ -75,7 +75,7 @@ fn read_trace(path: &Path, topo: &TopologySpec, idx: usize, mtu: u32, max_flows:
     };
     let (ct, cn) = (col("start"), col("name"));
     for rec in rows {
-        if flows.len() as u64 >= max_flows {
+        if first + flows.len() as u64 >= max_flows {
             return Err(InputError::new(&fname, None, Some(rec.cells.first().map_or(rec.end, |c| c.at)), super::too_many_flows(max_flows)));
         }
         if let Some(extra) = rec.cells.get(cols.len()) {

@@ -67,13 +67,13 @@ fn sends_wait_for_their_input_and_iterations_for_the_gap() {
     let text = ring(4, 4, "4MB").replace("size = \"4MB\"", "size = \"4MB\"\niterations = 2\ngap = \"50us\"\nchunk = \"250KB\"");
     let sc = load(&text);
     // 2 iterations x 6 steps x 4 ranks x 4 slices of 250 KB.
-    assert_eq!(sc.flows.len(), 2 * 6 * 4 * 4);
-    assert!(sc.flows.iter().all(|f| f.size == 250_000));
+    assert_eq!(sc.flow_specs().len(), 2 * 6 * 4 * 4);
+    assert!(sc.flow_specs().iter().all(|f| f.size == 250_000));
     let out = csigsim::run(sc.clone(), |_| true);
     let mut w = World::new(sc);
     w.run(u64::MAX);
     let f = w.flows();
-    for d in &w.scenario().deps {
+    for d in &w.scenario().flow_deps() {
         let me = &f[d.flow as usize];
         let ready = d.after.iter().map(|&a| f[a as usize].finish_ps.unwrap()).max().unwrap() + d.gap.0;
         assert_eq!(me.start_ps, ready, "flow {} starts when its last input arrived, plus the gap", d.flow);
@@ -178,13 +178,13 @@ fn ring_broadcast_and_reduce_match_the_pipeline_within_two_percent() {
     let chunk = 512u64 << 10;
     for (op, root) in [("broadcast", 2u32), ("reduce", 5)] {
         let sc = load(&fat_tree_collective(n, &format!("op = \"{op}\"\nsize = \"16MiB\"\nchunk = \"512KiB\"\nroot = {root}")));
-        assert_eq!(sc.flows.len() as u64, (n as u64 - 1) * size / chunk);
+        assert_eq!(sc.flow_specs().len() as u64, (n as u64 - 1) * size / chunk);
         let w = World::new(sc.clone());
         // The chain: from the root (broadcast) or ending at it (reduce).
         let first = if op == "broadcast" { root } else { (root + 1) % n };
         let chain: Vec<u32> = (0..n).map(|h| (first + h) % n).collect();
-        assert_eq!(sc.flows[0].src, HostId(chain[0]));
-        assert_eq!(sc.flows.last().unwrap().dst, HostId(chain[n as usize - 1]));
+        assert_eq!(sc.flow_specs()[0].src, HostId(chain[0]));
+        assert_eq!(sc.flow_specs().last().unwrap().dst, HostId(chain[n as usize - 1]));
         let (tp, _) = packet_times(&w, 0, 1);
         let slice = chunk / 4096 * tp;
         let latencies: u64 = chain.windows(2).map(|h| packet_times(&w, h[0], h[1]).1 - tp).sum();
@@ -234,8 +234,8 @@ fn all_to_all_time_matches_the_nic_bound_within_two_percent() {
     let n = 16;
     let per_peer = 256u64 << 10;
     let sc = load(&fat_tree_collective(n, "op = \"all_to_all\"\nsize = \"4MiB\""));
-    assert_eq!(sc.flows.len() as u32, n * (n - 1));
-    assert!(sc.flows.iter().all(|f| f.size == per_peer));
+    assert_eq!(sc.flow_specs().len() as u32, n * (n - 1));
+    assert!(sc.flow_specs().iter().all(|f| f.size == per_peer));
     let w = World::new(sc.clone());
     let (tp, _) = packet_times(&w, 0, 1);
     let last = (0..n).map(|r| packet_times(&w, r, (r + n - 1) % n).1).max().unwrap();
@@ -284,7 +284,7 @@ fn all_to_all_slows_by_the_oversubscription_ratio() {
 /// Bytes each rank sends and receives in instance 0, from the flows.
 fn bytes_per_rank(sc: &csigsim::Scenario, n: u32) -> (Vec<u64>, Vec<u64>) {
     let (mut tx, mut rx) = (vec![0; n as usize], vec![0; n as usize]);
-    for f in &sc.flows {
+    for f in &sc.flow_specs() {
         tx[f.src.0 as usize] += f.size;
         rx[f.dst.0 as usize] += f.size;
     }
@@ -476,7 +476,7 @@ fn groups_cut_the_hosts_in_blocks_or_strides() {
         // Group 0's flows stay among its hosts.
         let r = sc.collectives[0].steps[0].start as usize..sc.collectives[0].steps.last().unwrap().end as usize;
         assert_eq!(r.len(), 12);
-        for f in &sc.flows[r] {
+        for f in &sc.flow_specs()[r] {
             assert!(first.contains(&f.src.0) && first.contains(&f.dst.0), "{layout}: {f:?}");
         }
     }
@@ -501,7 +501,7 @@ fn every_flow_starts_when_its_inputs_and_its_queue_allow() {
         let (tp, _) = packet_times(&w, 0, 1);
         let f = w.flows();
         assert!(f.iter().all(|x| x.finish_ps.is_some()), "{keys}");
-        let deps = &w.scenario().deps;
+        let deps = &w.scenario().flow_deps();
         assert!(deps.iter().any(|d| d.gap.0 == 7_000_000), "{keys}: the second iteration waits for the first");
         for d in deps {
             let me = &f[d.flow as usize];

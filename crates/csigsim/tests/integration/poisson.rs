@@ -22,11 +22,11 @@ fn achieved_load_is_within_two_percent_of_the_target() {
     // 2% bound is near three standard deviations.
     for (cdf, target, duration_ps) in [("websearch", 0.3, 2_850_000_000_000u64), ("hadoop", 0.5, 150_000_000_000)] {
         let sc = load(&poisson(cdf, target, &format!("{}us", duration_ps / 1_000_000)));
-        assert!(sc.flows.len() > 90_000, "{cdf}: {} flows", sc.flows.len());
-        let sizes: Vec<u64> = sc.flows.iter().map(|f| f.size).collect();
+        assert!(sc.flow_specs().len() > 90_000, "{cdf}: {} flows", sc.flow_specs().len());
+        let sizes: Vec<u64> = sc.flow_specs().iter().map(|f| f.size).collect();
         let a = achieved(&sizes, duration_ps);
         assert!((a - target).abs() / target < 0.02, "{cdf}: achieved {a:.4} for {target}");
-        assert!(sc.flows.iter().all(|f| f.start.0 < duration_ps));
+        assert!(sc.flow_specs().iter().all(|f| f.start.0 < duration_ps));
     }
 }
 
@@ -34,9 +34,9 @@ fn achieved_load_is_within_two_percent_of_the_target() {
 fn sizes_follow_the_distribution_by_kolmogorov_smirnov() {
     for cdf in ["websearch", "hadoop"] {
         let sc = load(&poisson(cdf, 0.3, if cdf == "websearch" { "300ms" } else { "30ms" }));
-        let n = sc.flows.len();
+        let n = sc.flow_specs().len();
         assert!(n >= 10_000, "{cdf}: {n} flows");
-        let mut sizes: Vec<f64> = sc.flows.iter().map(|f| f.size as f64).collect();
+        let mut sizes: Vec<f64> = sc.flow_specs().iter().map(|f| f.size as f64).collect();
         sizes.sort_by(f64::total_cmp);
         let dist = Cdf::named(cdf).unwrap();
         let mut d: f64 = 0.0;
@@ -54,16 +54,16 @@ fn sizes_follow_the_distribution_by_kolmogorov_smirnov() {
 fn destinations_are_the_other_hosts_and_the_draw_is_per_seed() {
     let text = poisson("hadoop", 0.3, "10ms");
     let sc = load(&text);
-    assert!(sc.flows.iter().all(|f| f.src != f.dst));
+    assert!(sc.flow_specs().iter().all(|f| f.src != f.dst));
     let mut seen = [[false; 16]; 16];
-    for f in &sc.flows {
+    for f in &sc.flow_specs() {
         seen[f.src.0 as usize][f.dst.0 as usize] = true;
     }
     let pairs = seen.iter().flatten().filter(|&&b| b).count();
     assert_eq!(pairs, 16 * 15, "every ordered pair of distinct hosts occurs");
-    assert!(sc.flows.windows(2).all(|w| w[0].start <= w[1].start), "flow ids in start order");
-    assert_eq!(load(&text).flows, sc.flows, "same seed, same flows");
-    assert_ne!(load_with(&text, &["seed=2"]).flows, sc.flows);
+    assert!(sc.flow_specs().windows(2).all(|w| w[0].start <= w[1].start), "flow ids in start order");
+    assert_eq!(load(&text).flow_specs(), sc.flow_specs(), "same seed, same flows");
+    assert_ne!(load_with(&text, &["seed=2"]).flow_specs(), sc.flow_specs());
 }
 
 #[test]
@@ -73,9 +73,9 @@ fn a_user_distribution_file_is_read_relative_to_the_scenario_and_errors_name_it(
     std::fs::write(dir.join("fixed.cdf"), "# all flows 4096 bytes\n4096 0\n4096 100\n").unwrap();
     let text = poisson("fixed.cdf", 0.5, "1ms");
     let sc = csigsim::scenario::load_str(&text, "s.toml", &dir, &[], None).unwrap();
-    assert!(!sc.flows.is_empty() && sc.flows.iter().all(|f| f.size == 4096));
+    assert!(!sc.flow_specs().is_empty() && sc.flow_specs().iter().all(|f| f.size == 4096));
     // 16 hosts x 0.5 x 100 Gb/s for 1 ms is 100 MB: about 24,400 flows of 4 KB.
-    let n = sc.flows.len() as f64;
+    let n = sc.flow_specs().len() as f64;
     assert!((n - 24_414.0).abs() < 4.0 * 24_414f64.sqrt(), "{n}");
     std::fs::write(dir.join("bad.cdf"), "0 0\n100 50\n50 100\n").unwrap();
     let e = csigsim::scenario::load_str(&poisson("bad.cdf", 0.5, "1ms"), "s.toml", &dir, &[], None).unwrap_err();

@@ -88,7 +88,8 @@ fn pfc_head_of_line_blocking_slows_the_victim() {
     assert_eq!(out.summary.packets_dropped, 0);
     // Alone, the victim runs at line rate.
     let mut alone = sc;
-    alone.flows.retain(|f| f.name == "F3 victim");
+    let specs = alone.flow_specs().into_iter().filter(|f| f.name == "F3 victim").collect();
+    alone.workloads = vec![csigsim::workload::Workload { first: 0, flows: csigsim::workload::Flows::Listed { specs, deps: Vec::new() } }];
     let out = csigsim::run(alone, |_| true);
     let f = &out.tables.flows;
     let slow = f.fct_ps[0].unwrap() as f64 / f.ideal_fct_ps[0] as f64;

@@ -31,7 +31,7 @@ fn the_background_follows_its_on_off_pattern() {
     }
     // Three bursts (0, 5, 10 ms) of 11 windows each carry data.
     assert_eq!(active, 33);
-    let bg = w.scenario().flows.iter().filter(|f| f.name.ends_with("-bg")).count();
+    let bg = w.scenario().flow_specs().iter().filter(|f| f.name.ends_with("-bg")).count();
     assert_eq!(bg, 3 * 7, "7 ops (0..960 us every 160 us) per burst");
 }
 
@@ -42,10 +42,10 @@ fn rpcs_csv_has_every_rpc_with_its_latency() {
     );
     let sc = load(&text);
     // 4 senders x 0.3 x 100 Gb/s / (8 x 640 KB) x 10 ms: about 234 RPCs.
-    let n = sc.flows.len() as f64;
+    let n = sc.flow_specs().len() as f64;
     assert!((n - 234.4).abs() < 4.0 * 234.4f64.sqrt(), "{n} RPCs");
-    assert!(sc.flows.iter().all(|f| f.size == 640_000 && f.dst.0 >= 8 && f.dst.0 <= 9 && f.src.0 <= 3));
-    assert!(sc.flows.windows(2).all(|p| p[0].start <= p[1].start));
+    assert!(sc.flow_specs().iter().all(|f| f.size == 640_000 && f.dst.0 >= 8 && f.dst.0 <= 9 && f.src.0 <= 3));
+    assert!(sc.flow_specs().windows(2).all(|p| p[0].start <= p[1].start));
     let out = csigsim::run(sc, |_| true);
     let r = out.tables.rpcs.as_ref().expect("rpcs table");
     assert_eq!(r.len(), out.tables.flows.flow_id.len());

@@ -12,7 +12,7 @@ fn every_shipped_scenario_runs() {
             continue;
         }
         let sc = csigsim::scenario::load_file(&p, &[], None).unwrap_or_else(|e| panic!("{e}"));
-        let total = sc.flows.len() as u64;
+        let total = sc.flow_specs().len() as u64;
         let out = csigsim::run(sc, |_| true);
         assert!(out.summary.invariants_ok, "{}: {:?}", p.display(), out.summary.invariant_violations);
         if out.summary.end_reason == "completed" {

@@ -27,7 +27,7 @@
 //! factor ([`CollectiveOp::bus_factor`]).
 
 mod alltoall;
-mod ring;
+pub mod ring;
 pub mod tree;
 
 use super::{hosts_of, label, Ctx, FlowSpec};
@@ -354,7 +354,18 @@ fn rails(c: &CollectiveConfig, topo: &TopologySpec, err: &super::KeyErr) -> Resu
     Ok((0..nics).map(|r| servers.iter().map(|&s| topo.servers[s as usize].first + r).collect()).collect())
 }
 
-pub fn expand(c: &CollectiveConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Result<(), InputError> {
+/// A collective entry, checked: its groups, the plan its algorithm runs,
+/// whether it is one of the ring operations that keep their own numbering,
+/// and its flows in all.
+struct Setup<'a> {
+    plan: Plan<'a>,
+    groups: Vec<Vec<u32>>,
+    algorithm: Algorithm,
+    legacy: bool,
+    total: u64,
+}
+
+fn setup<'a>(c: &'a CollectiveConfig, ctx: &Ctx) -> Result<Setup<'a>, InputError> {
     let err = ctx.err;
     let groups = if c.group_layout == Some(GroupLayout::Rails) {
         rails(c, ctx.topo, err)?
@@ -409,20 +420,47 @@ pub fn expand(c: &CollectiveConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Res
         _ => ring::flows(&plan),
     };
     let total = per_instance.saturating_mul(c.iterations as u64).saturating_mul(groups.len() as u64);
-    if (flows.len() as u64).saturating_add(total) > ctx.max_flows {
+    if ctx.first.saturating_add(total) > ctx.max_flows {
         return Err(err("size", format!("the collective expands into {total} flows: {}; use a larger chunk or fewer iterations", super::too_many_flows(ctx.max_flows))));
     }
+    Ok(Setup { plan, groups, algorithm, legacy, total })
+}
+
+/// The names of an entry's groups: the entry's name, with the group's
+/// index when it has several.
+fn group_names(c: &CollectiveConfig, ctx: &Ctx, groups: usize) -> Vec<String> {
     let tag = label(&c.name, "coll", ctx.idx);
+    (0..groups)
+        .map(|k| match c.group_layout {
+            Some(GroupLayout::Rails) => format!("{tag}.r{k}"),
+            _ if groups > 1 => format!("{tag}.g{k}"),
+            _ => tag.clone(),
+        })
+        .collect()
+}
+
+/// The ring all-reduce, all-gather and reduce-scatter as plans the run
+/// generates their flows from ([`ring::RingPlan`]); None for the other
+/// operations and algorithms, which [`expand`] lists.
+pub fn ring_plan(c: &CollectiveConfig, ctx: &Ctx) -> Result<Option<ring::RingPlan>, InputError> {
+    let s = setup(c, ctx)?;
+    if !s.legacy {
+        return Ok(None);
+    }
+    let names = group_names(c, ctx, s.groups.len());
+    let plan = ring::RingPlan::new(&s.plan, s.groups.into_iter().zip(names).collect());
+    debug_assert_eq!(plan.flows(), s.total);
+    Ok(Some(plan))
+}
+
+pub fn expand(c: &CollectiveConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Result<(), InputError> {
+    let Setup { plan, groups, algorithm, legacy, .. } = setup(c, ctx)?;
+    let (n, fifo, err) = (plan.n, plan.fifo, ctx.err);
+    let names = group_names(c, ctx, groups.len());
     let mut out = ctx.out.borrow_mut();
     let out = &mut *out;
     let mut dep_count = out.deps.iter().map(|d| d.after.len() as u64).sum::<u64>();
-    let grouped = groups.len() > 1;
-    for (k, hosts) in groups.iter().enumerate() {
-        let name = match c.group_layout {
-            Some(GroupLayout::Rails) => format!("{tag}.r{k}"),
-            _ if grouped => format!("{tag}.g{k}"),
-            _ => tag.clone(),
-        };
+    for (hosts, name) in groups.iter().zip(names) {
         if legacy {
             // Kept as it was: its own numbering and its own iteration rule.
             ring::expand_legacy(&plan, hosts, &name, flows, out);
@@ -476,5 +514,62 @@ mod tests {
         let v: Vec<u64> = slices(10, 4).collect();
         assert_eq!(v, [4, 4, 2]);
         assert_eq!(slices(8, 4).collect::<Vec<_>>(), [4, 4]);
+    }
+
+    /// A ring plan computes, flow by flow, exactly the flows and
+    /// dependencies the listing gives: same ids, hosts, sizes, names,
+    /// channels, prerequisites, gaps and queues, over groups, iterations,
+    /// channels, several slices, slots, both orders and a remainder.
+    #[test]
+    fn ring_plans_compute_what_the_listing_lists() {
+        let topo: toml::Table = toml::from_str("kind = \"fat_tree\"\nk = 4\nrate = \"100Gbps\"\ndelay = \"1us\"").unwrap();
+        let topo = crate::net::topology::TopologyConfig::from_table(&topo).unwrap().build().unwrap();
+        let cases = [
+            "op = \"all_reduce\"\nsize = \"64KB\"",
+            "op = \"all_reduce\"\nsize = \"1000003B\"\nchunk = \"7KB\"\nchannels = 3\nslots = 2\niterations = 3\ngap = \"2us\"\nstart = \"5us\"",
+            "op = \"all_gather\"\nsize = \"400KB\"\nchunk = \"4KB\"\norder = \"fifo\"\niterations = 2\ngroup_size = 4",
+            "op = \"reduce_scatter\"\nsize = \"96KB\"\nchunk = \"1KB\"\nslots = 1\nchannels = 2\norder = \"fifo\"\ngroup_size = 8\ngroup_layout = \"strided\"\niterations = 2\ngap = \"1us\"\nname = \"rs\"",
+            "op = \"all_reduce\"\nsize = \"32KB\"\nhosts = [\"h3\", \"h0\", \"h9\"]\nchunk = \"2KB\"\norder = \"fifo\"",
+        ];
+        for (k, text) in cases.iter().enumerate() {
+            let c: CollectiveConfig = toml::from_str(text).unwrap();
+            let err = |key: &str, m: String| InputError::new("t", Some(key.into()), None, m);
+            let out = std::cell::RefCell::new(super::super::Extras::default());
+            let ctx = Ctx { idx: 2, first: 0, topo: &topo, seed: 1, base_dir: std::path::Path::new("."), mtu: 1000, err: &err, max_flows: u64::MAX, out: &out };
+            let plan = ring_plan(&c, &ctx).unwrap().expect("a ring plan");
+            let mut listed = Vec::new();
+            expand(&c, &ctx, &mut listed).unwrap();
+            let extras = out.into_inner();
+            assert_eq!(plan.flows(), listed.len() as u64, "case {k}");
+            let mut f = listed[0].clone();
+            for (i, want) in listed.iter().enumerate() {
+                plan.spec_into(i as u32, &mut f);
+                assert_eq!(&f, want, "case {k} flow {i}");
+                assert_eq!(plan.index(plan.pos(i as u32)), i as u32);
+            }
+            let deps: Vec<FlowDep> = (0..plan.flows() as u32).filter_map(|i| plan.dep(i)).collect();
+            assert_eq!(deps, extras.deps, "case {k}");
+            // Waits, dependents and queues agree with the dependencies.
+            let mut dependents = vec![Vec::new(); listed.len()];
+            let mut behind = vec![None; listed.len()];
+            let mut waiting = vec![0u32; listed.len()];
+            for d in &deps {
+                waiting[d.flow as usize] = d.after.len() as u32 + d.after_sent.is_some() as u32;
+                for &a in &d.after {
+                    dependents[a as usize].push(d.flow);
+                }
+                if let Some(a) = d.after_sent {
+                    behind[a as usize] = Some(d.flow);
+                }
+            }
+            for i in 0..listed.len() as u32 {
+                assert_eq!(plan.waiting(i), waiting[i as usize], "case {k} flow {i}");
+                let mut got = Vec::new();
+                plan.dependents(i, |d| got.push(d));
+                assert_eq!(got, dependents[i as usize], "case {k} flow {i}");
+                assert_eq!(plan.queued_behind(i), behind[i as usize], "case {k} flow {i}");
+            }
+            assert_eq!(plan.instances(c.op, c.size.0, 0), extras.collectives, "case {k}");
+        }
     }
 }

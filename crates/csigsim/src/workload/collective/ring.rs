@@ -138,3 +138,237 @@ pub(super) fn expand_chain(p: &Plan, inst: &mut Instance, err: &KeyErr) -> Resul
     }
     Ok(())
 }
+
+/// A ring all-reduce, all-gather or reduce-scatter as the run generates it:
+/// the flows and dependencies [`expand_legacy`] lists, computed from the
+/// flow's position when asked, so that a ring of millions of slices holds
+/// its plan and one wait per flow, not a list of flows and dependencies.
+/// Flow `i` of the plan is the one `expand_legacy` numbers `i`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RingPlan {
+    /// Per group: its hosts in ring order, and its flows' name.
+    pub groups: Vec<(Vec<u32>, String)>,
+    /// Ranks of each group.
+    pub n: u32,
+    pub channels: u32,
+    /// Slices per channel and step, and the bytes a channel carries per step.
+    pub slices: u64,
+    pub per_channel: u64,
+    pub chunk: u64,
+    pub steps: u32,
+    pub iterations: u32,
+    pub slots: u32,
+    pub fifo: bool,
+    pub start: Time,
+    pub gap: Time,
+}
+
+/// A flow's place in a [`RingPlan`]: group, iteration, step, rank, channel, slice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RingPos {
+    pub g: u32,
+    pub it: u32,
+    pub s: u32,
+    pub r: u32,
+    pub ch: u32,
+    pub j: u64,
+}
+
+impl RingPlan {
+    pub(super) fn new(p: &Plan, groups: Vec<(Vec<u32>, String)>) -> RingPlan {
+        let c = p.c;
+        let per_channel = c.size.0 / p.n as u64 / c.channels as u64;
+        RingPlan {
+            groups,
+            n: p.n,
+            channels: c.channels,
+            slices: per_channel.div_ceil(c.chunk.0),
+            per_channel,
+            chunk: c.chunk.0,
+            steps: steps(c.op, p.n),
+            iterations: c.iterations,
+            slots: c.slots,
+            fifo: p.fifo,
+            start: c.start,
+            gap: c.gap,
+        }
+    }
+
+    /// Flows of one step of one iteration (every rank, channel and slice).
+    fn per_step(&self) -> u64 {
+        self.n as u64 * self.channels as u64 * self.slices
+    }
+
+    fn per_group(&self) -> u64 {
+        self.per_step() * self.steps as u64 * self.iterations as u64
+    }
+
+    /// Flows of the plan.
+    pub fn flows(&self) -> u64 {
+        self.per_group() * self.groups.len() as u64
+    }
+
+    pub fn pos(&self, i: u32) -> RingPos {
+        let mut x = i as u64;
+        let j = x % self.slices;
+        x /= self.slices;
+        let ch = (x % self.channels as u64) as u32;
+        x /= self.channels as u64;
+        let r = (x % self.n as u64) as u32;
+        x /= self.n as u64;
+        let s = (x % self.steps as u64) as u32;
+        x /= self.steps as u64;
+        let it = (x % self.iterations as u64) as u32;
+        let g = (x / self.iterations as u64) as u32;
+        RingPos { g, it, s, r, ch, j }
+    }
+
+    pub fn index(&self, p: RingPos) -> u32 {
+        let x = ((((p.g as u64 * self.iterations as u64 + p.it as u64) * self.steps as u64 + p.s as u64) * self.n as u64 + p.r as u64)
+            * self.channels as u64
+            + p.ch as u64)
+            * self.slices
+            + p.j;
+        x as u32
+    }
+
+    fn slice_size(&self, j: u64) -> u64 {
+        if j + 1 < self.slices {
+            self.chunk
+        } else {
+            self.per_channel - self.chunk * (self.slices - 1)
+        }
+    }
+
+    /// The group's flows' name.
+    pub fn name(&self, i: u32) -> &str {
+        &self.groups[self.pos(i).g as usize].1
+    }
+
+    /// Flow `i`, into `f` (whose name is set only when it differs: a
+    /// group's flows share one).
+    pub fn spec_into(&self, i: u32, f: &mut FlowSpec) {
+        let p = self.pos(i);
+        let (hs, name) = &self.groups[p.g as usize];
+        f.src = HostId(hs[p.r as usize]);
+        f.dst = HostId(hs[((p.r + 1) % self.n) as usize]);
+        f.size = self.slice_size(p.j);
+        f.start = self.start;
+        if f.name != *name {
+            f.name.clone_from(name);
+        }
+        f.rate_cap = u64::MAX;
+        f.channel = p.ch;
+    }
+
+    /// Does the flow start first in its iteration: at the first step, with
+    /// the gap after the previous iteration?
+    fn opens_iteration(p: RingPos) -> bool {
+        p.s == 0 && p.it > 0
+    }
+
+    /// Prerequisites of flow `i` (arrivals, and the flow it queues behind).
+    pub fn waiting(&self, i: u32) -> u32 {
+        let p = self.pos(i);
+        let data = if p.s > 0 {
+            1
+        } else if p.it > 0 {
+            self.channels as u64 * self.slices
+        } else {
+            0
+        };
+        let slot = (p.j >= self.slots as u64) as u64;
+        let queued = (self.fifo && !(p.j == 0 && p.s == 0 && p.it == 0)) as u64;
+        (data + slot + queued) as u32
+    }
+
+    /// The gap after flow `i`'s last prerequisite arrived.
+    pub fn gap_of(&self, i: u32) -> u64 {
+        if Self::opens_iteration(self.pos(i)) {
+            self.gap.0
+        } else {
+            0
+        }
+    }
+
+    /// The flows that wait for flow `i` to arrive, in increasing order.
+    pub fn dependents(&self, i: u32, mut each: impl FnMut(u32)) {
+        let p = self.pos(i);
+        if p.j + (self.slots as u64) < self.slices {
+            each(self.index(RingPos { j: p.j + self.slots as u64, ..p }));
+        }
+        let next = (p.r + 1) % self.n;
+        if p.s + 1 < self.steps {
+            each(self.index(RingPos { s: p.s + 1, r: next, ..p }));
+        } else if p.it + 1 < self.iterations {
+            for ch in 0..self.channels {
+                for j in 0..self.slices {
+                    each(self.index(RingPos { it: p.it + 1, s: 0, r: next, ch, j, ..p }));
+                }
+            }
+        }
+    }
+
+    /// The flow queued behind flow `i` on its connection (with `fifo`).
+    pub fn queued_behind(&self, i: u32) -> Option<u32> {
+        if !self.fifo {
+            return None;
+        }
+        let p = self.pos(i);
+        if p.j + 1 < self.slices {
+            Some(self.index(RingPos { j: p.j + 1, ..p }))
+        } else if p.s + 1 < self.steps {
+            Some(self.index(RingPos { s: p.s + 1, j: 0, ..p }))
+        } else if p.it + 1 < self.iterations {
+            Some(self.index(RingPos { it: p.it + 1, s: 0, j: 0, ..p }))
+        } else {
+            None
+        }
+    }
+
+    /// Flow `i`'s dependency as [`expand_legacy`] lists it (ids of the
+    /// plan), if it has one.
+    pub fn dep(&self, i: u32) -> Option<FlowDep> {
+        let p = self.pos(i);
+        let prev = (p.r + self.n - 1) % self.n;
+        let mut after = Vec::new();
+        if p.s > 0 {
+            after.push(self.index(RingPos { s: p.s - 1, r: prev, ..p }));
+        } else if p.it > 0 {
+            for ch in 0..self.channels {
+                for j in 0..self.slices {
+                    after.push(self.index(RingPos { it: p.it - 1, s: self.steps - 1, r: prev, ch, j, ..p }));
+                }
+            }
+        }
+        if p.j >= self.slots as u64 {
+            after.push(self.index(RingPos { j: p.j - self.slots as u64, ..p }));
+        }
+        let after_sent = match (self.fifo, p.j, p.s, p.it) {
+            (false, ..) | (true, 0, 0, 0) => None,
+            (true, 0, 0, _) => Some(self.index(RingPos { it: p.it - 1, s: self.steps - 1, j: self.slices - 1, ..p })),
+            (true, 0, _, _) => Some(self.index(RingPos { s: p.s - 1, j: self.slices - 1, ..p })),
+            (true, ..) => Some(self.index(RingPos { j: p.j - 1, ..p })),
+        };
+        (!after.is_empty() || after_sent.is_some()).then(|| FlowDep { flow: i, after, gap: Time(self.gap_of(i)), after_sent })
+    }
+
+    /// The instances (group and iteration) for collectives.csv, with flow
+    /// ids from `first`.
+    pub fn instances(&self, op: CollectiveOp, size: u64, first: u32) -> Vec<CollectiveSpec> {
+        let per_step = self.per_step() as u32;
+        let mut out = Vec::with_capacity(self.groups.len() * self.iterations as usize);
+        for (g, (_, name)) in self.groups.iter().enumerate() {
+            for it in 0..self.iterations {
+                let steps = (0..self.steps)
+                    .map(|s| {
+                        let a = first + self.index(RingPos { g: g as u32, it, s, r: 0, ch: 0, j: 0 });
+                        a..a + per_step
+                    })
+                    .collect();
+                out.push(CollectiveSpec { name: name.clone(), op, ranks: self.n, size, iteration: it, steps });
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,227 @@
+//! Workloads as the run drives them: each workload is an application that
+//! starts its flows when the run starts, when a flow of its own has
+//! arrived (a collective's next slice, a pipeline's next stage), or when
+//! one has left its NIC (the next work request of a queue pair). It holds
+//! its own state: what each of its flows still waits for.
+//!
+//! A flow that waits starts `gap` after the last flow it waits for has
+//! arrived whole at its receiver, not before the flow it queues behind
+//! (`after_sent`) has put its last packet on the wire for the first time,
+//! and not before its own scheduled start.
+
+use super::{Flows, Workload};
+use crate::id::FlowId;
+use crate::sim::{Ctx, Event};
+
+/// A flow's wait for its prerequisites.
+#[derive(Clone, Copy, Debug)]
+struct Waiter {
+    /// Prerequisites not yet met.
+    waiting: u32,
+    /// The earliest start its scheduled start and the prerequisites met so
+    /// far allow.
+    earliest: u64,
+}
+
+impl Waiter {
+    /// One prerequisite met, allowing a start at `at` or later: the start,
+    /// once none is left.
+    #[inline]
+    fn met(&mut self, at: u64) -> Option<u64> {
+        self.waiting -= 1;
+        self.earliest = self.earliest.max(at);
+        (self.waiting == 0).then_some(self.earliest)
+    }
+}
+
+/// A listed workload's dependencies, by flow of the workload.
+#[derive(Debug, Default)]
+struct Graph {
+    waiters: Vec<Waiter>,
+    /// The gap of each flow's start after its last prerequisite arrived.
+    gap: Vec<u64>,
+    /// Per flow: the flows waiting for it (`dependents[first[f]..first[f + 1]]`).
+    first: Vec<u32>,
+    dependents: Vec<u32>,
+    /// Per flow: the flow queued behind it (`u32::MAX`: none); empty when no flow queues.
+    sent_next: Vec<u32>,
+}
+
+impl Graph {
+    fn new(specs: &[super::FlowSpec], deps: &[super::collective::FlowDep]) -> Graph {
+        let flows = specs.len();
+        let mut waiters: Vec<Waiter> = specs.iter().map(|f| Waiter { waiting: 0, earliest: f.start.0 }).collect();
+        let mut gap = vec![0; flows];
+        let mut count = vec![0u32; flows + 1];
+        let mut sent_next = Vec::new();
+        for d in deps {
+            let w = &mut waiters[d.flow as usize];
+            w.waiting = d.after.len() as u32;
+            gap[d.flow as usize] = d.gap.0;
+            if let Some(a) = d.after_sent {
+                if sent_next.is_empty() {
+                    sent_next = vec![u32::MAX; flows];
+                }
+                debug_assert_eq!(sent_next[a as usize], u32::MAX, "one flow queues behind {a}");
+                sent_next[a as usize] = d.flow;
+                w.waiting += 1;
+            }
+            for &a in &d.after {
+                count[a as usize + 1] += 1;
+            }
+        }
+        for i in 0..flows {
+            count[i + 1] += count[i];
+        }
+        let mut fill = count.clone();
+        let mut dependents = vec![0; count[flows] as usize];
+        for d in deps {
+            for &a in &d.after {
+                dependents[fill[a as usize] as usize] = d.flow;
+                fill[a as usize] += 1;
+            }
+        }
+        Graph { waiters, gap, first: count, dependents, sent_next }
+    }
+}
+
+/// A ring collective's plan and what each of its flows still waits for.
+#[derive(Debug)]
+struct Ring {
+    plan: super::collective::ring::RingPlan,
+    waiters: Vec<Waiter>,
+    /// Per flow, with `fifo`: has its last packet left the NIC (the flow
+    /// queued behind it was told)?
+    sent: Vec<u64>,
+}
+
+/// One workload's application.
+#[derive(Debug)]
+enum App {
+    /// Flows that wait for nothing: each starts at its scheduled start.
+    Timed,
+    Graph(Graph),
+    Ring(Ring),
+}
+
+/// Every workload's application, in flow order: workload `k` owns flows
+/// `first[k]..first[k + 1]`.
+#[derive(Debug, Default)]
+pub struct Apps {
+    first: Vec<u32>,
+    apps: Vec<App>,
+    /// Does any flow wait for another's arrival, or for one to leave its NIC?
+    waits: bool,
+    watches_sent: bool,
+}
+
+impl Apps {
+    pub fn new(workloads: &[Workload]) -> Apps {
+        let mut first = Vec::with_capacity(workloads.len() + 1);
+        let mut apps = Vec::with_capacity(workloads.len());
+        let (mut waits, mut watches_sent) = (false, false);
+        for w in workloads {
+            first.push(w.first);
+            let app = match &w.flows {
+                Flows::Listed { deps, .. } if deps.is_empty() => App::Timed,
+                Flows::Listed { specs, deps } => {
+                    let g = Graph::new(specs, deps);
+                    watches_sent |= !g.sent_next.is_empty();
+                    App::Graph(g)
+                }
+                Flows::Ring(plan) => {
+                    let n = plan.flows() as u32;
+                    let waiters = (0..n).map(|i| Waiter { waiting: plan.waiting(i), earliest: plan.start.0 }).collect();
+                    let sent = vec![0; if plan.fifo { (n as usize).div_ceil(64) } else { 0 }];
+                    watches_sent |= plan.fifo;
+                    App::Ring(Ring { plan: plan.clone(), waiters, sent })
+                }
+            };
+            waits |= !matches!(app, App::Timed);
+            apps.push(app);
+        }
+        first.push(workloads.last().map_or(0, |w| w.first + w.len()));
+        Apps { first, apps, waits, watches_sent }
+    }
+
+    /// Does any flow wait for others?
+    #[inline]
+    pub fn any_waits(&self) -> bool {
+        self.waits
+    }
+
+    /// Does any flow wait for another to leave its NIC?
+    #[inline]
+    pub fn watches_sent(&self) -> bool {
+        self.watches_sent
+    }
+
+    /// The application of `flow`, and the flow's index in it.
+    fn owner(&mut self, flow: FlowId) -> (&mut App, u32, u32) {
+        let k = self.first.partition_point(|&f| f <= flow.0) - 1;
+        let first = self.first[k];
+        (&mut self.apps[k], flow.0 - first, first)
+    }
+
+    /// Does `flow` wait for others before it may start? (Those that do not
+    /// start at their scheduled start.)
+    pub fn waits(&mut self, flow: FlowId) -> bool {
+        match self.owner(flow) {
+            (App::Timed, ..) => false,
+            (App::Graph(g), i, _) => g.waiters[i as usize].waiting > 0,
+            (App::Ring(r), i, _) => r.waiters[i as usize].waiting > 0,
+        }
+    }
+
+    /// `flow` arrived whole at its receiver (at `ctx.now`): the flows that
+    /// waited only for it start, after their gap.
+    #[cold]
+    pub fn arrived(&mut self, ctx: &mut Ctx, flow: FlowId) {
+        let now = ctx.now;
+        match self.owner(flow) {
+            (App::Timed, ..) => {}
+            (App::Graph(g), i, first) => {
+                let (a, b) = (g.first[i as usize] as usize, g.first[i as usize + 1] as usize);
+                for k in a..b {
+                    let d = g.dependents[k] as usize;
+                    if let Some(at) = g.waiters[d].met(now + g.gap[d]) {
+                        ctx.push(at, Event::FlowStart { flow: FlowId(first + d as u32) });
+                    }
+                }
+            }
+            (App::Ring(r), i, first) => {
+                let Ring { plan, waiters, .. } = r;
+                plan.dependents(i, |d| {
+                    if let Some(at) = waiters[d as usize].met(now + plan.gap_of(d)) {
+                        ctx.push(at, Event::FlowStart { flow: FlowId(first + d) });
+                    }
+                });
+            }
+        }
+    }
+
+    /// The last packet of `flow` leaves its NIC until `end`, sent for the
+    /// first time or again: the flow queued behind it may start then, the
+    /// first time.
+    pub fn sent(&mut self, ctx: &mut Ctx, flow: FlowId, end: u64) {
+        let (behind, first) = match self.owner(flow) {
+            (App::Timed, ..) => return,
+            (App::Graph(g), i, first) => {
+                let Some(next) = g.sent_next.get_mut(i as usize).filter(|n| **n != u32::MAX) else { return };
+                let d = std::mem::replace(next, u32::MAX);
+                (g.waiters[d as usize].met(end), first + d)
+            }
+            (App::Ring(r), i, first) => {
+                let Some(d) = r.plan.queued_behind(i) else { return };
+                if crate::bits::bit(&r.sent, i) {
+                    return;
+                }
+                crate::bits::set_bit(&mut r.sent, i);
+                (r.waiters[d as usize].met(end), first + d)
+            }
+        };
+        if let Some(at) = behind {
+            ctx.push(at, Event::FlowStart { flow: FlowId(first) });
+        }
+    }
+}
