@@ -27,7 +27,7 @@ pub struct Options {
 pub const AGAINST_REPEAT: u32 = 6;
 
 pub fn cmd(o: Options) -> Result<(), Failure> {
-    let all = csigsim::bench::cases();
+    let all = csigsim_experiments::bench::cases();
     if let Some(name) = &o.child {
         return run_child(&all, name, o.threads, o.partitions);
     }
@@ -267,7 +267,7 @@ pub fn interval_rank(n: usize) -> Option<usize> {
 }
 
 /// One case in this process: its figures as a JSON line.
-fn run_child(all: &[csigsim::bench::BenchCase], name: &str, threads: u32, partitions: u32) -> Result<(), Failure> {
+fn run_child(all: &[csigsim_experiments::bench::BenchCase], name: &str, threads: u32, partitions: u32) -> Result<(), Failure> {
     let case = all.iter().find(|c| c.name == name).ok_or_else(|| Failure::Internal(format!("no bench case {name}")))?;
     let sc = csigsim::scenario::load_str(&case.toml, case.name, Path::new("."), &[], None)?;
     let opts = csigsim::RunOptions { threads: threads as usize, partitions: partitions as usize, ..Default::default() };

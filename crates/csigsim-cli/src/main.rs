@@ -709,7 +709,7 @@ fn cmd_list() {
     );
     let profiles: Vec<(&str, &str)> = csigsim::scenario::profile::PROFILES.iter().map(|p| (p.name, p.about)).collect();
     section("profiles (profile = NAME; docs/profiles.md)", &profiles);
-    let cases: Vec<(&str, &str)> = csigsim::bench::cases().iter().map(|c| (c.name, c.description)).collect();
+    let cases: Vec<(&str, &str)> = csigsim_experiments::bench::cases().iter().map(|c| (c.name, c.description)).collect();
     section("benchmark cases", &cases);
     for (dir, title) in [("scenarios", "scenarios (./scenarios)"), ("scenarios/sweeps", "sweep files (./scenarios/sweeps; csigsim sweep FILE)")] {
         let files = described_files(Path::new(dir));

@@ -1,9 +1,9 @@
 //! `csigsim repro`: runs the source documents' experiments
-//! (`csigsim::repro`), writes every variant's run directory and a result per
-//! experiment, and prints the source's figure beside csigsim's.
+//! (`csigsim_experiments::repro`), writes every variant's run directory and
+//! a result per experiment, and prints the source's figure beside csigsim's.
 
 use crate::Failure;
-use csigsim::repro::{experiments, Experiment};
+use csigsim_experiments::repro::{experiments, Experiment};
 use csigsim::{InputError, RunOutput};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -91,7 +91,7 @@ pub fn cmd_repro(ids: &[String], out: &Path, quick: bool, json: bool, jobs: usiz
     let mut rows = Vec::new();
     let mut k = 0;
     for e in &chosen {
-        let figs: Vec<csigsim::repro::Figures> = (0..e.variants.len())
+        let figs: Vec<csigsim_experiments::repro::Figures> = (0..e.variants.len())
             .map(|j| (e.figures)(results[k + j].as_ref().expect("every job ran")))
             .collect();
         k += e.variants.len();

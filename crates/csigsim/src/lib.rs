@@ -30,7 +30,6 @@
 //! assert!(out.summary.invariants_ok);
 //! ```
 
-pub mod bench;
 pub mod bits;
 pub mod budget;
 pub mod cc;
@@ -42,7 +41,6 @@ pub mod lb;
 pub mod monitor;
 pub mod net;
 pub mod output;
-pub mod repro;
 pub mod rng;
 pub mod packet;
 pub mod scenario;

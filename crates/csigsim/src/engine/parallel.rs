@@ -623,10 +623,36 @@ pub fn build_worlds(sc: crate::scenario::Scenario, parts: usize, threads: usize)
 mod tests {
     use super::*;
 
+    /// A k-ary fat tree running a permutation of 2 MB flows under DCTCP
+    /// (the benchmark set's `fat_tree_128` at k = 8).
+    fn fat_tree(k: u32) -> String {
+        format!(
+            r#"name = "fat_tree k={k} permutation"
+seed = 1
+[topology]
+kind = "fat_tree"
+k = {k}
+rate = "100Gbps"
+delay = "1us"
+[switch]
+buffer = "32MB"
+mode = "lossy"
+ecn = {{ kmin = "100KB", kmax = "400KB", pmax = 0.2 }}
+[transport]
+cc = "dctcp"
+mtu = 4096
+header = 64
+[monitor]
+links = false
+[[workload]]
+kind = "permutation"
+size = "2MB"
+"#
+        )
+    }
+
     fn world(k: u32) -> World {
-        let case = crate::bench::cases().into_iter().find(|c| c.name == "fat_tree_128").expect("case");
-        let toml = case.toml.replace("k = 8", &format!("k = {k}"));
-        World::new(crate::scenario::load_str(&toml, "split", std::path::Path::new("."), &[], None).expect("scenario"))
+        World::new(crate::scenario::load_str(&fat_tree(k), "split", std::path::Path::new("."), &[], None).expect("scenario"))
     }
 
     /// A fat tree is cut into halves (thirds) of its pods and of its cores:
@@ -667,9 +693,7 @@ mod tests {
     /// a run from them pops the same events as a run that builds its own.
     #[test]
     fn worlds_built_side_by_side_are_whole_worlds_of_the_scenario() {
-        let case = crate::bench::cases().into_iter().find(|c| c.name == "fat_tree_128").expect("case");
-        let toml = case.toml.replace("k = 8", "k = 4");
-        let sc = crate::scenario::load_str(&toml, "build", std::path::Path::new("."), &[], None).expect("scenario");
+        let sc = crate::scenario::load_str(&fat_tree(4), "build", std::path::Path::new("."), &[], None).expect("scenario");
         let lone = World::new(sc.clone());
         let mut events = Vec::new();
         for (parts, threads) in [(2, 1), (2, 2), (4, 2), (4, 3), (4, 8)] {
@@ -700,8 +724,7 @@ mod tests {
     fn flows_wait_only_for_flows_ending_in_their_partition() {
         // A 16-host fat tree (k = 4) on two partitions: hosts 0 to 7, 8 to 15.
         let with = |flows: &str| {
-            let case = crate::bench::cases().into_iter().find(|c| c.name == "fat_tree_128").expect("case");
-            let base = case.toml.replace("k = 8", "k = 4");
+            let base = fat_tree(4);
             let base = &base[..base.find("[[workload]]").expect("a workload")];
             World::new(crate::scenario::load_str(&format!("{base}\n{flows}"), "deps", std::path::Path::new("."), &[], None).expect("scenario"))
         };

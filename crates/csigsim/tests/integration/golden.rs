@@ -1,10 +1,12 @@
 //! The regression net for refactors: every output file of every shipped
-//! scenario and every benchmark case (at 128 hosts) is compared byte for byte
-//! with the digests recorded in tests/golden/outputs.sha256.
+//! scenario is compared byte for byte with the digests recorded in
+//! tests/golden/outputs.sha256. The benchmark cases have theirs in the
+//! csigsim-experiments crate, which holds the benchmark set.
 //!
 //! A change that is meant to move an output re-records the digests with
-//! `CSIGSIM_BLESS=1 cargo test -p csigsim --test integration golden` and says
-//! in its commit which outputs moved and why. On a mismatch the outputs of
+//! `CSIGSIM_BLESS=1 cargo test -p csigsim --test integration golden` (and
+//! the same with `-p csigsim-experiments`) and says in its commit which
+//! outputs moved and why. On a mismatch the outputs of
 //! this build are left in the directory the failure message names.
 
 use sha2::{Digest, Sha256};
@@ -45,11 +47,6 @@ fn cases() -> Vec<Case> {
         out.push(Case { name: stem.clone(), toml: toml.clone(), base: dir.clone(), sets: vec![], pcap: false });
         // The same run with the congestion-control monitor on, so cc.csv is covered too.
         out.push(Case { name: format!("{stem}+cc"), toml, base: dir.clone(), sets: vec!["monitor.cc=true"], pcap: false });
-    }
-    for c in csigsim::bench::cases() {
-        // Every benchmark case at 128 hosts (k = 8), links.csv on.
-        let toml = c.toml.replace("k = 16", "k = 8").replace("k = 32", "k = 8").replace("links = false", "links = true");
-        out.push(Case { name: format!("bench_{}", c.name), toml, base: dir.clone(), sets: vec![], pcap: false });
     }
     // Packet capture of a run with CSIG tags and INT-free frames.
     let chain = dir.join("chain_csig_delay.toml");
@@ -139,12 +136,14 @@ fn every_output_is_the_same_on_partitions_and_threads() {
         assert!(["wait for others", "queue pairs", "link failures", "capture", "top tier"].iter().any(|w| r.contains(w)), "refused: {r}");
     }
     eprintln!("{cut} runs cut; refused:\n{}", refused.join("\n"));
-    assert!(cut >= 40, "{cut} runs cut; refused: {refused:#?}");
+    // 36 runs cut today; the benchmark cases' runs are checked in
+    // csigsim-experiments, which holds them.
+    assert!(cut >= 30, "{cut} runs cut; refused: {refused:#?}");
     let _ = std::fs::remove_dir_all(&root);
 }
 
 #[test]
-fn every_output_of_every_shipped_scenario_and_bench_case_is_unchanged() {
+fn every_output_of_every_shipped_scenario_is_unchanged() {
     let root = std::env::temp_dir().join(format!("csigsim-golden-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     let mut actual = BTreeMap::new();

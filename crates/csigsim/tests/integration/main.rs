@@ -22,7 +22,6 @@ mod mcc;
 mod multi_nic;
 mod poisson;
 mod routing;
-mod repro;
 mod rpc;
 mod scenarios;
 mod signals;

@@ -1,8 +1,8 @@
 //! The source documents' experiments in their quick form
-//! (`csigsim::repro`): every direction csigsim reproduces stays reproduced.
-//! docs/reproductions.md explains the ones it does not.
+//! (`csigsim_experiments::repro`): every direction csigsim reproduces stays
+//! reproduced. docs/reproductions.md explains the ones it does not.
 
-use csigsim::repro::{experiments, figure};
+use csigsim_experiments::repro::{experiments, figure};
 
 /// Experiments whose source direction csigsim reproduces (quick form).
 const REPRODUCED: &[&str] = &["S1", "S5", "S6", "S7"];

@@ -163,7 +163,7 @@ mod tests {
     fn every_case_is_a_valid_scenario_with_a_unique_name() {
         let cases = super::cases();
         for c in &cases {
-            crate::scenario::load_str(&c.toml, c.name, std::path::Path::new("."), &[], None).unwrap_or_else(|e| panic!("{}: {e}", c.name));
+            csigsim::scenario::load_str(&c.toml, c.name, std::path::Path::new("."), &[], None).unwrap_or_else(|e| panic!("{}: {e}", c.name));
             assert_eq!(cases.iter().filter(|d| d.name == c.name).count(), 1, "{}", c.name);
         }
     }

@@ -8,8 +8,8 @@
 //! transfers) so that the test suite can check every direction in seconds;
 //! its figures are not the ones to compare with the source.
 
-use crate::output::RunOutput;
-use crate::scenario::Override;
+use csigsim::output::RunOutput;
+use csigsim::scenario::Override;
 
 /// A run's figures, by name.
 pub type Figures = Vec<(&'static str, f64)>;
@@ -21,11 +21,14 @@ pub struct Experiment {
     /// The source document and what it reports.
     pub source: &'static str,
     pub title: &'static str,
-    /// The scenario file, relative to the repository's `scenarios/`.
+    /// The scenario file, relative to the repository's `scenarios/` and to
+    /// this crate's copy of it.
     pub scenario: &'static str,
-    /// Its text, built in so that `csigsim repro` runs anywhere.
+    /// Its text, built in (from the copy) so that `csigsim repro` runs
+    /// anywhere.
     pub toml: &'static str,
-    /// Files the scenario reads (trace files), by name, built in as well.
+    /// Files the scenario reads (trace files), by name relative to the
+    /// scenario's directory, built in as well.
     pub files: &'static [(&'static str, &'static str)],
     pub variants: &'static [Variant],
     /// Overrides added to every variant in the quick form.
@@ -70,8 +73,8 @@ impl Experiment {
 
     /// The scenario of `variant`. `base` is a directory holding the
     /// experiment's files (see [`Experiment::write_files`]).
-    pub fn load(&self, variant: &Variant, quick: bool, base: &std::path::Path) -> Result<crate::Scenario, crate::de::InputError> {
-        crate::scenario::load_str(self.toml, self.scenario, base, &self.overrides(variant, quick), None)
+    pub fn load(&self, variant: &Variant, quick: bool, base: &std::path::Path) -> Result<csigsim::Scenario, csigsim::de::InputError> {
+        csigsim::scenario::load_str(self.toml, self.scenario, base, &self.overrides(variant, quick), None)
     }
 
     /// Writes the files the scenario reads into `dir`.
@@ -89,7 +92,7 @@ impl Experiment {
         let mut variants = Vec::new();
         for v in self.variants {
             let sc = self.load(v, quick, base).expect("built-in scenario");
-            let output = crate::run(sc, |_| true);
+            let output = csigsim::run(sc, |_| true);
             each(v, &output);
             let figures = (self.figures)(&output);
             variants.push(VariantRun { name: v.name, output, figures });
@@ -131,7 +134,7 @@ fn fct_ms(o: &RunOutput, i: usize) -> f64 {
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
-    crate::stats::median(&v)
+    csigsim::stats::median(&v)
 }
 
 // S1: the CSIG tutorial's 3-flow parking lot. Flows 0 and 2 cross one
@@ -518,7 +521,7 @@ pub fn experiments() -> Vec<Experiment> {
             source: "000 CSIG slides",
             title: "NSCC 3-flow parking lot, delay vs CSIG max(Delay)",
             scenario: "nscc_parking_lot.toml",
-            toml: include_str!("../../../scenarios/nscc_parking_lot.toml"),
+            toml: include_str!("../scenarios/nscc_parking_lot.toml"),
             files: &[],
             variants: &[
                 Variant { name: "nscc", sets: &["transport.nscc.delay_signal=\"rtt\""] },
@@ -534,7 +537,7 @@ pub fn experiments() -> Vec<Experiment> {
             source: "000 CSIG slides",
             title: "collective-like: 30 all-reduce flows vs 2 pipeline victims, NSCC vs NSCC + CSIG max(Delay)",
             scenario: "repro/s2_collective_victims.toml",
-            toml: include_str!("../../../scenarios/repro/s2_collective_victims.toml"),
+            toml: include_str!("../scenarios/repro/s2_collective_victims.toml"),
             files: &[],
             variants: &[
                 Variant { name: "nscc", sets: &["transport.nscc.delay_signal=\"rtt\""] },
@@ -550,7 +553,7 @@ pub fn experiments() -> Vec<Experiment> {
             source: "000 CSIG slides",
             title: "Swift vs Swift + fast ramp-up (CSIG min(ABW/C)) on 640 KB RPCs with bursty 10 MB background",
             scenario: "rpc_bursty_background.toml",
-            toml: include_str!("../../../scenarios/rpc_bursty_background.toml"),
+            toml: include_str!("../scenarios/rpc_bursty_background.toml"),
             files: &[],
             variants: &[
                 Variant { name: "swift", sets: &["transport.swift.fast_ramp_up=false"] },
@@ -566,7 +569,7 @@ pub fn experiments() -> Vec<Experiment> {
             source: "000 CSIG slides",
             title: "telemetry: 100 us vs 1 s views, ABW/C heatmap, bottleneck map before and after ECMP -> spray (and D-mod-K)",
             scenario: "repro/s4_telemetry_hotspot.toml",
-            toml: include_str!("../../../scenarios/repro/s4_telemetry_hotspot.toml"),
+            toml: include_str!("../scenarios/repro/s4_telemetry_hotspot.toml"),
             files: &[],
             variants: &[
                 Variant { name: "ecmp", sets: &[] },
@@ -588,7 +591,7 @@ pub fn experiments() -> Vec<Experiment> {
             source: "001 DCQCN-Rev",
             title: "64-node CLOS incast F0, F1, F4, F8 -> N16 with victim F3: PFC, DCQCN, DCQCN-Rev",
             scenario: "clos_incast_victim.toml",
-            toml: include_str!("../../../scenarios/clos_incast_victim.toml"),
+            toml: include_str!("../scenarios/clos_incast_victim.toml"),
             files: &[],
             variants: &[
                 Variant { name: "pfc", sets: &[] },
@@ -606,8 +609,8 @@ pub fn experiments() -> Vec<Experiment> {
             source: "003 queue stamping",
             title: "Timely on the ablation chain: RTT vs SUM, SUM_SQU and MAX stamps",
             scenario: "chain_cross_traffic.toml",
-            toml: include_str!("../../../scenarios/chain_cross_traffic.toml"),
-            files: &[("chain_cross_traffic.csv", include_str!("../../../scenarios/chain_cross_traffic.csv"))],
+            toml: include_str!("../scenarios/chain_cross_traffic.toml"),
+            files: &[("chain_cross_traffic.csv", include_str!("../scenarios/chain_cross_traffic.csv"))],
             variants: &[
                 Variant { name: "rtt", sets: &["transport.cc=\"timely\"", "transport.timely.signal=\"rtt\""] },
                 Variant { name: "sum", sets: &["transport.cc=\"timely\"", "transport.timely.signal=\"sum\"", "signals.stamp.collect=\"enqueue\""] },
@@ -624,8 +627,8 @@ pub fn experiments() -> Vec<Experiment> {
             source: "003 queue stamping",
             title: "Timely on MAX stamps of 1, 2, 4, 8, 16 and 32 bits on the ablation chain",
             scenario: "chain_cross_traffic.toml",
-            toml: include_str!("../../../scenarios/chain_cross_traffic.toml"),
-            files: &[("chain_cross_traffic.csv", include_str!("../../../scenarios/chain_cross_traffic.csv"))],
+            toml: include_str!("../scenarios/chain_cross_traffic.toml"),
+            files: &[("chain_cross_traffic.csv", include_str!("../scenarios/chain_cross_traffic.csv"))],
             variants: s6b_variants!(1, 2, 4, 8, 16, 32),
             quick: &["stop=\"5ms\""],
             source_figure: "192-host Clos, MAX: RTT improves up to 4 bits, diminishing beyond; throughput stable with 4 or more bits (\"4 bits may suffice, 8 plenty\")",
@@ -637,7 +640,7 @@ pub fn experiments() -> Vec<Experiment> {
             source: "004 MCC",
             title: "spray + AllReduce groups: DCQCN vs MCC",
             scenario: "mcc_spray_allreduce.toml",
-            toml: include_str!("../../../scenarios/mcc_spray_allreduce.toml"),
+            toml: include_str!("../scenarios/mcc_spray_allreduce.toml"),
             files: &[],
             variants: &[Variant { name: "dcqcn", sets: &["transport.cc=\"dcqcn\""] }, Variant { name: "mcc", sets: &["transport.cc=\"mcc\""] }],
             quick: &[],
@@ -650,7 +653,7 @@ pub fn experiments() -> Vec<Experiment> {
             source: "002 CAST",
             title: "4 servers x 8 NICs, ring AllReduce per rail with ECMP collisions: 1 QP, rr, wrr-cast, split, split-cast",
             scenario: "cast_leaf_spine.toml",
-            toml: include_str!("../../../scenarios/cast_leaf_spine.toml"),
+            toml: include_str!("../scenarios/cast_leaf_spine.toml"),
             files: &[],
             variants: s8_variants!(1, 2, 3),
             quick: S8_QUICK,

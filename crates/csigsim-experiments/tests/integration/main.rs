@@ -1,0 +1,5 @@
+//! Integration tests, compiled into one binary.
+
+mod golden;
+mod repro;
+mod scenarios;
