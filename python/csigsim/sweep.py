@@ -147,16 +147,6 @@ def _fork_child(task: Dict[str, Any], conn, parent: int) -> None:
     conn.close()
 
 
-def _fork_child(task: Dict[str, Any], conn, parent: int) -> None:
-    _die_with_parent(parent)
-    try:
-        res = _run_point(task)
-    except BaseException as e:  # noqa: BLE001
-        res = {"status": "failed", "reason": f"{type(e).__name__}: {e}", "retry": True}
-    conn.send(res)
-    conn.close()
-
-
 # --- Backends -----------------------------------------------------------------
 #
 # A backend takes the tasks to run and calls report(task, result) once per

@@ -492,7 +492,9 @@ impl SweepPlan {
     /// and writes sweep.json.
     fn prepare(&self, py: Python<'_>) -> PyResult<()> {
         let dir = SweepDir::new(&self.sweep.out);
-        py.detach(|| dir.prepare(&self.sweep.source(), &self.index)).map_err(|e| sweep_lib_error(py, e))
+        // A sweep given as a dict has no file to name.
+        let file = self.sweep.file.as_ref().map(|f| f.display().to_string()).unwrap_or_default();
+        py.detach(|| dir.prepare(&file, &self.index)).map_err(|e| sweep_lib_error(py, e))
     }
 }
 
@@ -582,7 +584,6 @@ fn sweep_begin(out: PathBuf, id: &str, attempt: u32, owner_host: String, owner_p
 /// and moves its run into points/<id>/. Returns None, or the reason the
 /// point is not complete after all (record it with sweep_fail).
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
 fn sweep_complete(py: Python<'_>, out: PathBuf, point: &str, attempt: u32, owner_pid: u32, scenario: &str, wall_s: f64) -> PyResult<Option<String>> {
     let e = entry(point)?;
     let dir = SweepDir::new(out);

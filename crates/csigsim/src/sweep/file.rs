@@ -16,6 +16,9 @@ const AXIS_KEYS: [&str; 4] = ["key", "values", "range", "group"];
 /// Points, seeds and range values a sweep may have.
 pub(super) const MAX: usize = 1_000_000;
 
+/// A table of the file and where it is.
+type Located<'a> = (&'a dyn TableLike, Option<Range<usize>>);
+
 /// What [`parse`] reads.
 pub struct Source<'a> {
     /// The sweep file's text ("" for a sweep given only as keys).
@@ -133,7 +136,7 @@ pub fn parse(src: &Source) -> Result<Sweep, InputError> {
     let mut axes: Vec<Axis> = Vec::new();
     if let Some(i) = root.get("axis") {
         // [[axis]] tables, or the same as an array of inline tables.
-        let tables: Option<Vec<(&dyn TableLike, Option<Range<usize>>)>> = match i {
+        let tables: Option<Vec<Located>> = match i {
             Item::ArrayOfTables(a) => Some(a.iter().map(|t| (t as &dyn TableLike, t.span())).collect()),
             Item::Value(Value::Array(a)) => a.iter().map(|v| v.as_inline_table().map(|t| (t as &dyn TableLike, t.span()))).collect(),
             _ => None,
