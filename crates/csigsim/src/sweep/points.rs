@@ -154,6 +154,10 @@ mod tests {
         assert_eq!(s.seeds, Some(vec![4, 5]));
         assert_eq!(s.axes[0].values, ["1024", "2048"]);
         assert_eq!(s.timeout, Some(std::time::Duration::from_millis(2500)));
+        // A sweep given only as keys (Python's dict) names no file.
+        let keys = [("scenario".to_string(), format!("{:?}", dir.join("../two_hosts.toml").display().to_string())), ("mode".to_string(), "\"diagonal\"".to_string())];
+        let e = parse(&Source { text: "", file: None, base_dir: &dir, stem: "sweep", replace: &keys }).unwrap_err();
+        assert_eq!((e.file.as_str(), e.key.as_deref(), e.line_col), ("", Some("mode"), None));
         let replace = [("retries".to_string(), "\"x\"".to_string())];
         let e = parse(&Source { text, file: Some(&dir.join("t.toml")), base_dir: &dir, stem: "t", replace: &replace }).unwrap_err();
         assert_eq!((e.key.as_deref(), e.line_col), (Some("retries"), None));
