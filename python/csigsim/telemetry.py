@@ -27,6 +27,8 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 import pandas as pd
 
+from ._rundir import read_run
+
 __all__ = [
     "parse_time",
     "monitor_window_ns",
@@ -70,8 +72,6 @@ def parse_time(t: Union[str, int, float]) -> float:
 
 def _run(results: Any) -> Any:
     if isinstance(results, (str, os.PathLike)):
-        from .plot import read_run
-
         return read_run(results)
     return results
 

@@ -7,6 +7,7 @@
 use csigsim::output::rundir::{self, RunDir, RunDirOptions};
 use csigsim::output::csv;
 use csigsim::scenario::{self, InputError, Override, Scenario};
+use csigsim::sweep::{self as sweeps, Entry, Index, Point, Sweep, SweepDir};
 use csigsim::RunOutput;
 use numpy::IntoPyArray;
 use pyo3::create_exception;
@@ -22,6 +23,48 @@ create_exception!(
     "A scenario could not be loaded: bad TOML, an unknown key or an invalid value.\n\n\
      Attributes `file`, `key`, `line` and `column` locate the problem (None when unknown)."
 );
+
+create_exception!(
+    csigsim,
+    SweepError,
+    PyValueError,
+    "A sweep is invalid: its file, a key of it, or its directory.\n\n\
+     Attributes `file` (None for a sweep given as a dict), `key`, `line` and `column` locate the problem."
+);
+
+/// A sweep's input error as a `SweepError`; a sweep given as data has no
+/// file, and its message starts at the key.
+fn sweep_error(py: Python<'_>, e: InputError) -> PyErr {
+    let file = (!e.file.is_empty()).then(|| e.file.clone());
+    let msg = match &file {
+        Some(_) => e.to_string(),
+        None => match &e.key {
+            Some(k) => format!("key `{k}`: {}", e.msg),
+            None => e.msg.clone(),
+        },
+    };
+    let err = SweepError::new_err(msg);
+    let (line, column) = match e.line_col {
+        Some((l, c)) => (Some(l), Some(c)),
+        None => (None, None),
+    };
+    let v = err.value(py);
+    let _ = v.setattr("file", file);
+    let _ = v.setattr("key", e.key);
+    let _ = v.setattr("line", line);
+    let _ = v.setattr("column", column);
+    err
+}
+
+/// The sweep library's errors: `SweepError` for the sweep, `ScenarioError`
+/// for a point's scenario, `OSError` for the sweep directory.
+fn sweep_lib_error(py: Python<'_>, e: sweeps::Error) -> PyErr {
+    match e {
+        sweeps::Error::Sweep(e) => sweep_error(py, e),
+        sweeps::Error::Point(e) => scenario_error(py, e),
+        sweeps::Error::Io(m) => pyo3::exceptions::PyOSError::new_err(m),
+    }
+}
 
 /// Converts an engine input error into a `ScenarioError` carrying its location.
 fn scenario_error(py: Python<'_>, e: InputError) -> PyErr {
@@ -378,6 +421,200 @@ fn resolve_file(py: Python<'_>, path: PathBuf, seed: Option<u64>, overrides: Vec
     scenario::load_file(Path::new(&path), &ov, seed).map(|sc| sc.resolved_toml).map_err(|e| scenario_error(py, e))
 }
 
+// --- Sweeps (csigsim::sweep): the Python package's executors run the points
+// these define and report each attempt here, so that the CLI and Python
+// share one sweep file, one point id and one directory layout.
+
+/// A sweep loaded and expanded into its points, every point's scenario
+/// checked.
+#[pyclass(frozen, name = "SweepPlan", module = "csigsim._core")]
+struct SweepPlan {
+    sweep: Sweep,
+    points: Vec<Point>,
+    index: Index,
+}
+
+#[pymethods]
+impl SweepPlan {
+    #[getter]
+    fn name(&self) -> String {
+        self.sweep.name.clone()
+    }
+
+    /// The sweep directory.
+    #[getter]
+    fn out(&self) -> PathBuf {
+        self.sweep.out.clone()
+    }
+
+    /// The base scenario, as the records name it.
+    #[getter]
+    fn scenario(&self) -> PathBuf {
+        self.sweep.scenario.clone()
+    }
+
+    #[getter]
+    fn retries(&self) -> u32 {
+        self.sweep.retries
+    }
+
+    /// Points at once; 0 for the executor's default.
+    #[getter]
+    fn workers(&self) -> usize {
+        self.sweep.workers
+    }
+
+    /// A point's time limit in seconds, or None.
+    #[getter]
+    fn timeout(&self) -> Option<f64> {
+        self.sweep.timeout.map(|d| d.as_secs_f64())
+    }
+
+    /// `sweep.json` as it is written: name, scenario, axes and every
+    /// point's `id`, `seed`, `axes` and `overrides`.
+    #[getter]
+    fn index_json(&self) -> String {
+        self.index.to_json()
+    }
+
+    /// How messages name point `i`: `key=value ... seed=S`.
+    fn describe(&self, i: usize) -> PyResult<String> {
+        self.point(i).map(Point::describe)
+    }
+
+    /// Point `i`'s scenario as it runs (its run directory's scenario.toml).
+    fn point_scenario(&self, py: Python<'_>, i: usize) -> PyResult<String> {
+        let p = self.point(i)?;
+        py.detach(|| self.sweep.point_scenario(p)).map_err(|e| sweep_lib_error(py, e))
+    }
+
+    /// Creates the sweep directory, removes what dead sweeps left in tmp/
+    /// and writes sweep.json.
+    fn prepare(&self, py: Python<'_>) -> PyResult<()> {
+        let dir = SweepDir::new(&self.sweep.out);
+        // A sweep given as a dict has no file to name.
+        let file = self.sweep.file.as_ref().map(|f| f.display().to_string()).unwrap_or_default();
+        py.detach(|| dir.prepare(&file, &self.index)).map_err(|e| sweep_lib_error(py, e))
+    }
+}
+
+impl SweepPlan {
+    fn point(&self, i: usize) -> PyResult<&Point> {
+        self.points.get(i).ok_or_else(|| pyo3::exceptions::PyIndexError::new_err(format!("no point {i}")))
+    }
+}
+
+/// Loads a sweep and its points: from the sweep file `path` (paths in it
+/// relative to it), or, without one, from `replace` alone (paths relative
+/// to `base_dir`). `replace` holds top-level keys with their values as
+/// TOML text, replacing the file's. Raises SweepError, or ScenarioError for
+/// a point whose scenario does not load.
+#[pyfunction]
+#[pyo3(signature = (path=None, base_dir=None, replace=Vec::new()))]
+fn sweep_plan(py: Python<'_>, path: Option<PathBuf>, base_dir: Option<PathBuf>, replace: Vec<(String, String)>) -> PyResult<SweepPlan> {
+    let text = match &path {
+        Some(p) => std::fs::read_to_string(p)
+            .map_err(|e| sweep_error(py, InputError::new(p.display().to_string(), None, None, format!("cannot read the file: {e}"))))?,
+        None => String::new(),
+    };
+    let stem = path.as_ref().and_then(|p| p.file_stem()).map_or_else(|| "sweep".to_string(), |s| s.to_string_lossy().into_owned());
+    let base = match &path {
+        Some(p) => p.parent().map(Path::to_path_buf).unwrap_or_default(),
+        None => base_dir.unwrap_or_else(|| PathBuf::from(".")),
+    };
+    let src = sweeps::Source { text: &text, file: path.as_deref(), base_dir: &base, stem: &stem, replace: &replace };
+    let sweep = py.detach(|| sweeps::parse(&src)).map_err(|e| sweep_error(py, e))?;
+    let points = py.detach(|| sweep.points()).map_err(|e| sweep_lib_error(py, e))?;
+    let index = Index::new(&sweep, &points);
+    Ok(SweepPlan { sweep, points, index })
+}
+
+fn sweep_index(py: Python<'_>, dir: &SweepDir) -> PyResult<Index> {
+    py.detach(|| dir.index()).map_err(|e| pyo3::exceptions::PyFileNotFoundError::new_err(format!("{} is not a sweep directory: {e}", dir.out.display())))
+}
+
+fn entry(point: &str) -> PyResult<Entry> {
+    serde_json::from_str(point).map_err(|e| PyValueError::new_err(format!("not a point of sweep.json: {e}")))
+}
+
+/// Each point's state (done, running, failed, pending), in the order of sweep.json.
+#[pyfunction]
+fn sweep_states(py: Python<'_>, out: PathBuf) -> PyResult<Vec<&'static str>> {
+    let dir = SweepDir::new(out);
+    let index = sweep_index(py, &dir)?;
+    Ok(py.detach(|| dir.states(&index.points)).into_iter().map(|s| s.name()).collect())
+}
+
+/// The results table as JSON: `{"columns": [...], "rows": [{column: value}]}`.
+#[pyfunction]
+fn sweep_table(py: Python<'_>, out: PathBuf) -> PyResult<String> {
+    let dir = SweepDir::new(out);
+    let index = sweep_index(py, &dir)?;
+    Ok(py.detach(|| serde_json::to_string(&dir.table(&index.axes, &index.points)).unwrap_or_default()))
+}
+
+/// The failed attempts recorded for point `id` (JSON list).
+#[pyfunction]
+fn sweep_failures(out: PathBuf, id: &str) -> String {
+    serde_json::Value::Array(SweepDir::new(out).failures(id)).to_string()
+}
+
+/// The number of point `id`'s next attempt.
+#[pyfunction]
+fn sweep_next_attempt(out: PathBuf, id: &str) -> u32 {
+    SweepDir::new(out).next_attempt(id)
+}
+
+/// This process as the owner of the points it runs: (host, pid).
+#[pyfunction]
+fn sweep_owner() -> (String, u32) {
+    let o = sweeps::Owner::this();
+    (o.host, o.pid)
+}
+
+/// Starts an attempt of point `id` for the sweep process (owner_host,
+/// owner_pid): returns its temporary directory; the run goes into its `run/`.
+#[pyfunction]
+fn sweep_begin(out: PathBuf, id: &str, attempt: u32, owner_host: String, owner_pid: u32) -> PyResult<PathBuf> {
+    let owner = sweeps::Owner { host: owner_host, pid: owner_pid };
+    SweepDir::new(out).begin(id, attempt, &owner).map(|t| t.dir).map_err(pyo3::exceptions::PyOSError::new_err)
+}
+
+/// Records a complete attempt (`point`: the point's JSON from sweep.json)
+/// and moves its run into points/<id>/. Returns None, or the reason the
+/// point is not complete after all (record it with sweep_fail).
+#[pyfunction]
+fn sweep_complete(py: Python<'_>, out: PathBuf, point: &str, attempt: u32, owner_pid: u32, scenario: &str, wall_s: f64) -> PyResult<Option<String>> {
+    let e = entry(point)?;
+    let dir = SweepDir::new(out);
+    let temp = dir.temp(&e.id, attempt, owner_pid);
+    Ok(py.detach(|| dir.complete(&e, attempt, &temp, scenario, wall_s)).err())
+}
+
+/// Records a failed attempt in failed/<id>.json and removes what it left in tmp/.
+#[pyfunction]
+#[pyo3(signature = (out, point, attempt, owner_pid, reason, wall_s=None))]
+fn sweep_fail(py: Python<'_>, out: PathBuf, point: &str, attempt: u32, owner_pid: u32, reason: &str, wall_s: Option<f64>) -> PyResult<()> {
+    let e = entry(point)?;
+    let dir = SweepDir::new(out);
+    let temp = dir.temp(&e.id, attempt, owner_pid);
+    py.detach(|| dir.fail(&e, attempt, &temp, reason, wall_s));
+    Ok(())
+}
+
+/// The reason recorded for a point over its time limit of `seconds` (`how`: killed, cancelled).
+#[pyfunction]
+fn sweep_time_limit_reason(seconds: f64, how: &str) -> PyResult<String> {
+    let limit = std::time::Duration::try_from_secs_f64(seconds).map_err(|e| PyValueError::new_err(format!("not a time limit: {e}")))?;
+    Ok(sweeps::time_limit_reason(limit, how))
+}
+
+/// The reason recorded for a point whose process signal `sig` ended.
+#[pyfunction]
+fn sweep_signal_reason(sig: i32) -> String {
+    sweeps::signal_reason(sig)
+}
+
 /// The engine version (the one written into every summary).
 #[pyfunction]
 fn version() -> &'static str {
@@ -397,6 +634,27 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         cls.setattr(attr, py.None())?;
     }
     m.add("ScenarioError", cls)?;
+    let cls = py.get_type::<SweepError>();
+    for attr in ["file", "key", "line", "column"] {
+        cls.setattr(attr, py.None())?;
+    }
+    m.add("SweepError", cls)?;
+    m.add_class::<SweepPlan>()?;
+    for f in [
+        wrap_pyfunction!(sweep_plan, m)?,
+        wrap_pyfunction!(sweep_states, m)?,
+        wrap_pyfunction!(sweep_table, m)?,
+        wrap_pyfunction!(sweep_failures, m)?,
+        wrap_pyfunction!(sweep_next_attempt, m)?,
+        wrap_pyfunction!(sweep_owner, m)?,
+        wrap_pyfunction!(sweep_begin, m)?,
+        wrap_pyfunction!(sweep_complete, m)?,
+        wrap_pyfunction!(sweep_fail, m)?,
+        wrap_pyfunction!(sweep_signal_reason, m)?,
+        wrap_pyfunction!(sweep_time_limit_reason, m)?,
+    ] {
+        m.add_function(f)?;
+    }
     m.add_class::<Output>()?;
     m.add_function(wrap_pyfunction!(run_toml, m)?)?;
     m.add_function(wrap_pyfunction!(run_file, m)?)?;

@@ -374,7 +374,9 @@ def test_the_stub_has_the_native_functions_parameters():
 
     stub = ast.parse((Path(csigsim.__file__).parent / "_core.pyi").read_text())
     stubbed = {f.name: [a.arg for a in f.args.args] for f in stub.body if isinstance(f, ast.FunctionDef)}
-    for name in ("run_toml", "run_file", "validate_toml", "validate_file", "resolve_file"):
+    sweeps = [f.name for f in stub.body if isinstance(f, ast.FunctionDef) and f.name.startswith("sweep_")]
+    assert "sweep_plan" in sweeps
+    for name in ("run_toml", "run_file", "validate_toml", "validate_file", "resolve_file", *sweeps):
         native = list(inspect.signature(getattr(_core, name)).parameters)
         assert stubbed[name] == native, name
     assert "threads" in stubbed["run_file"] and "threads" in stubbed["run_toml"]

@@ -47,6 +47,7 @@ pub mod scenario;
 pub mod signal;
 pub mod sim;
 pub mod stats;
+pub mod sweep;
 pub mod transport;
 pub mod units;
 pub mod watchdog;
