@@ -127,6 +127,7 @@ impl Handler for Components {
                 transport.on_cc_timer(ctx, obs, &mut Self::host_port(net, src), flow)
             }
             Event::LinkChange { change } => net.link_change(ctx, obs, change),
+            Event::AppTimer { op } => transport.apps.timer(ctx, op),
         }
     }
 
@@ -248,6 +249,8 @@ impl World {
                 ctx.push(f.start.0, Event::FlowStart { flow: id });
             }
         });
+        let mut apps = apps;
+        apps.start(&mut ctx);
         net.schedule_failures(&sc.failures, &mut ctx);
         let shared = FlowShared { t: sc.transport.clone(), csig: sc.signals.csig.clone(), stamp: sc.signals.stamp, tag_bytes, int_bytes };
         let nports = net.ports().len();
@@ -371,6 +374,13 @@ impl World {
     pub fn keep_flow_states(&mut self) {
         self.c.transport.flows.keep_states();
         self.ctx.pkts.stop_counting_flows();
+    }
+
+    /// When each operation of workload `k`'s graph began and was complete
+    /// (`u64::MAX`: not yet), if workload `k` (of [`Scenario::workloads`])
+    /// is a graph ([`crate::workload::Flows::Dag`]).
+    pub fn op_times(&self, k: usize) -> Option<(&[u64], &[u64])> {
+        self.c.transport.apps.op_times(k)
     }
 
     /// The connections of several queue pairs, when the scenario has `[transport.connection]`.

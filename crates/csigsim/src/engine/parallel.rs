@@ -198,6 +198,8 @@ impl Split {
             Some("connections of several queue pairs run on one thread")
         } else if !sc.failures.is_empty() {
             Some("link failures run on one thread")
+        } else if sc.workloads.iter().any(|w| matches!(w.flows, crate::workload::Flows::Dag(_))) {
+            Some("workload graphs with compute delays run on one thread")
         } else {
             None
         }
@@ -222,6 +224,7 @@ impl Owners {
             Event::FlowStart { flow } | Event::FlowTimer { flow } | Event::CcTimer { flow } => self.flow_src[flow.ix()],
             Event::AckTimer { flow } => self.flow_dst[flow.ix()],
             Event::LinkChange { .. } => unreachable!("link failures run on one thread"),
+            Event::AppTimer { .. } => unreachable!("workload graphs with compute run on one thread"),
         }
     }
 }

@@ -38,6 +38,9 @@ pub enum Event {
     CcTimer { flow: FlowId },
     /// A link fails, comes back, or the routes reconverge (`net::failure`).
     LinkChange { change: u32 },
+    /// A workload's timer: an operation of a workload's graph (a compute
+    /// delay) is over (`workload::dag`).
+    AppTimer { op: u32 },
 }
 
 /// An [`Event`] in 8 bytes, as the queues keep it: the enum takes 12 (a
@@ -65,6 +68,7 @@ const FLOW_TIMER: u64 = 3;
 const ACK_TIMER: u64 = 4;
 const CC_TIMER: u64 = 5;
 const LINK_CHANGE: u64 = 6;
+const APP_TIMER: u64 = 7;
 
 impl PackedEvent {
     /// A `TxDone` of port 0: what fills the unused places of the queue's lines.
@@ -85,6 +89,7 @@ impl PackedEvent {
             Event::AckTimer { flow } => other(ACK_TIMER, flow.0),
             Event::CcTimer { flow } => other(CC_TIMER, flow.0),
             Event::LinkChange { change } => other(LINK_CHANGE, change),
+            Event::AppTimer { op } => other(APP_TIMER, op),
         }
     }
 
@@ -101,7 +106,8 @@ impl PackedEvent {
             FLOW_TIMER => Event::FlowTimer { flow: FlowId(id) },
             ACK_TIMER => Event::AckTimer { flow: FlowId(id) },
             CC_TIMER => Event::CcTimer { flow: FlowId(id) },
-            _ => Event::LinkChange { change: id },
+            LINK_CHANGE => Event::LinkChange { change: id },
+            _ => Event::AppTimer { op: id },
         }
     }
 
@@ -476,6 +482,7 @@ mod tests {
             evs.push(Event::AckTimer { flow: FlowId(id) });
             evs.push(Event::CcTimer { flow: FlowId(id) });
             evs.push(Event::LinkChange { change: id });
+            evs.push(Event::AppTimer { op: id });
         }
         for ev in evs {
             let p = PackedEvent::new(ev);

@@ -102,6 +102,7 @@ enum App {
     Timed,
     Graph(Graph),
     Ring(Ring),
+    Dag(super::dag::DagRun),
 }
 
 /// Every workload's application, in flow order: workload `k` owns flows
@@ -109,6 +110,9 @@ enum App {
 #[derive(Debug, Default)]
 pub struct Apps {
     first: Vec<u32>,
+    /// Workload `k`'s graph operations are `first_op[k]..first_op[k + 1]`
+    /// (the ids of [`Event::AppTimer`]).
+    first_op: Vec<u32>,
     apps: Vec<App>,
     /// Does any flow wait for another's arrival, or for one to leave its NIC?
     waits: bool,
@@ -118,10 +122,14 @@ pub struct Apps {
 impl Apps {
     pub fn new(workloads: &[Workload]) -> Apps {
         let mut first = Vec::with_capacity(workloads.len() + 1);
+        let mut first_op = Vec::with_capacity(workloads.len() + 1);
+        let mut ops = 0;
         let mut apps = Vec::with_capacity(workloads.len());
         let (mut waits, mut watches_sent) = (false, false);
         for w in workloads {
             first.push(w.first);
+            first_op.push(ops);
+            ops += w.ops();
             let app = match &w.flows {
                 Flows::Listed { deps, .. } if deps.is_empty() => App::Timed,
                 Flows::Listed { specs, deps } => {
@@ -136,12 +144,14 @@ impl Apps {
                     watches_sent |= plan.fifo;
                     App::Ring(Ring { plan: plan.clone(), waiters, sent })
                 }
+                Flows::Dag(d) => App::Dag(super::dag::DagRun::new(d)),
             };
             waits |= !matches!(app, App::Timed);
             apps.push(app);
         }
         first.push(workloads.last().map_or(0, |w| w.first + w.len()));
-        Apps { first, apps, waits, watches_sent }
+        first_op.push(ops);
+        Apps { first, first_op, apps, waits, watches_sent }
     }
 
     /// Does any flow wait for others?
@@ -163,14 +173,35 @@ impl Apps {
         (&mut self.apps[k], flow.0 - first, first)
     }
 
-    /// Does `flow` wait for others before it may start? (Those that do not
-    /// start at their scheduled start.)
-    pub fn waits(&mut self, flow: FlowId) -> bool {
-        match self.owner(flow) {
-            (App::Timed, ..) => false,
-            (App::Graph(g), i, _) => g.waiters[i as usize].waiting > 0,
-            (App::Ring(r), i, _) => r.waiters[i as usize].waiting > 0,
+    /// The run starts at `ctx.now`: the graphs' operations that wait for
+    /// nothing and are not flows begin (flows that wait for nothing start
+    /// at their scheduled start, as every workload's).
+    pub fn start(&mut self, ctx: &mut Ctx) {
+        for k in 0..self.apps.len() {
+            if let App::Dag(run) = &mut self.apps[k] {
+                let (first, first_op) = (self.first[k], self.first_op[k]);
+                let now = ctx.now;
+                run.start(now, &mut |s| push(ctx, s, first, first_op));
+            }
         }
+    }
+
+    /// When each operation of workload `k`'s graph began and was complete
+    /// (`u64::MAX`: not yet), if the workload is a graph.
+    pub fn op_times(&self, k: usize) -> Option<(&[u64], &[u64])> {
+        match self.apps.get(k)? {
+            App::Dag(run) => Some((&run.begun, &run.ended)),
+            _ => None,
+        }
+    }
+
+    /// Graph operation `op` (an [`Event::AppTimer`]'s) is over.
+    pub fn timer(&mut self, ctx: &mut Ctx, op: u32) {
+        let k = self.first_op.partition_point(|&f| f <= op) - 1;
+        let (first, first_op) = (self.first[k], self.first_op[k]);
+        let App::Dag(run) = &mut self.apps[k] else { unreachable!("only a graph has timers") };
+        let now = ctx.now;
+        run.timer(op - first_op, now, &mut |s| push(ctx, s, first, first_op));
     }
 
     /// `flow` arrived whole at its receiver (at `ctx.now`): the flows that
@@ -178,6 +209,7 @@ impl Apps {
     #[cold]
     pub fn arrived(&mut self, ctx: &mut Ctx, flow: FlowId) {
         let now = ctx.now;
+        let first_op = self.first_op[self.first.partition_point(|&f| f <= flow.0) - 1];
         match self.owner(flow) {
             (App::Timed, ..) => {}
             (App::Graph(g), i, first) => {
@@ -189,6 +221,7 @@ impl Apps {
                     }
                 }
             }
+            (App::Dag(run), i, first) => run.arrived(i, now, &mut |s| push(ctx, s, first, first_op)),
             (App::Ring(r), i, first) => {
                 let Ring { plan, waiters, .. } = r;
                 plan.dependents(i, |d| {
@@ -205,7 +238,7 @@ impl Apps {
     /// first time.
     pub fn sent(&mut self, ctx: &mut Ctx, flow: FlowId, end: u64) {
         let (behind, first) = match self.owner(flow) {
-            (App::Timed, ..) => return,
+            (App::Timed, ..) | (App::Dag(_), ..) => return,
             (App::Graph(g), i, first) => {
                 let Some(next) = g.sent_next.get_mut(i as usize).filter(|n| **n != u32::MAX) else { return };
                 let d = std::mem::replace(next, u32::MAX);
@@ -223,5 +256,13 @@ impl Apps {
         if let Some(at) = behind {
             ctx.push(at, Event::FlowStart { flow: FlowId(first) });
         }
+    }
+}
+
+/// Carries out what a graph asks: a flow start or an operation's timer.
+fn push(ctx: &mut Ctx, s: super::dag::Start, first: u32, first_op: u32) {
+    match s {
+        super::dag::Start::Flow(f, at) => ctx.push(at, Event::FlowStart { flow: FlowId(first + f) }),
+        super::dag::Start::Timer(op, at) => ctx.push(at, Event::AppTimer { op: first_op + op }),
     }
 }

@@ -100,6 +100,7 @@ generators! {
 
 pub mod app;
 pub mod connection;
+pub mod dag;
 
 /// The flows of workload `ctx.idx` as a plan the run generates them from,
 /// when its generator has one and `plans` allows it; None when they are to
@@ -120,6 +121,8 @@ pub enum Flows {
     /// A ring collective's plan: its flows and dependencies are computed
     /// when the run or an output needs them.
     Ring(collective::ring::RingPlan),
+    /// A graph of flows, compute delays and joins (a training trace).
+    Dag(dag::Dag),
 }
 
 /// One workload's flows: ids `first .. first + len()`.
@@ -135,6 +138,17 @@ impl Workload {
         match &self.flows {
             Flows::Listed { specs, .. } => specs.len() as u32,
             Flows::Ring(p) => p.flows() as u32,
+            Flows::Dag(d) => d.specs.len() as u32,
+        }
+    }
+
+    /// Operations of the workload's graph (flows, compute delays, joins),
+    /// 0 for a workload that is no graph: [`crate::sim::Event::AppTimer`]
+    /// numbers the operations of all workloads one after another.
+    pub fn ops(&self) -> u32 {
+        match &self.flows {
+            Flows::Dag(d) => d.ops.len() as u32,
+            _ => 0,
         }
     }
 
@@ -154,6 +168,11 @@ impl Workload {
                 }
                 for (i, f) in specs.iter().enumerate() {
                     each(id(i as u32), f, waits[i]);
+                }
+            }
+            Flows::Dag(d) => {
+                for ((i, f), waits) in d.specs.iter().enumerate().zip(d.flows_waiting()) {
+                    each(id(i as u32), f, waits);
                 }
             }
             Flows::Ring(p) => {
@@ -186,6 +205,9 @@ impl Workload {
                 shift(&mut d);
                 each(&d)
             }),
+            // A graph's flows wait for operations, not flows: it is no list
+            // of flow dependencies (and runs on one thread).
+            Flows::Dag(_) => true,
         }
     }
 
@@ -194,6 +216,7 @@ impl Workload {
         match &self.flows {
             Flows::Listed { specs, .. } => &specs[i as usize].name,
             Flows::Ring(p) => p.name(i),
+            Flows::Dag(d) => &d.specs[i as usize].name,
         }
     }
 }

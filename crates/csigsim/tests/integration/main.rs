@@ -14,6 +14,7 @@ mod failures;
 mod fct;
 mod flow_states;
 mod golden;
+mod graphs;
 mod host_entropy;
 mod host_lb;
 mod incast;

@@ -1,0 +1,376 @@
+//! A workload as a graph of operations: flows, compute delays and joins,
+//! each begun once every operation it waits for is complete. Training
+//! traces (a rank computes, then sends; a collective step waits for the
+//! data it forwards) are such graphs; trace readers build one.
+//!
+//! - A flow begins at the later of the time it is ready and its own
+//!   scheduled start, and is complete when it has arrived whole at its
+//!   receiver.
+//! - A compute delay runs on a stream (a rank's GPU, or its CPU): a stream
+//!   runs one delay at a time, the ready ones in the order they became
+//!   ready (ties: by operation). It is complete `duration` after it began.
+//! - A join is complete as soon as it is ready: where several operations
+//!   meet, or an operation that others wait to *begin* (its begin is a join
+//!   before it).
+
+use super::FlowSpec;
+use crate::units::Time;
+
+/// One operation of a [`Dag`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Flow `i` of the workload.
+    Flow(u32),
+    /// A delay of `duration` on stream `stream`.
+    Compute { stream: u32, duration: Time },
+    Join,
+}
+
+/// Operations and what each waits for, checked: every flow is one
+/// operation's, every dependency names an operation, and no operation
+/// waits for itself through others.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dag {
+    pub specs: Vec<FlowSpec>,
+    pub ops: Vec<Op>,
+    /// Operation `i` waits for `after[first[i]..first[i + 1]]`.
+    first: Vec<u32>,
+    after: Vec<u32>,
+    /// Streams in all (`0..streams`).
+    pub streams: u32,
+}
+
+/// Why a graph is not one: its message names the operation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DagError {
+    pub op: u32,
+    pub message: String,
+}
+
+impl Dag {
+    /// The graph of `ops` over the flows `specs`, where `edges` holds
+    /// (operation, an operation it waits for) pairs in any order.
+    pub fn new(specs: Vec<FlowSpec>, ops: Vec<Op>, mut edges: Vec<(u32, u32)>) -> Result<Dag, DagError> {
+        let n = ops.len();
+        let mut owner = vec![u32::MAX; specs.len()];
+        let mut streams = 0;
+        for (i, op) in ops.iter().enumerate() {
+            match *op {
+                Op::Flow(f) => {
+                    let Some(o) = owner.get_mut(f as usize) else {
+                        return Err(DagError { op: i as u32, message: format!("names flow {f}, of {} flows", specs.len()) });
+                    };
+                    if *o != u32::MAX {
+                        return Err(DagError { op: i as u32, message: format!("flow {f} is also operation {o}'s") });
+                    }
+                    *o = i as u32;
+                }
+                Op::Compute { stream, .. } => streams = streams.max(stream + 1),
+                Op::Join => {}
+            }
+        }
+        if let Some(f) = owner.iter().position(|&o| o == u32::MAX) {
+            return Err(DagError { op: u32::MAX, message: format!("flow {f} is no operation's") });
+        }
+        for &(op, a) in &edges {
+            if op as usize >= n || a as usize >= n {
+                return Err(DagError { op, message: format!("waits for operation {a}, of {n} operations") });
+            }
+            if op == a {
+                return Err(DagError { op, message: "waits for itself".into() });
+            }
+        }
+        edges.sort_unstable();
+        edges.dedup();
+        let mut first = vec![0u32; n + 1];
+        for &(op, _) in &edges {
+            first[op as usize + 1] += 1;
+        }
+        for i in 0..n {
+            first[i + 1] += first[i];
+        }
+        let after = edges.iter().map(|&(_, a)| a).collect();
+        let dag = Dag { specs, ops, first, after, streams };
+        if let Some(op) = dag.cycle() {
+            return Err(DagError { op, message: "waits for itself through the operations it waits for: none of them could begin".into() });
+        }
+        Ok(dag)
+    }
+
+    /// What operation `op` waits for.
+    pub fn after(&self, op: u32) -> &[u32] {
+        &self.after[self.first[op as usize] as usize..self.first[op as usize + 1] as usize]
+    }
+
+    /// An operation on a cycle, if the graph has one (Kahn's order leaves
+    /// it out).
+    fn cycle(&self) -> Option<u32> {
+        let (dependents, at) = self.dependents();
+        let mut waiting: Vec<u32> = (0..self.ops.len() as u32).map(|i| self.after(i).len() as u32).collect();
+        let mut ready: Vec<u32> = (0..self.ops.len() as u32).filter(|&i| waiting[i as usize] == 0).collect();
+        let mut done = 0;
+        while let Some(op) = ready.pop() {
+            done += 1;
+            for &d in &dependents[at[op as usize] as usize..at[op as usize + 1] as usize] {
+                waiting[d as usize] -= 1;
+                if waiting[d as usize] == 0 {
+                    ready.push(d);
+                }
+            }
+        }
+        (done < self.ops.len()).then(|| waiting.iter().position(|&w| w > 0).expect("a waiting operation") as u32)
+    }
+
+    /// The operations waiting for each (`dependents[at[i]..at[i + 1]]`, in
+    /// increasing order).
+    fn dependents(&self) -> (Vec<u32>, Vec<u32>) {
+        let n = self.ops.len();
+        let mut at = vec![0u32; n + 1];
+        for &a in &self.after {
+            at[a as usize + 1] += 1;
+        }
+        for i in 0..n {
+            at[i + 1] += at[i];
+        }
+        let mut fill = at.clone();
+        let mut dependents = vec![0; self.after.len()];
+        for op in 0..n as u32 {
+            for &a in self.after(op) {
+                dependents[fill[a as usize] as usize] = op;
+                fill[a as usize] += 1;
+            }
+        }
+        (dependents, at)
+    }
+
+    /// Does flow `f` wait for other operations?
+    pub fn flow_waits(&self, f: u32) -> bool {
+        let op = self.ops.iter().position(|o| *o == Op::Flow(f)).expect("every flow is an operation's");
+        !self.after(op as u32).is_empty()
+    }
+
+    /// The flow-wait flags of every flow, in one pass.
+    pub fn flows_waiting(&self) -> Vec<bool> {
+        let mut w = vec![false; self.specs.len()];
+        for (i, op) in self.ops.iter().enumerate() {
+            if let Op::Flow(f) = *op {
+                w[f as usize] = !self.after(i as u32).is_empty();
+            }
+        }
+        w
+    }
+}
+
+/// A [`Dag`] as the run goes: what each operation still waits for, the
+/// streams, and when each operation began and was complete.
+#[derive(Debug)]
+pub(super) struct DagRun {
+    ops: Vec<Op>,
+    dependents: Vec<u32>,
+    at: Vec<u32>,
+    waiting: Vec<u32>,
+    /// Per flow: its operation.
+    flow_op: Vec<u32>,
+    /// Per flow: its scheduled start.
+    flow_start: Vec<u64>,
+    /// Per stream: busy, and the delays ready for it in order.
+    busy: Vec<bool>,
+    queued: Vec<std::collections::VecDeque<u32>>,
+    /// Per operation: when it began and when it was complete (`u64::MAX`: not yet).
+    pub(super) begun: Vec<u64>,
+    pub(super) ended: Vec<u64>,
+    /// Operations complete and their dependents not yet told (reused).
+    stack: Vec<u32>,
+}
+
+/// What a graph asks of the run: a flow of the workload to start, or an
+/// operation's timer (ids of the workload).
+pub(super) enum Start {
+    Flow(u32, u64),
+    Timer(u32, u64),
+}
+
+impl DagRun {
+    pub(super) fn new(d: &Dag) -> DagRun {
+        let (dependents, at) = d.dependents();
+        let waiting = (0..d.ops.len() as u32).map(|i| d.after(i).len() as u32).collect();
+        let mut flow_op = vec![0; d.specs.len()];
+        for (i, op) in d.ops.iter().enumerate() {
+            if let Op::Flow(f) = *op {
+                flow_op[f as usize] = i as u32;
+            }
+        }
+        DagRun {
+            ops: d.ops.clone(),
+            dependents,
+            at,
+            waiting,
+            flow_op,
+            flow_start: d.specs.iter().map(|f| f.start.0).collect(),
+            busy: vec![false; d.streams as usize],
+            queued: vec![Default::default(); d.streams as usize],
+            begun: vec![u64::MAX; d.ops.len()],
+            ended: vec![u64::MAX; d.ops.len()],
+            stack: Vec::new(),
+        }
+    }
+
+    /// The run starts: the operations that wait for nothing and are not
+    /// flows (those start at their scheduled start) begin.
+    pub(super) fn start(&mut self, now: u64, out: &mut impl FnMut(Start)) {
+        for op in 0..self.ops.len() as u32 {
+            if self.waiting[op as usize] == 0 && !matches!(self.ops[op as usize], Op::Flow(_)) {
+                self.ready(op, now, out);
+            }
+        }
+        self.settle(now, out);
+    }
+
+    /// Operation `op` is ready at `now`.
+    fn ready(&mut self, op: u32, now: u64, out: &mut impl FnMut(Start)) {
+        match self.ops[op as usize] {
+            Op::Flow(f) => {
+                let at = now.max(self.flow_start[f as usize]);
+                self.begun[op as usize] = at;
+                out(Start::Flow(f, at));
+            }
+            Op::Compute { stream, duration } => {
+                if self.busy[stream as usize] {
+                    self.queued[stream as usize].push_back(op);
+                } else {
+                    self.busy[stream as usize] = true;
+                    self.begun[op as usize] = now;
+                    out(Start::Timer(op, now.saturating_add(duration.0)));
+                }
+            }
+            Op::Join => {
+                self.begun[op as usize] = now;
+                self.ended[op as usize] = now;
+                self.stack.push(op);
+            }
+        }
+    }
+
+    /// Tells the dependents of every operation complete at `now`.
+    fn settle(&mut self, now: u64, out: &mut impl FnMut(Start)) {
+        while let Some(op) = self.stack.pop() {
+            for k in self.at[op as usize]..self.at[op as usize + 1] {
+                let d = self.dependents[k as usize];
+                self.waiting[d as usize] -= 1;
+                if self.waiting[d as usize] == 0 {
+                    self.ready(d, now, out);
+                }
+            }
+        }
+    }
+
+    /// Flow `f` of the workload arrived whole at `now`.
+    pub(super) fn arrived(&mut self, f: u32, now: u64, out: &mut impl FnMut(Start)) {
+        let op = self.flow_op[f as usize];
+        if self.begun[op as usize] == u64::MAX {
+            // A flow that waited for nothing started at its scheduled start.
+            self.begun[op as usize] = self.flow_start[f as usize];
+        }
+        self.ended[op as usize] = now;
+        self.stack.push(op);
+        self.settle(now, out);
+    }
+
+    /// Operation `op`'s delay is over at `now`: its stream takes the next.
+    pub(super) fn timer(&mut self, op: u32, now: u64, out: &mut impl FnMut(Start)) {
+        let Op::Compute { stream, .. } = self.ops[op as usize] else { unreachable!("only a compute delay has a timer") };
+        self.ended[op as usize] = now;
+        self.busy[stream as usize] = false;
+        if let Some(next) = self.queued[stream as usize].pop_front() {
+            self.ready(next, now, out);
+        }
+        self.stack.push(op);
+        self.settle(now, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::id::HostId;
+
+    fn flow(src: u32, dst: u32) -> FlowSpec {
+        FlowSpec { src: HostId(src), dst: HostId(dst), size: 1000, start: Time(0), name: "f".into(), rate_cap: u64::MAX, channel: 0 }
+    }
+
+    /// Drives a run by hand: flows arrive `flight` after they start;
+    /// answers each operation's (begun, ended).
+    fn drive(d: &Dag, flight: u64) -> Vec<(u64, u64)> {
+        let mut run = DagRun::new(d);
+        let mut events: Vec<(u64, bool, u32)> = Vec::new();
+        let mut out = |s: Start| match s {
+            Start::Flow(f, at) => events.push((at + flight, true, f)),
+            Start::Timer(op, at) => events.push((at, false, op)),
+        };
+        // Flows that wait for nothing start at their scheduled start.
+        for (f, w) in d.flows_waiting().iter().enumerate() {
+            if !w {
+                out(Start::Flow(f as u32, d.specs[f].start.0));
+            }
+        }
+        run.start(0, &mut out);
+        while !events.is_empty() {
+            events.sort_by_key(|e| std::cmp::Reverse(*e));
+            let (t, is_flow, id) = events.pop().expect("an event");
+            let mut out = |s: Start| match s {
+                Start::Flow(f, at) => events.push((at + flight, true, f)),
+                Start::Timer(op, at) => events.push((at, false, op)),
+            };
+            if is_flow {
+                run.arrived(id, t, &mut out);
+            } else {
+                run.timer(id, t, &mut out);
+            }
+        }
+        run.begun.iter().copied().zip(run.ended.iter().copied()).collect()
+    }
+
+    /// Compute, send, compute on the other side: each begins when the one
+    /// before is complete.
+    #[test]
+    fn a_chain_of_compute_and_a_flow_runs_in_order() {
+        let ops = vec![Op::Compute { stream: 0, duration: Time(100) }, Op::Flow(0), Op::Compute { stream: 1, duration: Time(50) }];
+        let d = Dag::new(vec![flow(0, 1)], ops, vec![(1, 0), (2, 1)]).unwrap();
+        assert_eq!(drive(&d, 1000), vec![(0, 100), (100, 1100), (1100, 1150)]);
+    }
+
+    /// One stream runs one delay at a time, in the order they became
+    /// ready; another stream runs beside it; a join waits for all.
+    #[test]
+    fn a_stream_runs_its_delays_one_at_a_time_and_a_join_waits_for_all() {
+        let ops = vec![
+            Op::Compute { stream: 0, duration: Time(10) },
+            Op::Compute { stream: 0, duration: Time(20) },
+            Op::Compute { stream: 1, duration: Time(5) },
+            Op::Join,
+        ];
+        let d = Dag::new(vec![], ops, vec![(3, 0), (3, 1), (3, 2)]).unwrap();
+        assert_eq!(drive(&d, 0), vec![(0, 10), (10, 30), (0, 5), (30, 30)]);
+    }
+
+    /// A flow ready before its scheduled start begins at its start.
+    #[test]
+    fn a_flow_begins_no_earlier_than_its_scheduled_start() {
+        let mut f = flow(0, 1);
+        f.start = Time(500);
+        let d = Dag::new(vec![f], vec![Op::Compute { stream: 0, duration: Time(100) }, Op::Flow(0)], vec![(1, 0)]).unwrap();
+        assert_eq!(drive(&d, 10), vec![(0, 100), (500, 510)]);
+    }
+
+    #[test]
+    fn bad_graphs_are_refused_naming_the_operation() {
+        let e = Dag::new(vec![], vec![Op::Join, Op::Join, Op::Join], vec![(0, 2), (1, 0), (2, 1)]).unwrap_err();
+        assert!(e.message.contains("waits for itself through"), "{e:?}");
+        let e = Dag::new(vec![], vec![Op::Join], vec![(0, 3)]).unwrap_err();
+        assert_eq!((e.op, e.message.as_str()), (0, "waits for operation 3, of 1 operations"));
+        let e = Dag::new(vec![flow(0, 1)], vec![Op::Join], vec![]).unwrap_err();
+        assert_eq!(e.message, "flow 0 is no operation's");
+        let e = Dag::new(vec![flow(0, 1)], vec![Op::Flow(0), Op::Flow(0)], vec![]).unwrap_err();
+        assert_eq!((e.op, e.message.as_str()), (1, "flow 0 is also operation 0's"));
+    }
+}
