@@ -377,8 +377,9 @@ impl World {
     }
 
     /// When each operation of workload `k`'s graph began and was complete
-    /// (`u64::MAX`: not yet), if workload `k` (of [`Scenario::workloads`])
-    /// is a graph ([`crate::workload::Flows::Dag`]).
+    /// (`u64::MAX`: not yet), if workload `k` of [`Scenario::workloads`]
+    /// (0: the `[[flow]]` entries, then the `[[workload]]` tables) is a
+    /// graph ([`crate::workload::Flows::Dag`]).
     pub fn op_times(&self, k: usize) -> Option<(&[u64], &[u64])> {
         self.c.transport.apps.op_times(k)
     }

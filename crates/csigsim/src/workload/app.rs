@@ -144,7 +144,11 @@ impl Apps {
                     watches_sent |= plan.fifo;
                     App::Ring(Ring { plan: plan.clone(), waiters, sent })
                 }
-                Flows::Dag(d) => App::Dag(super::dag::DagRun::new(d)),
+                Flows::Dag(d) => {
+                    let run = super::dag::DagRun::new(d);
+                    watches_sent |= run.watches_sent();
+                    App::Dag(run)
+                }
             };
             waits |= !matches!(app, App::Timed);
             apps.push(app);
@@ -237,8 +241,13 @@ impl Apps {
     /// first time or again: the flow queued behind it may start then, the
     /// first time.
     pub fn sent(&mut self, ctx: &mut Ctx, flow: FlowId, end: u64) {
+        let first_op = self.first_op[self.first.partition_point(|&f| f <= flow.0) - 1];
         let (behind, first) = match self.owner(flow) {
-            (App::Timed, ..) | (App::Dag(_), ..) => return,
+            (App::Timed, ..) => return,
+            (App::Dag(run), i, first) => {
+                run.sent(i, end, &mut |s| push(ctx, s, first, first_op));
+                return;
+            }
             (App::Graph(g), i, first) => {
                 let Some(next) = g.sent_next.get_mut(i as usize).filter(|n| **n != u32::MAX) else { return };
                 let d = std::mem::replace(next, u32::MAX);

@@ -12,6 +12,9 @@
 //! - A join is complete as soon as it is ready: where several operations
 //!   meet, or an operation that others wait to *begin* (its begin is a join
 //!   before it).
+//! - A flow's "sent" is complete when the flow's last packet has left its
+//!   NIC for the first time (a send's local completion: the sender may go
+//!   on while the data is still in the network).
 
 use super::FlowSpec;
 use crate::units::Time;
@@ -24,6 +27,8 @@ pub enum Op {
     /// A delay of `duration` on stream `stream`.
     Compute { stream: u32, duration: Time },
     Join,
+    /// Flow `i`'s last packet has left its NIC.
+    Sent(u32),
 }
 
 /// Operations and what each waits for, checked: every flow is one
@@ -67,6 +72,10 @@ impl Dag {
                 }
                 Op::Compute { stream, .. } => streams = streams.max(stream + 1),
                 Op::Join => {}
+                Op::Sent(f) if f as usize >= specs.len() => {
+                    return Err(DagError { op: i as u32, message: format!("names flow {f}, of {} flows", specs.len()) });
+                }
+                Op::Sent(_) => {}
             }
         }
         if let Some(f) = owner.iter().position(|&o| o == u32::MAX) {
@@ -90,6 +99,13 @@ impl Dag {
             first[i + 1] += first[i];
         }
         let after = edges.iter().map(|&(_, a)| a).collect();
+        for (i, op) in ops.iter().enumerate() {
+            if let Op::Sent(_) = op {
+                if first[i + 1] > first[i] {
+                    return Err(DagError { op: i as u32, message: "a flow's sent waits for its flow alone".into() });
+                }
+            }
+        }
         let dag = Dag { specs, ops, first, after, streams };
         if let Some(op) = dag.cycle() {
             return Err(DagError { op, message: "waits for itself through the operations it waits for: none of them could begin".into() });
@@ -169,8 +185,9 @@ pub(super) struct DagRun {
     dependents: Vec<u32>,
     at: Vec<u32>,
     waiting: Vec<u32>,
-    /// Per flow: its operation.
+    /// Per flow: its operation, and its "sent" operation (`u32::MAX`: none).
     flow_op: Vec<u32>,
+    flow_sent: Vec<u32>,
     /// Per flow: its scheduled start.
     flow_start: Vec<u64>,
     /// Per stream: busy, and the delays ready for it in order.
@@ -195,9 +212,12 @@ impl DagRun {
         let (dependents, at) = d.dependents();
         let waiting = (0..d.ops.len() as u32).map(|i| d.after(i).len() as u32).collect();
         let mut flow_op = vec![0; d.specs.len()];
+        let mut flow_sent = vec![u32::MAX; d.specs.len()];
         for (i, op) in d.ops.iter().enumerate() {
-            if let Op::Flow(f) = *op {
-                flow_op[f as usize] = i as u32;
+            match *op {
+                Op::Flow(f) => flow_op[f as usize] = i as u32,
+                Op::Sent(f) => flow_sent[f as usize] = i as u32,
+                _ => {}
             }
         }
         DagRun {
@@ -206,6 +226,7 @@ impl DagRun {
             at,
             waiting,
             flow_op,
+            flow_sent,
             flow_start: d.specs.iter().map(|f| f.start.0).collect(),
             busy: vec![false; d.streams as usize],
             queued: vec![Default::default(); d.streams as usize],
@@ -219,7 +240,7 @@ impl DagRun {
     /// flows (those start at their scheduled start) begin.
     pub(super) fn start(&mut self, now: u64, out: &mut impl FnMut(Start)) {
         for op in 0..self.ops.len() as u32 {
-            if self.waiting[op as usize] == 0 && !matches!(self.ops[op as usize], Op::Flow(_)) {
+            if self.waiting[op as usize] == 0 && !matches!(self.ops[op as usize], Op::Flow(_) | Op::Sent(_)) {
                 self.ready(op, now, out);
             }
         }
@@ -248,7 +269,24 @@ impl DagRun {
                 self.ended[op as usize] = now;
                 self.stack.push(op);
             }
+            Op::Sent(_) => unreachable!("a flow's sent waits for nothing"),
         }
+    }
+
+    /// Does any flow have a "sent" operation?
+    pub(super) fn watches_sent(&self) -> bool {
+        self.flow_sent.iter().any(|&o| o != u32::MAX)
+    }
+
+    /// Flow `f`'s last packet leaves its NIC until `end` (sent for the
+    /// first time or again): its "sent" is complete then, the first time.
+    pub(super) fn sent(&mut self, f: u32, end: u64, out: &mut impl FnMut(Start)) {
+        let op = self.flow_sent[f as usize];
+        if op == u32::MAX || self.begun[op as usize] != u64::MAX {
+            return;
+        }
+        self.begun[op as usize] = self.begun[self.flow_op[f as usize] as usize];
+        out(Start::Timer(op, end));
     }
 
     /// Tells the dependents of every operation complete at `now`.
@@ -278,11 +316,16 @@ impl DagRun {
 
     /// Operation `op`'s delay is over at `now`: its stream takes the next.
     pub(super) fn timer(&mut self, op: u32, now: u64, out: &mut impl FnMut(Start)) {
-        let Op::Compute { stream, .. } = self.ops[op as usize] else { unreachable!("only a compute delay has a timer") };
         self.ended[op as usize] = now;
-        self.busy[stream as usize] = false;
-        if let Some(next) = self.queued[stream as usize].pop_front() {
-            self.ready(next, now, out);
+        match self.ops[op as usize] {
+            Op::Compute { stream, .. } => {
+                self.busy[stream as usize] = false;
+                if let Some(next) = self.queued[stream as usize].pop_front() {
+                    self.ready(next, now, out);
+                }
+            }
+            Op::Sent(_) => {}
+            _ => unreachable!("only a compute delay or a sent has a timer"),
         }
         self.stack.push(op);
         self.settle(now, out);

@@ -96,6 +96,7 @@ generators! {
     (poisson, Poisson, "poisson", PoissonConfig, "Poisson arrivals at a target load, sizes from an empirical CDF (websearch, hadoop or a file)"),
     (rpc, Rpc, "rpc", RpcConfig, "RPCs of one size at a target load (Poisson), with an optional on/off bursty background; latencies in rpcs.csv"),
     (collective, Collective, "collective", CollectiveConfig, "a collective as NCCL runs it (all_reduce, all_gather, reduce_scatter, broadcast, reduce on a ring or tree; all_to_all), pipelined, with dependencies between sends"),
+    (goal, Goal, "goal", GoalConfig, "a GOAL schedule (LogGOPSim, ATLAHS): per-rank sends, receives and compute with dependencies"),
 }
 
 pub mod app;
@@ -108,6 +109,7 @@ pub mod dag;
 pub fn plan(w: &WorkloadEntry, ctx: &Ctx, plans: bool) -> Result<Option<Flows>, InputError> {
     match w {
         WorkloadEntry::Collective(c) if plans => Ok(collective::ring_plan(c, ctx)?.map(Flows::Ring)),
+        WorkloadEntry::Goal(c) => Ok(Some(Flows::Dag(goal::read(c, ctx)?))),
         _ => Ok(None),
     }
 }
