@@ -260,10 +260,7 @@ fn main() -> ExitCode {
             let jobs = jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |j| j as usize);
             repro::cmd_repro(&ids, &out, quick, json, jobs, !no_report)
         }
-        Cmd::Import { source } => import::cmd(source).map_err(|e| match e {
-            import::Error::Input(e) => Failure::Input(e),
-            import::Error::Internal(m) => Failure::Internal(m),
-        }),
+        Cmd::Import { source } => import::cmd(source).map_err(Failure::Input),
         Cmd::Report { runs, out, labels } => report::cmd_report(&runs, out, &labels),
         Cmd::Plot { run, out } => report::cmd_plot(&run, out),
         Cmd::Compare { runs, json } => {

@@ -35,29 +35,18 @@ pub struct Output {
     force: bool,
 }
 
-pub enum Error {
-    Input(InputError),
-    Internal(String),
-}
-
-impl From<InputError> for Error {
-    fn from(e: InputError) -> Self {
-        Error::Input(e)
-    }
-}
-
-pub fn cmd(source: Source) -> Result<(), Error> {
-    let (dir, files, force) = match source {
+pub fn cmd(source: Source) -> Result<(), InputError> {
+    let (dir, files, force, origin) = match source {
         Source::Htsim(a) => {
             let (dir, stem) = place(&a.output, &a.matrix)?;
-            (dir, htsim::import(&a, &stem)?, a.output.force)
+            (dir, htsim::import(&a, &stem)?, a.output.force, a.matrix.display().to_string())
         }
         Source::Ns3(a) => {
             let (dir, stem) = place(&a.output, &a.flow)?;
-            (dir, ns3::import(&a, &stem)?, a.output.force)
+            (dir, ns3::import(&a, &stem)?, a.output.force, a.topology.display().to_string())
         }
     };
-    write_all(&dir, &files, force)?;
+    write_all(&dir, &files, force, &origin)?;
     for (name, _) in &files {
         println!("wrote {}", dir.join(name).display());
     }
@@ -65,7 +54,7 @@ pub fn cmd(source: Source) -> Result<(), Error> {
 }
 
 /// The output directory and the file stem.
-fn place(o: &Output, input: &Path) -> Result<(PathBuf, String), Error> {
+fn place(o: &Output, input: &Path) -> Result<(PathBuf, String), InputError> {
     let dir = match &o.out {
         Some(d) => d.clone(),
         None => input.parent().map(Path::to_path_buf).filter(|p| !p.as_os_str().is_empty()).unwrap_or_else(|| PathBuf::from(".")),
@@ -75,19 +64,19 @@ fn place(o: &Output, input: &Path) -> Result<(PathBuf, String), Error> {
         None => input.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "imported".into()),
     };
     if stem.is_empty() || stem.contains(['/', '\\']) || stem.starts_with('.') {
-        return Err(InputError::new("--name", None, None, format!("\"{stem}\" cannot be a file name: give --name NAME without a path")).into());
+        return Err(InputError::new("--name", None, None, format!("\"{stem}\" cannot be a file name: give --name NAME without a path")));
     }
     Ok((dir, stem))
 }
 
 /// Writes the files into `dir` all or none: into a scratch directory first,
 /// where the scenario is loaded back, then renamed into place.
-fn write_all(dir: &Path, files: &[(String, String)], force: bool) -> Result<(), Error> {
+fn write_all(dir: &Path, files: &[(String, String)], force: bool, origin: &str) -> Result<(), InputError> {
     let io = |what: &str, p: &Path, e: std::io::Error| InputError::new("--out", None, None, format!("cannot {what} {}: {e}", p.display()));
     for (name, _) in files {
         let p = dir.join(name);
         if p.exists() && !force {
-            return Err(InputError::new("--out", None, None, format!("{} exists: give --force to replace it, or --out or --name", p.display())).into());
+            return Err(InputError::new("--out", None, None, format!("{} exists: give --force to replace it, or --out or --name", p.display())));
         }
     }
     std::fs::create_dir_all(dir).map_err(|e| io("create", dir, e))?;
@@ -99,10 +88,13 @@ fn write_all(dir: &Path, files: &[(String, String)], force: bool) -> Result<(), 
             let p = scratch.join(name);
             std::fs::write(&p, text).map_err(|e| io("write", &p, e))?;
         }
-        // The importer's own check: what it wrote must load.
+        // What was written must load; what the checks above let through
+        // (a fabric in two parts) is the input's fault.
         let scenario = scratch.join(&files[0].0);
-        csigsim::scenario::load_file(&scenario, &[], None)
-            .map_err(|e| Error::Internal(format!("the imported scenario does not load: {e}")))?;
+        csigsim::scenario::load_file(&scenario, &[], None).map_err(|e| {
+            let key = e.key.map(|k| format!("key `{k}` of the scenario made from it: ")).unwrap_or_else(|| "the scenario made from it: ".into());
+            InputError::new(origin, None, None, format!("{key}{}", e.msg))
+        })?;
         let mut moved = Vec::new();
         for (name, _) in files {
             let (from, to) = (scratch.join(name), dir.join(name));
@@ -110,7 +102,7 @@ fn write_all(dir: &Path, files: &[(String, String)], force: bool) -> Result<(), 
                 for m in &moved {
                     let _ = std::fs::remove_file(m);
                 }
-                return Err(io("write", &to, e).into());
+                return Err(io("write", &to, e));
             }
             moved.push(to);
         }
