@@ -335,3 +335,73 @@ fn unknown_cc_and_bad_options_exit_2() {
     assert_eq!(listing(&d), ["f.txt", "m.cm", "t.txt"]);
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// The shipped validation scenario's topology and trace written back in
+/// ns-3's formats (the flows at 2 s plus their trace start, as ns-3's flow
+/// files have them), imported, and run: the same flows, the same FCTs.
+fn ns3_round_trip(case: &str, cc: &str) {
+    let shipped = repo().join(format!("scenarios/validation/{case}.toml"));
+    let sc: toml::Value = toml::from_str(&read(&shipped)).unwrap();
+    let topo = &sc["topology"];
+    let id = |v: &toml::Value| v.as_str().unwrap().strip_prefix('n').unwrap().parse::<u64>().unwrap();
+    let hosts = topo["hosts"].as_array().unwrap();
+    let switches = topo["switches"].as_array().unwrap();
+    let links = topo["links"].as_array().unwrap();
+    let mut t = format!("{} {} {}\n", hosts.len() + switches.len(), switches.len(), links.len());
+    t.push_str(&switches.iter().map(|s| id(s).to_string()).collect::<Vec<_>>().join(" "));
+    t.push('\n');
+    for l in links {
+        let ps = csigsim::units::parse_time(l["delay"].as_str().unwrap()).unwrap().0;
+        t.push_str(&format!("{} {} {} {}ns 0\n", id(&l["a"]), id(&l["b"]), l["rate"].as_str().unwrap(), ps / 1000));
+    }
+    let mut rows: Vec<(String, String, u64, u64)> = Vec::new();
+    if let Some(w) = sc.get("workload") {
+        let csv = read(&shipped.parent().unwrap().join(w[0]["file"].as_str().unwrap()));
+        for l in csv.lines().filter(|l| !l.starts_with('#')).skip(1) {
+            let c: Vec<&str> = l.split(',').collect();
+            rows.push((c[0].into(), c[1].into(), c[2].parse().unwrap(), csigsim::units::parse_time(c[3]).unwrap().0));
+        }
+    } else {
+        for f in sc["flow"].as_array().unwrap() {
+            rows.push((f["src"].as_str().unwrap().into(), f["dst"].as_str().unwrap().into(), f["size"].as_integer().unwrap() as u64, 0));
+        }
+    }
+    let mut fl = format!("{}\n", rows.len());
+    for (s, d, size, ps) in &rows {
+        let n = |h: &str| h.strip_prefix('n').unwrap().to_string();
+        fl.push_str(&format!("{} {} 3 100 {size} {}.{:012}\n", n(s), n(d), 2 + ps / 1_000_000_000_000, ps % 1_000_000_000_000));
+    }
+    let d = tmp(&format!("rt-{case}"));
+    std::fs::write(d.join("topology.txt"), t).unwrap();
+    std::fs::write(d.join("flow.txt"), fl).unwrap();
+    let run_py = if cc == "hpcc" { "hp" } else { cc };
+    ok(bin().arg("import").arg("ns3").arg(d.join("topology.txt")).arg(d.join("flow.txt")).args(["--cc", run_py, "--name", case]).output().unwrap());
+    let imported = run(&d.join(format!("{case}.toml")), &d.join("imported"), &[]);
+    let cc_set = format!("transport.cc=\"{cc}\"");
+    let reference = run(&shipped, &d.join("shipped"), &[&cc_set]);
+    // Labels aside (the shipped trace has none, so its flows are "trace0"),
+    // every column of every flow is the same.
+    let strip = |s: &str| s.lines().map(|l| l.split(',').enumerate().filter(|(i, _)| *i != 1).map(|(_, c)| c).collect::<Vec<_>>().join(",")).collect::<Vec<_>>();
+    assert_eq!(strip(&imported), strip(&reference), "{case} --cc {run_py}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn ns3_incast_and_websearch_import_as_the_validation_scenarios() {
+    ns3_round_trip("ns3_incast16", "dcqcn");
+    ns3_round_trip("ns3_websearch", "dcqcn");
+}
+
+#[test]
+fn a_fabric_csigsim_refuses_is_an_input_error_and_writes_nothing() {
+    let d = tmp("split");
+    // Two switches with no link between them.
+    std::fs::write(d.join("t.txt"), "5 2 3\n3 4\n0 3 100Gbps 1us 0\n1 3 100Gbps 1us 0\n2 4 100Gbps 1us 0\n").unwrap();
+    std::fs::write(d.join("f.txt"), "1\n0 2 3 100 1000 0\n").unwrap();
+    let o = bin().arg("import").arg("ns3").arg(d.join("t.txt")).arg(d.join("f.txt")).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("t.txt: key `topology.links` of the scenario made from it: the topology is disconnected"), "{err}");
+    assert_eq!(listing(&d), ["f.txt", "t.txt"]);
+    std::fs::remove_dir_all(&d).unwrap();
+}

@@ -130,7 +130,7 @@ fn fabric(a: &Args, nodes: u64) -> Result<Fabric, InputError> {
                     }
                 },
             };
-            if nodes % leaves != 0 {
+            if !nodes.is_multiple_of(leaves) {
                 return Err(bad("--leaves", format!("{leaves} leaves do not divide the matrix's {nodes} nodes evenly")));
             }
             let per_leaf = nodes / leaves;
@@ -238,7 +238,7 @@ pub fn import(a: &Args, stem: &str) -> Result<Vec<(String, String)>, InputError>
                         let v = need()?;
                         // htsim reads a float and starts the flow at its whole microseconds.
                         match v.text.parse::<f64>() {
-                            Ok(x) if x.is_finite() && x >= 0.0 && x < 1e11 => c.start_us = Some(x.trunc() as u64),
+                            Ok(x) if (0.0..1e11).contains(&x) => c.start_us = Some(x.trunc() as u64),
                             _ => return Err(err_at(file, v, format!("start: \"{}\" is not a time in microseconds", v.text))),
                         }
                     }

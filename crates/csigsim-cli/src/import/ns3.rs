@@ -160,7 +160,7 @@ pub fn import(a: &Args, stem: &str) -> Result<Vec<(String, String)>, InputError>
     let (nodes, nodes_at) = r.uint("the number of nodes")?;
     let (switches, _) = r.uint("the number of switches")?;
     let (nlinks, _) = r.uint("the number of links")?;
-    if nodes < 2 || nodes > 2_000_000 {
+    if !(2..=2_000_000).contains(&nodes) {
         return Err(err_at(&tfile, &nodes_at, format!("{nodes} nodes: expected 2 .. 2000000")));
     }
     let nodes = nodes as usize;
@@ -209,7 +209,7 @@ pub fn import(a: &Args, stem: &str) -> Result<Vec<(String, String)>, InputError>
         let delay_ps = time_ps(t.text).ok_or_else(|| err_at(&tfile, &t, format!("{what}: \"{}\" is not a time such as 0.001ms or 1000ns", t.text)))?;
         let t = r.take(&format!("{what}: its error rate"))?;
         match t.text.parse::<f64>() {
-            Ok(e) if e == 0.0 => {}
+            Ok(0.0) => {}
             Ok(e) if e.is_finite() && e > 0.0 => {
                 return Err(err_at(
                     &tfile,
