@@ -405,3 +405,29 @@ fn a_fabric_csigsim_refuses_is_an_input_error_and_writes_nothing() {
     assert_eq!(listing(&d), ["f.txt", "t.txt"]);
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// A shipped htsim validation case's trace written as a connection matrix,
+/// imported with the options its scenario implies, and run: the same flows.csv.
+fn htsim_round_trip(case: &str, trace: &str, args: &[&str]) {
+    let shipped = repo().join(format!("scenarios/validation/{case}.toml"));
+    let csv = read(&repo().join(format!("scenarios/validation/{trace}")));
+    let rows: Vec<Vec<&str>> = csv.lines().filter(|l| !l.starts_with('#')).skip(1).map(|l| l.split(',').collect()).collect();
+    let mut cm = format!("Nodes 16\nConnections {}\n", rows.len());
+    for r in &rows {
+        let us = csigsim::units::parse_time(r[3]).unwrap().0 / 1_000_000;
+        cm.push_str(&format!("{}->{} start {us} size {}\n", &r[0][1..], &r[1][1..], r[2]));
+    }
+    let d = tmp(&format!("rt-{case}"));
+    std::fs::write(d.join(format!("{case}.cm")), cm).unwrap();
+    ok(bin().arg("import").arg("htsim").arg(d.join(format!("{case}.cm"))).args(args).output().unwrap());
+    let imported = run(&d.join(format!("{case}.toml")), &d.join("imported"), &[]);
+    let reference = run(&shipped, &d.join("shipped"), &[]);
+    assert_eq!(imported, reference, "{case}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn htsim_validation_matrices_import_as_the_shipped_scenarios() {
+    htsim_round_trip("htsim_incast16", "htsim_incast16.csv", &[]);
+    htsim_round_trip("htsim_perm16_paths1", "htsim_perm16.csv", &["--routing", "ecmp"]);
+}
