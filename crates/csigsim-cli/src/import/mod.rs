@@ -79,6 +79,7 @@ fn write_all(dir: &Path, files: &[(String, String)], force: bool, origin: &str) 
             return Err(InputError::new("--out", None, None, format!("{} exists: give --force to replace it, or --out or --name", p.display())));
         }
     }
+    let created = !dir.exists();
     std::fs::create_dir_all(dir).map_err(|e| io("create", dir, e))?;
     let scratch = dir.join(format!(".csigsim-import-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
@@ -109,6 +110,9 @@ fn write_all(dir: &Path, files: &[(String, String)], force: bool, origin: &str) 
         Ok(())
     })();
     let _ = std::fs::remove_dir_all(&scratch);
+    if result.is_err() && created {
+        let _ = std::fs::remove_dir(dir);
+    }
     result
 }
 
