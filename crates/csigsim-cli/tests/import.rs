@@ -308,7 +308,6 @@ fn malformed_ns3_inputs_are_refused_by_file_and_line() {
     topo("4 1 3\n3\n0 3 100Gbps 0.001ms 0\n1 3 100Gbps 0.001ms 0\n2 3 100Gbps 0.001ms\n", 5, "the file ends where link 3 of 3: its error rate was expected");
     topo("4 1 3\n3\n0 3 100Gbps 0.001ms 0\n0 3 100Gbps 0.001ms 0\n2 3 100Gbps 0.001ms 0\n", 4, "host 0 has a second link (the first is on line 3)");
     topo("4 1 3\n3\n0 3 100Gbps 0.001ms 0\n1 2 100Gbps 0.001ms 0\n2 3 100Gbps 0.001ms 0\n", 4, "joins two hosts");
-    topo("4 1 2\n3\n0 3 100Gbps 0.001ms 0\n1 3 100Gbps 0.001ms 0\n2 3 100Gbps 0.001ms 0\n", 5, "after the 2 links the first line declares");
     let flow = |text: &'static str, line: usize, msg: &str| refused("ns3", &[t, ("flow.txt", text)], ("flow.txt", line), msg);
     flow("2\n0 2 3 100 10000000 2\n3 2 3 100 10000000 2\n", 3, "source node 3 is a switch");
     flow("2\n0 2 3 100 10000000 2.1\n1 2 3 100 10000000 2\n", 3, "before the flow above it");
@@ -316,6 +315,24 @@ fn malformed_ns3_inputs_are_refused_by_file_and_line() {
     flow("2\n0 2 3 100 10000000 2\n1 2 3 100 0 2\n", 3, "size 0");
     flow("2\n0 2 3 100 10000000 2\n1 2 3 100 10000000 two\n", 3, "is not a start time in seconds");
     flow("3\n0 2 3 100 10000000 2\n1 2 3 100 10000000 2\n", 3, "the file ends where flow 3 of 3: its source was expected");
+}
+
+#[test]
+fn ns3_values_after_the_declared_counts_are_ignored_as_ns3_does() {
+    // third.cc reads as many links and flows as the first line declares;
+    // HPCC's own example topology.txt has more link lines than it declares.
+    let d = tmp("ns3-extra");
+    std::fs::write(d.join("t.txt"), "4 1 3\n3\n0 3 100Gbps 0.001ms 0\n1 3 100Gbps 0.001ms 0\n2 3 100Gbps 0.001ms 0\n5 3 25Gbps 0.001ms 0\n").unwrap();
+    std::fs::write(d.join("f.txt"), "1\n0 2 3 100 1000 2\n1 2 3 100 1000 2\n").unwrap();
+    let o = ok(bin().arg("import").arg("ns3").arg(d.join("t.txt")).arg(d.join("f.txt")).output().unwrap());
+    let err = String::from_utf8_lossy(&o.stderr);
+    for w in [format!("warning: {}:6:1: ignored", d.join("t.txt").display()), format!("warning: {}:3:1: ignored", d.join("f.txt").display())] {
+        assert!(err.contains(&w), "{w} not in {err}");
+    }
+    let toml = read(&d.join("f.toml"));
+    assert_eq!(toml.matches("rate = ").count(), 3);
+    assert_eq!(read(&d.join("f.csv")).lines().filter(|l| l.starts_with('n')).count(), 1);
+    std::fs::remove_dir_all(&d).unwrap();
 }
 
 #[test]
@@ -398,11 +415,11 @@ fn a_fabric_csigsim_refuses_is_an_input_error_and_writes_nothing() {
     // Two switches with no link between them.
     std::fs::write(d.join("t.txt"), "5 2 3\n3 4\n0 3 100Gbps 1us 0\n1 3 100Gbps 1us 0\n2 4 100Gbps 1us 0\n").unwrap();
     std::fs::write(d.join("f.txt"), "1\n0 2 3 100 1000 0\n").unwrap();
-    let o = bin().arg("import").arg("ns3").arg(d.join("t.txt")).arg(d.join("f.txt")).output().unwrap();
+    let o = bin().arg("import").arg("ns3").arg(d.join("t.txt")).arg(d.join("f.txt")).arg("--out").arg(d.join("new")).output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("t.txt: key `topology.links` of the scenario made from it: the topology is disconnected"), "{err}");
-    assert_eq!(listing(&d), ["f.txt", "t.txt"]);
+    assert_eq!(listing(&d), ["f.txt", "t.txt"], "not even the --out directory");
     std::fs::remove_dir_all(&d).unwrap();
 }
 

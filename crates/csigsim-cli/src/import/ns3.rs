@@ -80,10 +80,14 @@ impl<'a> Reader<'a> {
         let t = self.take(what)?;
         Ok((uint(self.file, &t, what)?, t))
     }
-    fn end(&self, what: &str) -> Result<(), InputError> {
-        match self.toks.get(self.next) {
-            Some(t) => Err(err_at(self.file, t, format!("\"{}\" after the {what} the first line declares: fix the count or remove it", t.text))),
-            None => Ok(()),
+    /// third.cc reads no further than the counts of the first line say,
+    /// so what follows is ignored, as there, with a warning.
+    fn end(&self, what: &str) {
+        if let Some(t) = self.toks.get(self.next) {
+            eprintln!(
+                "warning: {}:{}:{}: ignored from here to the end: ns-3 reads only the {what} the first line declares",
+                self.file, t.line, t.col
+            );
         }
     }
 }
@@ -221,7 +225,7 @@ pub fn import(a: &Args, stem: &str) -> Result<Vec<(String, String)>, InputError>
         }
         links.push(Link { a: a_, b: b_, rate, delay_ps });
     }
-    r.end(&format!("{nlinks} links"))?;
+    r.end(&format!("{nlinks} links"));
     if let Some(h) = (0..nodes).find(|&n| !is_switch[n] && host_link[n].is_none()) {
         return Err(err_at(&tfile, &nodes_at, format!("host {h} (a node not listed as a switch) has no link")));
     }
@@ -282,7 +286,7 @@ pub fn import(a: &Args, stem: &str) -> Result<Vec<(String, String)>, InputError>
         }
         flows.push(Flow { src, dst, size, start_ps, at });
     }
-    r.end(&format!("{nflows} flows"))?;
+    r.end(&format!("{nflows} flows"));
 
     const S: u64 = 1_000_000_000_000;
     let offset = match &a.start_offset {
