@@ -388,7 +388,7 @@ fn ns3_round_trip(case: &str, cc: &str) {
         let n = |h: &str| h.strip_prefix('n').unwrap().to_string();
         fl.push_str(&format!("{} {} 3 100 {size} {}.{:012}\n", n(s), n(d), 2 + ps / 1_000_000_000_000, ps % 1_000_000_000_000));
     }
-    let d = tmp(&format!("rt-{case}"));
+    let d = tmp(&format!("rt-{case}-{cc}"));
     std::fs::write(d.join("topology.txt"), t).unwrap();
     std::fs::write(d.join("flow.txt"), fl).unwrap();
     let run_py = if cc == "hpcc" { "hp" } else { cc };
@@ -405,8 +405,10 @@ fn ns3_round_trip(case: &str, cc: &str) {
 
 #[test]
 fn ns3_incast_and_websearch_import_as_the_validation_scenarios() {
-    ns3_round_trip("ns3_incast16", "dcqcn");
-    ns3_round_trip("ns3_websearch", "dcqcn");
+    for cc in ["dcqcn", "hpcc", "timely", "dctcp"] {
+        ns3_round_trip("ns3_incast16", cc);
+        ns3_round_trip("ns3_websearch", cc);
+    }
 }
 
 #[test]
