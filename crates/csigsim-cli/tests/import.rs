@@ -273,6 +273,7 @@ fn malformed_htsim_matrices_are_refused_by_file_and_line() {
         ("Nodes 16\nConnections 2\n0->1 start 0 size 10 msg 1\n0->2 start 0 size 10\n", 3, "-conn_reuse"),
         ("Nodes 16\nConnections 1\nFailures 1\n0->1 start 0 size 10\nfailure switch_type AGG switch_id 0 link_id 1\n", 5, "link failures are not imported"),
         ("Nodes 16\nConnectons 2\n", 2, "expected a header line"),
+        ("Nodes 16\nConnections 1\nFailures 1\n0->1 start 0 size 10\n", 3, "Failures 1 declared, 0 in the file"),
         (
             "Nodes 16\nConnections 3\nTriggers 1\n0->1 id 1 start 0 size 10 send_done_trigger 1\n0->2 id 2 start 0 size 10 send_done_trigger 1\n0->3 id 3 trigger 1 size 10\ntrigger id 1 oneshot\n",
             7,

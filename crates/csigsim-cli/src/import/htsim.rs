@@ -354,7 +354,7 @@ pub fn import(a: &Args, stem: &str) -> Result<Vec<(String, String)>, InputError>
         }
     }
     let declared = |k: &str| header.get(k).map(|(n, t)| (*n, Some(t.clone()))).unwrap_or((0, None));
-    for (k, got) in [("Connections", conns.len()), ("Triggers", triggers.len())] {
+    for (k, got) in [("Connections", conns.len()), ("Triggers", triggers.len()), ("Failures", 0)] {
         let (n, at) = declared(k);
         if n != got as u64 {
             let at = at.map(|t| (t.line, t.col)).or(Some((nodes_at.line, nodes_at.col)));
