@@ -6,6 +6,7 @@
 mod alloc;
 mod bench;
 mod compare;
+mod import;
 mod limits;
 mod repro;
 mod report;
@@ -176,6 +177,13 @@ enum Cmd {
         /// Directory of the PNG files (default: RUN/plots).
         out: Option<PathBuf>,
     },
+    /// Write a scenario (and its flow trace) from another simulator's
+    /// inputs: an htsim connection matrix, or ns-3's topology and flow files
+    /// (docs/import.md).
+    Import {
+        #[command(subcommand)]
+        source: import::Source,
+    },
     /// Run the fixed benchmark set and print its figures.
     Bench {
         /// Print JSON lines instead of a table.
@@ -252,6 +260,7 @@ fn main() -> ExitCode {
             let jobs = jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |j| j as usize);
             repro::cmd_repro(&ids, &out, quick, json, jobs, !no_report)
         }
+        Cmd::Import { source } => import::cmd(source).map_err(Failure::Input),
         Cmd::Report { runs, out, labels } => report::cmd_report(&runs, out, &labels),
         Cmd::Plot { run, out } => report::cmd_plot(&run, out),
         Cmd::Compare { runs, json } => {
