@@ -422,6 +422,58 @@ proptest! {
     }
 }
 
+// ---------------------------------------------------------------- GOAL schedules
+
+/// Loads the three-host scenario with `goal` as the schedule of a GOAL
+/// workload and runs it if it validates.
+fn goal(text: &[u8]) {
+    let dir = std::env::temp_dir().join(format!("csigsim-fuzz-goal-{}-{:?}", std::process::id(), std::thread::current().id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("s.goal"), text).unwrap();
+    let scenario = TRACE_SCENARIO.replace("kind = \"trace\"\nfile = \"trace.csv\"", "kind = \"goal\"\nfile = \"s.goal\"");
+    load_and_run(&scenario, &dir);
+}
+
+const GOAL_WORDS: &[&str] = &[
+    "num_ranks", "rank", "{", "}", "send", "recv", "calc", "to", "from", "tag", "cpu", "nic", "requires", "irequires", "l1:", "l2:", "l3", ":",
+    "l1", "l2", "0", "1", "2", "3", "-1", "8b", "0b", "4096b", "18446744073709551615b", "1000", "18446744073709551615", "//", "/*", "*/", "b", "x",
+];
+
+/// Lines of schedule words: mostly well-formed statements, some random.
+fn goal_text() -> impl Strategy<Value = Vec<u8>> {
+    let statement = prop_oneof![
+        4 => (0u32..3, 0u32..4, 1u64..10_000).prop_map(|(r, p, n)| format!("l{r}: send {n}b to {p} tag {r}")),
+        4 => (0u32..3, 0u32..4, 1u64..10_000).prop_map(|(r, p, n)| format!("l{r}: recv {n}b from {p} tag {r}")),
+        2 => (0u32..3, 0u64..100_000, 0u32..3).prop_map(|(l, t, c)| format!("c{l}: calc {t} cpu {c}")),
+        2 => (0u32..3, 0u32..3, any::<bool>()).prop_map(|(a, b, i)| format!("l{a} {}requires l{b}", if i { "i" } else { "" })),
+        2 => (0u32..4).prop_map(|r| format!("rank {r} {{")),
+        2 => Just("}".to_string()),
+        2 => prop::collection::vec(0..GOAL_WORDS.len(), 0..6).prop_map(|w| w.iter().map(|&i| GOAL_WORDS[i]).collect::<Vec<_>>().join(" ")),
+    ];
+    (prop::collection::vec(statement, 0..16), 0u32..5).prop_map(|(lines, ranks)| {
+        let mut out = format!("num_ranks {ranks}\n");
+        for l in lines {
+            out.push_str(&l);
+            out.push('\n');
+        }
+        out.into_bytes()
+    })
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn goal_structured(text in goal_text()) {
+        goal(&text);
+    }
+
+    #[test]
+    fn goal_bytes(text in prop::collection::vec(any::<u8>(), 0..64)) {
+        goal(&text);
+    }
+}
+
 // ---------------------------------------------------------------- wire
 
 fn wire(target: &str, bytes: &[u8]) {
