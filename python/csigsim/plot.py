@@ -30,6 +30,11 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
+from . import _core
+from ._tables import TABLES as _TABLES
+from ._tables import frame as _frame
+from .stats import nearest_rank
+
 __all__ = [
     "fct_cdf",
     "slowdown_by_size",
@@ -65,16 +70,6 @@ class NothingToPlot(ValueError):
 
 # --- Run directories ----------------------------------------------------------
 
-_TEXT_COLUMNS = {
-    "flows": ("name", "src", "dst"),
-    "links": ("from", "to"),
-    "signals": ("signal", "unit", "bottleneck"),
-    "cc": ("cc",),
-    "collectives": ("name", "op"),
-    "rpcs": ("name", "class", "src", "dst"),
-}
-
-
 class RunTables:
     """The tables of a run directory, with the attributes of :class:`csigsim.Results`
     that hold data: ``summary`` (dict), ``flows``, ``links``, ``signals``, ``cc``,
@@ -98,89 +93,25 @@ class RunTables:
         return f"<csigsim.plot.RunTables {self.summary.get('name', '')!r} from {str(self.out)!r}>"
 
 
-def _read_table(path: Path, text_columns: Sequence[str]) -> pd.DataFrame:
-    if not path.exists():
-        return pd.DataFrame()
-    with open(path, encoding="utf-8") as f:
-        header = f.readline().rstrip("\r\n").split(",")
-    # Text columns stay strings ("" for an empty name); an empty numeric cell
-    # is NaN: the dtypes Results gives (docs/outputs.md, Python).
-    return pd.read_csv(
-        path,
-        dtype={c: str for c in text_columns if c in header},
-        keep_default_na=False,
-        na_values={c: [""] for c in header if c not in text_columns},
-    )
-
-
-#: Number columns the CSV writes with fixed decimals (read back as float64).
-_FIXED_DECIMALS = ("slowdown", "utilization", "algbw_gbps", "busbw_gbps")
-
-
-def _np_all_whole(x: np.ndarray) -> bool:
-    return bool(np.isfinite(x).all() and (x == np.trunc(x)).all() and (np.abs(x) < 2**63).all())
-
-
-def _read_parquet(path: Path, text_columns: Sequence[str]) -> pd.DataFrame:
-    """A Parquet twin (``csigsim run --parquet``) as the CSV file reads: the
-    same column names; times in ns are int64 when every value is a whole
-    number of nanoseconds, else float64; nulls NaN; text columns strings."""
-    if not path.exists():
-        return pd.DataFrame()
-    try:
-        import pyarrow.parquet as pq
-    except ImportError as e:  # pragma: no cover - depends on the installation
-        raise ImportError("reading Parquet needs pyarrow: pip install 'csigsim[parquet]'") from e
-    table = pq.read_table(path)
-    df = table.to_pandas()
-    out = {}
-    for c in df.columns:
-        v = df[c]
-        if c in text_columns:
-            out[c] = v.astype(str)
-        elif c.endswith("_ns") and v.dtype.kind == "f":
-            # Times in ns, as the CSV: int64 when every value is a whole
-            # number of nanoseconds (and none is missing), else float64.
-            ns = v.to_numpy(dtype=float)
-            whole = len(ns) and _np_all_whole(ns)
-            out[c] = ns.astype(np.int64) if whole else ns
-        elif c.endswith("_ps"):
-            # Twins written before the Parquet files named times as the CSV.
-            ps = v.to_numpy(dtype=float)
-            ns = ps / 1000.0
-            whole = np.isfinite(ns).all() and (np.asarray(v.dropna(), dtype=np.int64) % 1000 == 0).all()
-            out[c[:-3] + "_ns"] = (np.asarray(v, dtype=np.int64) // 1000) if whole else ns
-        elif v.dtype.kind == "f" and c not in _FIXED_DECIMALS and len(v) and np.isfinite(v).all() and (v == np.trunc(v)).all():
-            # The CSV writes these in shortest form: whole values read back as int64.
-            out[c] = v.astype(np.int64)
-        else:
-            out[c] = v
-    frame = pd.DataFrame(out, index=range(len(df)))
-    if len(frame) == 0:
-        frame = frame.astype(object)
-    return frame
-
-
 def read_run(run_dir: Union[str, "os.PathLike[str]"], *, format: str = "csv") -> RunTables:
     """Reads a run directory (flows.csv, links.csv, ..., summary.json) into
-    DataFrames with the columns and dtypes that :class:`csigsim.Results` has.
+    DataFrames with the columns, values and dtypes that :class:`csigsim.Results`
+    has. The engine reads the files (``csigsim::output::read_run``, the reader
+    ``csigsim compare`` uses) and hands over their columns; the frames are
+    built from them as :class:`csigsim.Results` builds its own.
     ``format="parquet"`` reads the Parquet twins instead (``csigsim run
-    --parquet``; needs pyarrow); ``slowdown`` and ``utilization`` are then
-    unrounded."""
+    --parquet``), into the same frames; ``"auto"`` reads each table's twin
+    when there is one."""
     d = Path(run_dir)
-    if format not in ("csv", "parquet"):
-        raise ValueError(f"format must be 'csv' or 'parquet', not {format!r}")
-    if not (d / f"flows.{format}").is_file():
-        raise FileNotFoundError(f"{d} is not a run directory: it has no flows.{format}")
-    summary: Dict[str, Any] = {}
-    if (d / "summary.json").is_file():
-        summary = json.loads((d / "summary.json").read_text(encoding="utf-8"))
-    if format == "csv":
-        tables = {name: _read_table(d / f"{name}.csv", cols) for name, cols in _TEXT_COLUMNS.items()}
-    else:
-        tables = {name: _read_parquet(d / f"{name}.parquet", cols) for name, cols in _TEXT_COLUMNS.items()}
-    scenario = d / "scenario.toml"
-    return RunTables(d, summary, tables, scenario.read_text(encoding="utf-8") if scenario.is_file() else "")
+    if format not in ("csv", "parquet", "auto"):
+        raise ValueError(f"format must be 'csv', 'parquet' or 'auto', not {format!r}")
+    need = "csv" if format == "auto" else format
+    if not (d / f"flows.{need}").is_file() and not (format == "auto" and (d / "flows.parquet").is_file()):
+        raise FileNotFoundError(f"{d} is not a run directory: it has no flows.{need}")
+    raw = _core.read_run(d, format)
+    summary: Dict[str, Any] = json.loads(raw.summary_json)
+    tables = {name: _frame(raw.table(name)) for name in _TABLES}
+    return RunTables(d, summary, tables, raw.scenario_toml)
 
 
 # --- Shared helpers -----------------------------------------------------------
@@ -356,27 +287,30 @@ def size_buckets(sizes: Any, buckets: Sequence[Any] = DEFAULT_BUCKETS) -> np.nda
 
 
 def slowdown_by_size(results: Any, buckets: Sequence[Any] = DEFAULT_BUCKETS, *, log: Optional[bool] = None) -> Figure:
-    """Median and p99 slowdown of the finished flows per flow-size bucket.
+    """p50 and p99 slowdown of the finished flows per flow-size bucket.
 
     ``buckets`` are the buckets' upper bounds, increasing, in bytes or as
     sizes (``"100KB"``); a flow is in the first bucket whose bound is at
     least its size, and flows larger than the last bound form a last bucket.
     The default is :data:`DEFAULT_BUCKETS` (decades from 10KB to 10MB).
-    Empty buckets are not drawn. Percentiles are pandas' ``quantile`` (linear
-    interpolation). ``results`` may compare runs as in :func:`fct_cdf`.
+    Empty buckets are not drawn. Percentiles are nearest ranks
+    (:func:`csigsim.nearest_rank`), as in summary.json and ``csigsim
+    compare``. ``results`` may compare runs as in :func:`fct_cdf`.
     ``log`` defaults to a log y axis when the values span more than 10x.
     """
     bounds = [_bytes(b) for b in buckets]
     labels = _bucket_labels(bounds)
     runs = _runs(results)
-    stats = []  # (run label, DataFrame indexed by bucket: median, p99, count)
+    stats = []  # (run label, DataFrame indexed by bucket: p50, p99, count)
     for run_label, r in runs:
         flows = _table(r, "flows")
         _require(flows, "flows", ["size_bytes", "slowdown"], "the run has no flows")
         done = flows[flows["slowdown"].notna()]
         b = size_buckets(done["size_bytes"], buckets)
         g = pd.to_numeric(done["slowdown"]).groupby(b)
-        stats.append((run_label, pd.DataFrame({"median": g.median(), "p99": g.quantile(0.99), "count": g.size()})))
+        p50 = g.agg(lambda v: nearest_rank(v, 0.5))
+        p99 = g.agg(lambda v: nearest_rank(v, 0.99))
+        stats.append((run_label, pd.DataFrame({"p50": p50, "p99": p99, "count": g.size()})))
     used = sorted(set().union(*[set(s.index) for _, s in stats]))
     if not used:
         raise NothingToPlot("no flow finished")
@@ -388,7 +322,7 @@ def slowdown_by_size(results: Any, buckets: Sequence[Any] = DEFAULT_BUCKETS, *, 
         x = [pos[k] for k in s.index]
         color = f"C{i}"
         prefix = f"{run_label}: " if run_label is not None else ""
-        ax.plot(x, s["median"], marker="o", color=color, linestyle="-", label=f"{prefix}median")
+        ax.plot(x, s["p50"], marker="o", color=color, linestyle="-", label=f"{prefix}p50")
         ax.plot(x, s["p99"], marker="^", color=color, linestyle="--", label=f"{prefix}p99")
     ticks = []
     for k in used:
@@ -399,7 +333,7 @@ def slowdown_by_size(results: Any, buckets: Sequence[Any] = DEFAULT_BUCKETS, *, 
             ticks.append(labels[k])
     ax.set_xticks(range(len(used)), ticks)
     ax.set_xlim(-0.5, len(used) - 0.5)
-    values = np.concatenate([s[["median", "p99"]].to_numpy(float).ravel() for _, s in stats])
+    values = np.concatenate([s[["p50", "p99"]].to_numpy(float).ravel() for _, s in stats])
     values = values[np.isfinite(values) & (values > 0)]
     if log is None:
         log = len(values) > 0 and values.max() / values.min() > 10
