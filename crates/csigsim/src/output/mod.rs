@@ -554,14 +554,16 @@ fn static_name(name: String) -> &'static str {
     OUTPUT_FILES.iter().find(|f| **f == name).copied().unwrap_or("")
 }
 
+/// Each port's (from, to) node, and links.csv.
+type LinkStream = (Vec<(u32, u32)>, Stream<LinkColumns>);
+
 /// Writes links.csv, signals.csv and cc.csv as the monitors close their
 /// windows (a [`crate::monitor::RowSink`]), through buffered writers, with
 /// the same bytes as the files formatted from the tables, and with
 /// `--parquet` their twins, a row group at a time.
 pub struct StreamWriter {
     window_ps: u64,
-    /// Each port's (from, to) node, and the file.
-    links: Option<(Vec<(u32, u32)>, Stream<LinkColumns>)>,
+    links: Option<LinkStream>,
     /// The series' labels, and the file, whose table names the bottlenecks
     /// by port (`from->to`).
     signals: Option<(SignalLabels, Stream<SignalTable>)>,

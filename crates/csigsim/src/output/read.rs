@@ -50,7 +50,7 @@ pub fn read_run(dir: &Path, format: Format) -> Result<RunTables, InputError> {
     let summary_path = dir.join("summary.json");
     let summary = match std::fs::read_to_string(&summary_path) {
         Ok(text) => serde_json::from_str(&text)
-            .map_err(|e| InputError::new(&summary_path.display().to_string(), None, Some((e.line(), e.column())), e.to_string()))?,
+            .map_err(|e| InputError::new(summary_path.display().to_string(), None, Some((e.line(), e.column())), e.to_string()))?,
         Err(_) => serde_json::Value::Object(Default::default()),
     };
     Ok(RunTables {
@@ -88,7 +88,7 @@ pub fn read_table<T: Table>(dir: &Path, format: Format) -> Result<Option<T>, Inp
 }
 
 fn error(path: &Path, line_col: Option<(usize, usize)>, msg: impl Into<String>) -> InputError {
-    InputError::new(&path.display().to_string(), None, line_col, msg.into())
+    InputError::new(path.display().to_string(), None, line_col, msg.into())
 }
 
 /// The picoseconds of a time the CSV writes in nanoseconds (whole

@@ -302,6 +302,7 @@ macro_rules! table {
 
         impl $T {
             /// An empty table with room for `n` rows.
+            #[allow(clippy::needless_update)] // a table without name lists has only columns
             pub fn with_capacity(n: usize) -> Self {
                 $T { $( $field: Vec::with_capacity(n), )* ..Default::default() }
             }
