@@ -99,8 +99,8 @@ impl TableWriter {
         let mut cols: Vec<Values> = T::COLUMNS.iter().map(|c| Values::of(c.kind, end - start)).collect();
         for i in start..end {
             let mut k = 0;
-            let _ = t.cells(i, |c| -> Result<(), ()> {
-                cols[k].push(T::COLUMNS[k].kind, c);
+            let _ = t.cells(i, |kind, c| -> Result<(), ()> {
+                cols[k].push(kind, c);
                 k += 1;
                 Ok(())
             });
