@@ -17,18 +17,19 @@ from functools import cached_property
 from pathlib import Path as _Path
 from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Union
 
-import numpy as _np
 import pandas as _pd
 
 from . import _core
 from ._core import ScenarioError
 from ._toml import _value, to_toml
 from .sweep import Sweep, SweepError, load_sweep, sweep
+from ._tables import frame as _frame
+from .stats import nearest_rank
 
 __version__: str = _core.version()
 
-__all__ = ["run", "validate", "read_run", "Results", "Progress", "ScenarioError", "to_toml", "sweep", "load_sweep", "Sweep",
-           "SweepError", "__version__"]
+__all__ = ["run", "validate", "read_run", "nearest_rank", "Results", "Progress", "ScenarioError", "to_toml", "sweep", "load_sweep",
+           "Sweep", "SweepError", "__version__"]
 
 ScenarioLike = Union[str, "_os.PathLike[str]", Mapping[str, Any]]
 OverridesLike = Union[Mapping[str, Any], Sequence[str], None]
@@ -52,32 +53,32 @@ class Results:
     @cached_property
     def flows(self) -> _pd.DataFrame:
         """One row per flow (columns described in docs/outputs.md)."""
-        return _frame(self._output.columns("flows"), _FLOWS)
+        return _frame(self._output.table("flows"))
 
     @cached_property
     def links(self) -> _pd.DataFrame:
         """One row per directed link per monitor window (empty if monitor.links is off)."""
-        return _frame(self._output.columns("links"), _LINKS)
+        return _frame(self._output.table("links"))
 
     @cached_property
     def signals(self) -> _pd.DataFrame:
         """Reflected signals per flow and monitor window (empty when no signal is on)."""
-        return _frame(self._output.columns("signals"), _SIGNALS)
+        return _frame(self._output.table("signals"))
 
     @cached_property
     def collectives(self) -> _pd.DataFrame:
         """Each collective's steps and totals: time, algbw, busbw (empty when the run has none)."""
-        return _frame(self._output.columns("collectives"), _COLLECTIVES)
+        return _frame(self._output.table("collectives"))
 
     @cached_property
     def rpcs(self) -> _pd.DataFrame:
         """Every RPC of an `rpc` workload with its latency (empty when the run has none)."""
-        return _frame(self._output.columns("rpcs"), _RPCS)
+        return _frame(self._output.table("rpcs"))
 
     @cached_property
     def cc(self) -> _pd.DataFrame:
         """Congestion-control state per flow and monitor window (empty unless monitor.cc is on)."""
-        return _frame(self._output.columns("cc"), _CC)
+        return _frame(self._output.table("cc"))
 
     # The texts of the CSV files, exactly as the engine writes them, formatted
     # on first use.
@@ -128,167 +129,6 @@ class Results:
             f"<csigsim.Results {s.get('name', '')!r}: {s.get('flows_completed')}/{s.get('flows_total')} flows completed, "
             f"{sim_us:g} us simulated, {s.get('end_reason')}{out}>"
         )
-
-
-# --- DataFrames from the engine's columns ----------------------------------
-#
-# Each table is (CSV column, kind, engine column). The frames have the values
-# and dtypes that reading the CSV file with pandas gives: integer columns are
-# int64; a column with empty cells is float64 with NaN there; times are
-# nanoseconds, int64 when every value is a whole number of nanoseconds and
-# float64 otherwise; numbers the file writes as "{}" are int64 when every
-# value is a whole number; text columns have pandas' string dtype (an empty
-# name is ""); a table without rows has object columns.
-
-_FLOWS = [
-    ("flow_id", "int", "flow_id"),
-    ("name", "text", "name"),
-    ("src", "text", "src"),
-    ("dst", "text", "dst"),
-    ("size_bytes", "int", "size_bytes"),
-    ("start_ns", "ns", "start_ps"),
-    ("finish_ns", "ns", "finish_ps"),
-    ("fct_ns", "ns", "fct_ps"),
-    ("ideal_fct_ns", "ns", "ideal_fct_ps"),
-    ("slowdown", "decimals", "slowdown"),
-    ("bytes_sent", "int", "bytes_sent"),
-    ("retransmits", "int", "retransmits"),
-    ("timeouts", "int", "timeouts"),
-    ("nacks", "int", "nacks"),
-    ("trims", "int", "trims"),
-    ("ecn_marked", "int", "ecn_marked"),
-    ("delivered_bytes", "int", "delivered_bytes"),
-    ("cnps", "int", "cnps"),
-    ("sender_finish_ns", "ns", "sender_finish_ps"),
-    ("sender_fct_ns", "ns", "sender_fct_ps"),
-]
-_LINKS = [
-    ("time_ns", "ns", "time_ps"),
-    ("from", "text", "from"),
-    ("to", "text", "to"),
-    ("link_id", "int", "link_id"),
-    ("tx_bytes", "int", "tx_bytes"),
-    ("utilization", "utilization", "utilization"),
-    ("max_queue_bytes", "int", "max_queue_bytes"),
-    ("drops", "int", "drops"),
-    ("ecn_marks", "int", "ecn_marks"),
-    ("trims", "int", "trims"),
-    ("pause_ns", "ns", "pause_ps"),
-]
-_SIGNALS = [
-    ("time_ns", "ns", "time_ps"),
-    ("flow_id", "int", "flow_id"),
-    ("signal", "text", "signal"),
-    ("unit", "text", "unit"),
-    ("samples", "int", "samples"),
-    ("mean", "number", "mean"),
-    ("min", "number", "min"),
-    ("max", "number", "max"),
-    ("locator", "int", "locator"),
-    ("bottleneck", "text", "bottleneck"),
-]
-_CC = [
-    ("time_ns", "ns", "time_ps"),
-    ("flow_id", "int", "flow_id"),
-    ("cc", "text", "cc"),
-    ("acks", "int", "acks"),
-    ("cwnd_bytes", "int", "cwnd_bytes"),
-    ("cwnd_min_bytes", "int", "cwnd_min_bytes"),
-    ("cwnd_max_bytes", "int", "cwnd_max_bytes"),
-    ("rate_bps", "int", "rate_bps"),
-    ("alpha", "number", "alpha"),
-    ("rtt_mean_ns", "number", "rtt_mean_ns"),
-    ("ce_fraction", "number", "ce_fraction"),
-]
-
-_COLLECTIVES = [
-    ("collective_id", "int", "collective_id"),
-    ("name", "text", "name"),
-    ("op", "text", "op"),
-    ("ranks", "int", "ranks"),
-    ("iteration", "int", "iteration"),
-    ("step", "int", "step"),
-    ("first_flow", "int", "first_flow"),
-    ("flows", "int", "flows"),
-    ("start_ns", "ns", "start_ps"),
-    ("finish_ns", "ns", "finish_ps"),
-    ("time_ns", "ns", "time_ps"),
-    ("size_bytes", "int", "size_bytes"),
-    ("algbw_gbps", "decimals", "algbw_gbps"),
-    ("busbw_gbps", "decimals", "busbw_gbps"),
-]
-
-_RPCS = [
-    ("flow_id", "int", "flow_id"),
-    ("name", "text", "name"),
-    ("class", "text", "class"),
-    ("src", "text", "src"),
-    ("dst", "text", "dst"),
-    ("size_bytes", "int", "size_bytes"),
-    ("start_ns", "ns", "start_ps"),
-    ("finish_ns", "ns", "finish_ps"),
-    ("latency_ns", "ns", "latency_ps"),
-]
-
-_INT64_MAX = _np.iinfo(_np.int64).max
-
-
-def _split(col: Any):
-    """An engine column as (values, valid): valid is None when no cell is empty."""
-    if isinstance(col, tuple):
-        values, valid = col
-        return values, (None if valid.all() else valid)
-    return col, None
-
-
-def _int64(values: _np.ndarray) -> _np.ndarray:
-    # Like pandas reading the file: int64, unless a value does not fit.
-    if values.dtype == _np.uint64 and len(values) and values.max() > _INT64_MAX:
-        return values
-    return values.astype(_np.int64)
-
-
-def _with_gaps(values: _np.ndarray, valid: _np.ndarray) -> _np.ndarray:
-    out = values.astype(_np.float64)
-    out[~valid] = _np.nan
-    return out
-
-
-def _column(kind: str, col: Any) -> Any:
-    if kind == "text":
-        if isinstance(col, tuple):
-            codes, names = col
-            col = _np.asarray(names, dtype=object)[codes]
-        return _pd.Series(col, dtype=str)
-    values, valid = _split(col)
-    if kind == "int":
-        return _int64(values) if valid is None else _with_gaps(values, valid)
-    if kind == "ns":
-        if valid is None and not (values % 1000).any():
-            return _int64(values // 1000)
-        ns = values / 1000
-        return ns if valid is None else _with_gaps(ns, valid)
-    if kind == "utilization":
-        # Written "0" when idle and with six decimals otherwise.
-        return values.astype(_np.int64) if not values.any() else values
-    if kind == "number":
-        # Written with Rust's "{}", which gives whole numbers without a point.
-        whole = _np.isfinite(values).all() and (values == _np.trunc(values)).all() and (_np.abs(values) <= _INT64_MAX).all()
-        return values.astype(_np.int64) if whole else values
-    return values  # "decimals": always written with a point
-
-
-def _frame(columns: Optional[Mapping[str, Any]], spec: Sequence[tuple]) -> _pd.DataFrame:
-    if columns is None:
-        return _pd.DataFrame()
-    first = columns[spec[0][2]]
-    n = len(first[0] if isinstance(first, tuple) else first)
-    if n == 0:
-        # A file with only its header: pandas reads every number column as object.
-        return _pd.DataFrame(
-            {name: _pd.Series([], dtype=str) if kind == "text" else _pd.Series([], dtype=object) for name, kind, _ in spec}
-        )
-    return _pd.DataFrame({name: _column(kind, columns[key]) for name, kind, key in spec})
 
 
 class Progress(NamedTuple):
@@ -427,9 +267,11 @@ def read_run(run_dir: Union[str, "_os.PathLike[str]"], *, format: str = "csv") -
     """Reads a run directory (``csigsim run --out DIR``, or ``run(..., out=DIR)``)
     back into the tables :class:`Results` has: ``summary``, ``flows``,
     ``links``, ``signals``, ``cc``, ``collectives``, ``rpcs`` (DataFrames with
-    the same columns and dtypes), ``scenario_toml`` and ``out``.
-    ``format="parquet"`` reads the Parquet twins (``--parquet``; needs
-    pyarrow). The same as :func:`csigsim.plot.read_run`."""
+    the same columns, values and dtypes), ``scenario_toml`` and ``out``. The
+    engine reads the files (``csigsim::output::read_run``, as ``csigsim
+    compare`` does). ``format="parquet"`` reads the Parquet twins
+    (``--parquet``) into the same frames; ``"auto"`` each table's twin when
+    there is one. The same as :func:`csigsim.plot.read_run`."""
     from .plot import read_run as _read_run
 
     return _read_run(run_dir, format=format)
@@ -437,7 +279,7 @@ def read_run(run_dir: Union[str, "_os.PathLike[str]"], *, format: str = "csv") -
 
 #: The submodules a user imports (``import csigsim.plot``), listed by ``dir``
 #: once imported.
-_SUBMODULES = ("plot", "report", "telemetry", "sweep")
+_SUBMODULES = ("plot", "report", "telemetry", "sweep", "stats")
 
 
 def __dir__() -> List[str]:

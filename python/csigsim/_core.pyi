@@ -7,9 +7,12 @@ import numpy as np
 
 _Path = Union[str, "os.PathLike[str]"]
 
-# A column: values; text; (values, valid) for a column with empty cells; or
-# (codes, names) for text coded as indices into names.
-_Column = Union[np.ndarray, List[str], Tuple[np.ndarray, np.ndarray], Tuple[np.ndarray, List[str]]]
+# A column's data: values; (values, valid) for whole numbers with empty cells
+# (times in integer picoseconds); or (codes, names) for text.
+_Column = Union[np.ndarray, Tuple[np.ndarray, np.ndarray], Tuple[np.ndarray, List[str]]]
+# A table: (name, kind, data) per column in file order; kind is "int", "ns",
+# "number", "decimals", "utilization" or "text".
+_Table = List[Tuple[str, str, _Column]]
 
 class Output:
     """The output of one run, kept in the engine's types."""
@@ -20,11 +23,21 @@ class Output:
     def scenario_toml(self) -> str: ...
     def csv(self, table: str) -> str:
         """The text of TABLE.csv ("flows", "links", "signals", "cc"); "" when the run has no such table."""
-    def columns(self, table: str) -> Optional[Dict[str, _Column]]:
-        """The table's columns (times in integer picoseconds, *_ps); None when the run has no such table."""
+    def table(self, table: str) -> Optional[_Table]:
+        """The table's columns, from its declaration in the engine; None when the run has no such table."""
     def write_dir(self, dir: _Path) -> None:
         """Writes the run directory, byte for byte, locked, checked and published whole as the CLI does
         (a directory that is not a run's, or another run writing it, raises ScenarioError, key "dir")."""
+
+class RunRead:
+    """A run directory read back by the engine (csigsim::output::read_run)."""
+
+    @property
+    def summary_json(self) -> str: ...
+    @property
+    def scenario_toml(self) -> str: ...
+    def table(self, table: str) -> Optional[_Table]:
+        """The table's columns as Output.table gives them; None when the directory has no such file."""
 
 class ScenarioError(ValueError):
     """A scenario could not be loaded; the message is "file:line:col: key `k`: msg"."""
@@ -107,3 +120,7 @@ def sweep_complete(out: _Path, point: str, attempt: int, owner_pid: int, scenari
 def sweep_fail(out: _Path, point: str, attempt: int, owner_pid: int, reason: str, wall_s: Optional[float] = None) -> None: ...
 def sweep_signal_reason(sig: int) -> str: ...
 def sweep_time_limit_reason(seconds: float, how: str) -> str: ...
+def read_run(dir: _Path, format: str = "csv") -> RunRead:
+    """Reads a run directory from its CSV files ("csv"), Parquet twins ("parquet") or each table's twin when present ("auto")."""
+def nearest_rank(values: np.ndarray, q: float) -> Optional[float]:
+    """The q quantile of a float64 array by nearest rank, NaN left out; None when nothing is left."""

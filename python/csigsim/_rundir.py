@@ -7,19 +7,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Dict, Mapping, Sequence, Union
+from typing import Any, Dict, Mapping, Union
 
-import numpy as np
 import pandas as pd
 
-_TEXT_COLUMNS = {
-    "flows": ("name", "src", "dst"),
-    "links": ("from", "to"),
-    "signals": ("signal", "unit", "bottleneck"),
-    "cc": ("cc",),
-    "collectives": ("name", "op"),
-    "rpcs": ("name", "class", "src", "dst"),
-}
+from . import _core
+from ._tables import TABLES as _TABLES
+from ._tables import frame as _frame
 
 
 class RunTables:
@@ -45,86 +39,22 @@ class RunTables:
         return f"<csigsim.plot.RunTables {self.summary.get('name', '')!r} from {str(self.out)!r}>"
 
 
-def _read_table(path: Path, text_columns: Sequence[str]) -> pd.DataFrame:
-    if not path.exists():
-        return pd.DataFrame()
-    with open(path, encoding="utf-8") as f:
-        header = f.readline().rstrip("\r\n").split(",")
-    # Text columns stay strings ("" for an empty name); an empty numeric cell
-    # is NaN: the dtypes Results gives (docs/outputs.md, Python).
-    return pd.read_csv(
-        path,
-        dtype={c: str for c in text_columns if c in header},
-        keep_default_na=False,
-        na_values={c: [""] for c in header if c not in text_columns},
-    )
-
-
-#: Number columns the CSV writes with fixed decimals (read back as float64).
-_FIXED_DECIMALS = ("slowdown", "utilization", "algbw_gbps", "busbw_gbps")
-
-
-def _np_all_whole(x: np.ndarray) -> bool:
-    return bool(np.isfinite(x).all() and (x == np.trunc(x)).all() and (np.abs(x) < 2**63).all())
-
-
-def _read_parquet(path: Path, text_columns: Sequence[str]) -> pd.DataFrame:
-    """A Parquet twin (``csigsim run --parquet``) as the CSV file reads: the
-    same column names; times in ns are int64 when every value is a whole
-    number of nanoseconds, else float64; nulls NaN; text columns strings."""
-    if not path.exists():
-        return pd.DataFrame()
-    try:
-        import pyarrow.parquet as pq
-    except ImportError as e:  # pragma: no cover - depends on the installation
-        raise ImportError("reading Parquet needs pyarrow: pip install 'csigsim[parquet]'") from e
-    table = pq.read_table(path)
-    df = table.to_pandas()
-    out = {}
-    for c in df.columns:
-        v = df[c]
-        if c in text_columns:
-            out[c] = v.astype(str)
-        elif c.endswith("_ns") and v.dtype.kind == "f":
-            # Times in ns, as the CSV: int64 when every value is a whole
-            # number of nanoseconds (and none is missing), else float64.
-            ns = v.to_numpy(dtype=float)
-            whole = len(ns) and _np_all_whole(ns)
-            out[c] = ns.astype(np.int64) if whole else ns
-        elif c.endswith("_ps"):
-            # Twins written before the Parquet files named times as the CSV.
-            ps = v.to_numpy(dtype=float)
-            ns = ps / 1000.0
-            whole = np.isfinite(ns).all() and (np.asarray(v.dropna(), dtype=np.int64) % 1000 == 0).all()
-            out[c[:-3] + "_ns"] = (np.asarray(v, dtype=np.int64) // 1000) if whole else ns
-        elif v.dtype.kind == "f" and c not in _FIXED_DECIMALS and len(v) and np.isfinite(v).all() and (v == np.trunc(v)).all():
-            # The CSV writes these in shortest form: whole values read back as int64.
-            out[c] = v.astype(np.int64)
-        else:
-            out[c] = v
-    frame = pd.DataFrame(out, index=range(len(df)))
-    if len(frame) == 0:
-        frame = frame.astype(object)
-    return frame
-
-
 def read_run(run_dir: Union[str, "os.PathLike[str]"], *, format: str = "csv") -> RunTables:
     """Reads a run directory (flows.csv, links.csv, ..., summary.json) into
-    DataFrames with the columns and dtypes that :class:`csigsim.Results` has.
+    DataFrames with the columns, values and dtypes that :class:`csigsim.Results`
+    has. The engine reads the files (``csigsim::output::read_run``, the reader
+    ``csigsim compare`` uses) and hands over their columns; the frames are
+    built from them as :class:`csigsim.Results` builds its own.
     ``format="parquet"`` reads the Parquet twins instead (``csigsim run
-    --parquet``; needs pyarrow); ``slowdown`` and ``utilization`` are then
-    unrounded."""
+    --parquet``), into the same frames; ``"auto"`` reads each table's twin
+    when there is one."""
     d = Path(run_dir)
-    if format not in ("csv", "parquet"):
-        raise ValueError(f"format must be 'csv' or 'parquet', not {format!r}")
-    if not (d / f"flows.{format}").is_file():
-        raise FileNotFoundError(f"{d} is not a run directory: it has no flows.{format}")
-    summary: Dict[str, Any] = {}
-    if (d / "summary.json").is_file():
-        summary = json.loads((d / "summary.json").read_text(encoding="utf-8"))
-    if format == "csv":
-        tables = {name: _read_table(d / f"{name}.csv", cols) for name, cols in _TEXT_COLUMNS.items()}
-    else:
-        tables = {name: _read_parquet(d / f"{name}.parquet", cols) for name, cols in _TEXT_COLUMNS.items()}
-    scenario = d / "scenario.toml"
-    return RunTables(d, summary, tables, scenario.read_text(encoding="utf-8") if scenario.is_file() else "")
+    if format not in ("csv", "parquet", "auto"):
+        raise ValueError(f"format must be 'csv', 'parquet' or 'auto', not {format!r}")
+    need = "csv" if format == "auto" else format
+    if not (d / f"flows.{need}").is_file() and not (format == "auto" and (d / "flows.parquet").is_file()):
+        raise FileNotFoundError(f"{d} is not a run directory: it has no flows.{need}")
+    raw = _core.read_run(d, format)
+    summary: Dict[str, Any] = json.loads(raw.summary_json)
+    tables = {name: _frame(raw.table(name)) for name in _TABLES}
+    return RunTables(d, summary, tables, raw.scenario_toml)

@@ -32,6 +32,7 @@ from matplotlib.ticker import FuncFormatter, NullFormatter
 
 # Shared with csigsim.telemetry, which does not import this module.
 from ._rundir import RunTables, read_run
+from .stats import nearest_rank
 
 __all__ = [
     "fct_cdf",
@@ -239,27 +240,30 @@ def size_buckets(sizes: Any, buckets: Sequence[Any] = DEFAULT_BUCKETS) -> np.nda
 
 
 def slowdown_by_size(results: Any, buckets: Sequence[Any] = DEFAULT_BUCKETS, *, log: Optional[bool] = None) -> Figure:
-    """Median and p99 slowdown of the finished flows per flow-size bucket.
+    """p50 and p99 slowdown of the finished flows per flow-size bucket.
 
     ``buckets`` are the buckets' upper bounds, increasing, in bytes or as
     sizes (``"100KB"``); a flow is in the first bucket whose bound is at
     least its size, and flows larger than the last bound form a last bucket.
     The default is :data:`DEFAULT_BUCKETS` (decades from 10KB to 10MB).
-    Empty buckets are not drawn. Percentiles are pandas' ``quantile`` (linear
-    interpolation). ``results`` may compare runs as in :func:`fct_cdf`.
+    Empty buckets are not drawn. Percentiles are nearest ranks
+    (:func:`csigsim.nearest_rank`), as in summary.json and ``csigsim
+    compare``. ``results`` may compare runs as in :func:`fct_cdf`.
     ``log`` defaults to a log y axis when the values span more than 10x.
     """
     bounds = [_bytes(b) for b in buckets]
     labels = _bucket_labels(bounds)
     runs = _runs(results)
-    stats = []  # (run label, DataFrame indexed by bucket: median, p99, count)
+    stats = []  # (run label, DataFrame indexed by bucket: p50, p99, count)
     for run_label, r in runs:
         flows = _table(r, "flows")
         _require(flows, "flows", ["size_bytes", "slowdown"], "the run has no flows")
         done = flows[flows["slowdown"].notna()]
         b = size_buckets(done["size_bytes"], buckets)
         g = pd.to_numeric(done["slowdown"]).groupby(b)
-        stats.append((run_label, pd.DataFrame({"median": g.median(), "p99": g.quantile(0.99), "count": g.size()})))
+        p50 = g.agg(lambda v: nearest_rank(v, 0.5))
+        p99 = g.agg(lambda v: nearest_rank(v, 0.99))
+        stats.append((run_label, pd.DataFrame({"p50": p50, "p99": p99, "count": g.size()})))
     used = sorted(set().union(*[set(s.index) for _, s in stats]))
     if not used:
         raise NothingToPlot("no flow finished")
@@ -271,7 +275,7 @@ def slowdown_by_size(results: Any, buckets: Sequence[Any] = DEFAULT_BUCKETS, *, 
         x = [pos[k] for k in s.index]
         color = f"C{i}"
         prefix = f"{run_label}: " if run_label is not None else ""
-        ax.plot(x, s["median"], marker="o", color=color, linestyle="-", label=f"{prefix}median")
+        ax.plot(x, s["p50"], marker="o", color=color, linestyle="-", label=f"{prefix}p50")
         ax.plot(x, s["p99"], marker="^", color=color, linestyle="--", label=f"{prefix}p99")
     ticks = []
     for k in used:
@@ -282,7 +286,7 @@ def slowdown_by_size(results: Any, buckets: Sequence[Any] = DEFAULT_BUCKETS, *, 
             ticks.append(labels[k])
     ax.set_xticks(range(len(used)), ticks)
     ax.set_xlim(-0.5, len(used) - 0.5)
-    values = np.concatenate([s[["median", "p99"]].to_numpy(float).ravel() for _, s in stats])
+    values = np.concatenate([s[["p50", "p99"]].to_numpy(float).ravel() for _, s in stats])
     values = values[np.isfinite(values) & (values > 0)]
     if log is None:
         log = len(values) > 0 and values.max() / values.min() > 10

@@ -34,6 +34,7 @@ import pandas as _pd
 
 from . import plot as _cp
 from . import telemetry as _tm
+from .stats import nearest_rank as _nearest
 
 __all__ = ["render", "write_report", "main", "fmt_si", "key_differences", "run_labels"]
 
@@ -370,9 +371,8 @@ def _plot_fct(runs: Sequence[Any], labels: Sequence[str]) -> Optional[Tuple[Dict
 
 
 def _nearest_rank(v: _np.ndarray, q: float) -> float:
-    s = _np.sort(v)
-    k = max(1, int(_math.ceil(q * len(s))))
-    return float(s[k - 1])
+    # The one definition, as summary.json and compare (csigsim.stats).
+    return _nearest(v, q)
 
 
 def _plot_slowdown(runs: Sequence[Any], labels: Sequence[str]) -> Optional[Tuple[Dict, str]]:

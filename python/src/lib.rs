@@ -1,11 +1,13 @@
 //! `csigsim._core`: the thin pyo3 layer between the Python package and the
 //! engine. It passes TOML text in and the run's output out, as an `Output`
 //! that hands over each table as NumPy columns (and formats the CSV texts
-//! only when asked); everything user-facing (DataFrames, dict scenarios)
-//! lives in `python/csigsim/`.
+//! only when asked), reads run directories back into the same tables
+//! (`read_run`), and gives the one percentile definition (`nearest_rank`);
+//! everything user-facing (DataFrames, dict scenarios) lives in
+//! `python/csigsim/`.
 
 use csigsim::output::rundir::{self, RunDir, RunDirOptions};
-use csigsim::output::csv;
+use csigsim::output::schema::{column_data, ColumnData, Table};
 use csigsim::scenario::{self, InputError, Override, Scenario};
 use csigsim::sweep::{self as sweeps, Entry, Index, Point, Sweep, SweepDir};
 use csigsim::RunOutput;
@@ -13,7 +15,7 @@ use numpy::IntoPyArray;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{PyList, PyTuple};
 use std::path::{Path, PathBuf};
 
 create_exception!(
@@ -105,18 +107,6 @@ fn unknown_table(table: &str) -> PyErr {
     PyValueError::new_err(format!("no table {table:?} (tables: {})", TABLES.join(", ")))
 }
 
-/// An optional integer column as `(values, valid)`; values are 0 where not valid.
-fn optional<'py>(py: Python<'py>, v: &[Option<u64>]) -> PyResult<Bound<'py, PyTuple>> {
-    let values: Vec<u64> = v.iter().map(|x| x.unwrap_or(0)).collect();
-    let valid: Vec<bool> = v.iter().map(Option::is_some).collect();
-    PyTuple::new(py, [values.into_pyarray(py).into_any(), valid.into_pyarray(py).into_any()])
-}
-
-/// A number as the CSV file writes it, read back (NaN for an empty cell).
-fn as_written(cell: String) -> f64 {
-    cell.parse().unwrap_or(f64::NAN)
-}
-
 /// Text coded as indices into a list of names: `(codes, names)`.
 fn coded<'py>(py: Python<'py>, codes: Vec<u32>, names: &[String]) -> PyResult<Bound<'py, PyTuple>> {
     PyTuple::new(py, [codes.into_pyarray(py).into_any(), names.into_pyobject(py)?.into_any()])
@@ -150,131 +140,19 @@ impl Output {
         }
     }
 
-    /// The table's columns, named as in its CSV file except that times are
-    /// integer picoseconds (`start_ps` for `start_ns`). A column is a NumPy
-    /// array, a list of str, `(values, valid)` for a column with empty cells,
-    /// or `(codes, names)` for text coded as indices. Numbers rounded in the
-    /// CSV file (`slowdown`, `utilization`) are given as written. None when
-    /// the run has no such table.
-    fn columns<'py>(&self, py: Python<'py>, table: &str) -> PyResult<Option<Bound<'py, PyDict>>> {
+    /// The table's columns, `[(name, kind, data)]` (`table_columns`); None
+    /// when the run has no such table.
+    fn table<'py>(&self, py: Python<'py>, table: &str) -> PyResult<Option<Bound<'py, PyList>>> {
         let t = &self.0.tables;
-        let d = PyDict::new(py);
         match table {
-            "flows" => {
-                let f = &t.flows;
-                d.set_item("flow_id", f.flow_id.clone().into_pyarray(py))?;
-                d.set_item("name", coded(py, f.name.clone(), &f.names)?)?;
-                d.set_item("src", coded(py, f.src.clone(), &f.hosts)?)?;
-                d.set_item("dst", coded(py, f.dst.clone(), &f.hosts)?)?;
-                d.set_item("size_bytes", f.size_bytes.clone().into_pyarray(py))?;
-                d.set_item("start_ps", f.start_ps.clone().into_pyarray(py))?;
-                d.set_item("finish_ps", optional(py, &f.finish_ps)?)?;
-                d.set_item("fct_ps", optional(py, &f.fct_ps)?)?;
-                d.set_item("ideal_fct_ps", f.ideal_fct_ps.clone().into_pyarray(py))?;
-                let slow: Vec<f64> = f.slowdown.iter().map(|&x| as_written(csv::fmt_slowdown(x))).collect();
-                d.set_item("slowdown", slow.into_pyarray(py))?;
-                for (name, col) in [
-                    ("bytes_sent", &f.bytes_sent),
-                    ("retransmits", &f.retransmits),
-                    ("timeouts", &f.timeouts),
-                    ("nacks", &f.nacks),
-                    ("trims", &f.trims),
-                    ("ecn_marked", &f.ecn_marked),
-                    ("delivered_bytes", &f.delivered_bytes),
-                    ("cnps", &f.cnps),
-                ] {
-                    d.set_item(name, col.clone().into_pyarray(py))?;
-                }
-                d.set_item("sender_finish_ps", optional(py, &f.sender_finish_ps)?)?;
-                d.set_item("sender_fct_ps", optional(py, &f.sender_fct_ps)?)?;
-            }
-            "links" => {
-                let Some(l) = &t.links else { return Ok(None) };
-                let c = py.detach(|| l.columns());
-                let util: Vec<f64> = py.detach(|| c.utilization.iter().map(|&u| as_written(csv::fmt_utilization(u))).collect());
-                d.set_item("time_ps", c.time_ps.into_pyarray(py))?;
-                d.set_item("from", coded(py, c.from, &l.nodes)?)?;
-                d.set_item("to", coded(py, c.to, &l.nodes)?)?;
-                d.set_item("link_id", c.link_id.into_pyarray(py))?;
-                d.set_item("tx_bytes", c.tx_bytes.into_pyarray(py))?;
-                d.set_item("utilization", util.into_pyarray(py))?;
-                d.set_item("max_queue_bytes", c.max_queue_bytes.into_pyarray(py))?;
-                d.set_item("drops", c.drops.into_pyarray(py))?;
-                d.set_item("ecn_marks", c.ecn_marks.into_pyarray(py))?;
-                d.set_item("trims", c.trims.into_pyarray(py))?;
-                d.set_item("pause_ps", c.pause_ps.into_pyarray(py))?;
-            }
-            "signals" => {
-                let Some(s) = &t.signals else { return Ok(None) };
-                d.set_item("time_ps", s.time_ps.clone().into_pyarray(py))?;
-                d.set_item("flow_id", s.flow_id.clone().into_pyarray(py))?;
-                d.set_item("signal", &s.signal)?;
-                d.set_item("unit", &s.unit)?;
-                d.set_item("samples", s.samples.clone().into_pyarray(py))?;
-                d.set_item("mean", s.mean.clone().into_pyarray(py))?;
-                d.set_item("min", s.min.clone().into_pyarray(py))?;
-                d.set_item("max", s.max.clone().into_pyarray(py))?;
-                let locator: Vec<Option<u64>> = s.locator.iter().map(|l| l.map(u64::from)).collect();
-                d.set_item("locator", optional(py, &locator)?)?;
-                // The empty name (no bottleneck) is coded after the others.
-                let none = s.bottlenecks.len() as u32;
-                let codes: Vec<u32> = s.bottleneck.iter().map(|b| b.unwrap_or(none)).collect();
-                let mut names = s.bottlenecks.clone();
-                names.push(String::new());
-                d.set_item("bottleneck", coded(py, codes, &names)?)?;
-            }
-            "cc" => {
-                let Some(c) = &t.cc else { return Ok(None) };
-                d.set_item("time_ps", c.time_ps.clone().into_pyarray(py))?;
-                d.set_item("flow_id", c.flow_id.clone().into_pyarray(py))?;
-                d.set_item("cc", coded(py, vec![0; c.len()], std::slice::from_ref(&c.cc))?)?;
-                d.set_item("acks", c.acks.clone().into_pyarray(py))?;
-                d.set_item("cwnd_bytes", optional(py, &c.cwnd_bytes)?)?;
-                d.set_item("cwnd_min_bytes", optional(py, &c.cwnd_min_bytes)?)?;
-                d.set_item("cwnd_max_bytes", optional(py, &c.cwnd_max_bytes)?)?;
-                d.set_item("rate_bps", c.rate_bps.clone().into_pyarray(py))?;
-                d.set_item("alpha", c.alpha.clone().into_pyarray(py))?;
-                d.set_item("rtt_mean_ns", c.rtt_mean_ns.clone().into_pyarray(py))?;
-                d.set_item("ce_fraction", c.ce_fraction.clone().into_pyarray(py))?;
-            }
-            "collectives" => {
-                let Some(c) = &t.collectives else { return Ok(None) };
-                d.set_item("collective_id", c.collective_id.clone().into_pyarray(py))?;
-                d.set_item("name", &c.name)?;
-                let ops: Vec<String> = c.op.iter().map(|o| o.to_string()).collect();
-                d.set_item("op", ops)?;
-                d.set_item("ranks", c.ranks.clone().into_pyarray(py))?;
-                d.set_item("iteration", c.iteration.clone().into_pyarray(py))?;
-                let step: Vec<Option<u64>> = c.step.iter().map(|s| s.map(u64::from)).collect();
-                d.set_item("step", optional(py, &step)?)?;
-                d.set_item("first_flow", c.first_flow.clone().into_pyarray(py))?;
-                d.set_item("flows", c.flows.clone().into_pyarray(py))?;
-                d.set_item("start_ps", optional(py, &c.start_ps)?)?;
-                d.set_item("finish_ps", optional(py, &c.finish_ps)?)?;
-                let time: Vec<Option<u64>> = c.start_ps.iter().zip(&c.finish_ps).map(|(a, b)| Some((*b)? - (*a)?)).collect();
-                d.set_item("time_ps", optional(py, &time)?)?;
-                d.set_item("size_bytes", c.size_bytes.clone().into_pyarray(py))?;
-                // As written: three decimals, NaN for an empty cell.
-                let gbps = |v: &[Option<f64>]| -> Vec<f64> { v.iter().map(|x| x.map_or(f64::NAN, |x| as_written(format!("{x:.3}")))).collect() };
-                d.set_item("algbw_gbps", gbps(&c.algbw_gbps).into_pyarray(py))?;
-                d.set_item("busbw_gbps", gbps(&c.busbw_gbps).into_pyarray(py))?;
-            }
-            "rpcs" => {
-                let Some(r) = &t.rpcs else { return Ok(None) };
-                d.set_item("flow_id", r.flow_id.clone().into_pyarray(py))?;
-                d.set_item("name", &r.name)?;
-                let class: Vec<String> = r.class.iter().map(|c| c.to_string()).collect();
-                d.set_item("class", class)?;
-                d.set_item("src", coded(py, r.src.clone(), &r.hosts)?)?;
-                d.set_item("dst", coded(py, r.dst.clone(), &r.hosts)?)?;
-                d.set_item("size_bytes", r.size_bytes.clone().into_pyarray(py))?;
-                d.set_item("start_ps", r.start_ps.clone().into_pyarray(py))?;
-                d.set_item("finish_ps", optional(py, &r.finish_ps)?)?;
-                d.set_item("latency_ps", optional(py, &r.latency_ps)?)?;
-            }
-            _ => return Err(unknown_table(table)),
+            "flows" => table_columns(py, &t.flows).map(Some),
+            "links" => t.links.as_ref().map(|l| table_columns(py, &py.detach(|| l.columns()))).transpose(),
+            "signals" => t.signals.as_ref().map(|s| table_columns(py, s)).transpose(),
+            "cc" => t.cc.as_ref().map(|c| table_columns(py, c)).transpose(),
+            "collectives" => t.collectives.as_ref().map(|c| table_columns(py, c)).transpose(),
+            "rpcs" => t.rpcs.as_ref().map(|r| table_columns(py, r)).transpose(),
+            _ => Err(unknown_table(table)),
         }
-        Ok(Some(d))
     }
 
     /// Writes the run directory, byte for byte, locked, checked and
@@ -621,6 +499,86 @@ fn version() -> &'static str {
     csigsim::VERSION
 }
 
+/// A table's columns for the Python package, in file order, from its one
+/// declaration: `[(name, kind, data)]`, `kind` as `Kind::python` names it
+/// and `data` a NumPy array, `(values, valid)` for whole numbers with empty
+/// cells (times in picoseconds) or `(codes, names)` for text. The numbers
+/// the CSV rounds are given as written, NaN where a cell is empty.
+fn table_columns<'py, T: Table + Sync>(py: Python<'py>, t: &T) -> PyResult<Bound<'py, PyList>> {
+    let data = py.detach(|| column_data(t));
+    let list = PyList::empty(py);
+    for (c, d) in T::COLUMNS.iter().zip(data) {
+        let v = match d {
+            ColumnData::Int { values, valid: None } => values.into_pyarray(py).into_any(),
+            ColumnData::Int { values, valid: Some(valid) } => PyTuple::new(py, [values.into_pyarray(py).into_any(), valid.into_pyarray(py).into_any()])?.into_any(),
+            ColumnData::Num(values) => values.into_pyarray(py).into_any(),
+            ColumnData::Text { codes, names } => coded(py, codes, &names)?.into_any(),
+        };
+        list.append((c.name, c.kind.python(), v))?;
+    }
+    Ok(list)
+}
+
+/// A run directory read back (`csigsim::output::read_run`).
+#[pyclass(frozen, name = "RunRead", module = "csigsim._core")]
+struct RunRead(csigsim::output::RunTables);
+
+#[pymethods]
+impl RunRead {
+    /// summary.json as parsed and written again ("{}" without the file).
+    #[getter]
+    fn summary_json(&self) -> String {
+        self.0.summary.to_string()
+    }
+
+    /// scenario.toml ("" without the file).
+    #[getter]
+    fn scenario_toml(&self) -> String {
+        self.0.scenario_toml.clone()
+    }
+
+    /// The table's columns, as `Output.table` gives them; None when the
+    /// directory has no such file.
+    fn table<'py>(&self, py: Python<'py>, table: &str) -> PyResult<Option<Bound<'py, PyList>>> {
+        let t = &self.0;
+        match table {
+            "flows" => table_columns(py, &t.flows).map(Some),
+            "links" => t.links.as_ref().map(|l| table_columns(py, l)).transpose(),
+            "signals" => t.signals.as_ref().map(|s| table_columns(py, s)).transpose(),
+            "cc" => t.cc.as_ref().map(|c| table_columns(py, c)).transpose(),
+            "collectives" => t.collectives.as_ref().map(|c| table_columns(py, c)).transpose(),
+            "rpcs" => t.rpcs.as_ref().map(|r| table_columns(py, r)).transpose(),
+            _ => Err(unknown_table(table)),
+        }
+    }
+}
+
+/// Reads the run directory `dir` from its CSV files (`format` "csv"), its
+/// Parquet twins ("parquet") or each table's twin when there is one
+/// ("auto"); a file that cannot be read raises ValueError naming it.
+#[pyfunction]
+#[pyo3(signature = (dir, format="csv"))]
+fn read_run(py: Python<'_>, dir: PathBuf, format: &str) -> PyResult<RunRead> {
+    use csigsim::output::Format;
+    let format = match format {
+        "csv" => Format::Csv,
+        "parquet" => Format::Parquet,
+        "auto" => Format::Auto,
+        other => return Err(PyValueError::new_err(format!("format must be 'csv', 'parquet' or 'auto', not {other:?}"))),
+    };
+    py.detach(|| csigsim::output::read_run(&dir, format)).map(RunRead).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// The `q` quantile of `values` by nearest rank, as summary.json and
+/// `csigsim compare` compute it (`csigsim::stats::nearest_rank`); NaN
+/// values are left out; None when none is left.
+#[pyfunction]
+fn nearest_rank(values: numpy::PyReadonlyArray1<'_, f64>, q: f64) -> Option<f64> {
+    let mut v: Vec<f64> = values.as_array().iter().copied().filter(|x| !x.is_nan()).collect();
+    v.sort_by(f64::total_cmp);
+    csigsim::stats::nearest_rank(&v, q)
+}
+
 /// Large blocks on huge pages (csigsim::hugepages), as in the command.
 #[global_allocator]
 static ALLOC: csigsim::hugepages::HugePages = csigsim::hugepages::HugePages;
@@ -662,5 +620,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate_file, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_file, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_class::<RunRead>()?;
+    m.add_function(wrap_pyfunction!(read_run, m)?)?;
+    m.add_function(wrap_pyfunction!(nearest_rank, m)?)?;
     Ok(())
 }

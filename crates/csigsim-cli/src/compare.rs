@@ -7,9 +7,16 @@
 //! flows, the bottleneck map, RPC latencies and the run's totals. Every
 //! figure says which direction is better, and every ratio whether it is.
 //!
+//! The tables are read with the engine's reader of run directories
+//! ([`csigsim::output::read`]), from the Parquet twins when the run has
+//! them, and every percentile is the summary's nearest rank
+//! ([`csigsim::stats::nearest_rank`]).
+//!
 //! The printed summary of `csigsim run` shows the leading figures of its
 //! run directory ([`headline`]).
 
+use csigsim::output::read::{read_table, Format};
+use csigsim::output::{CollectiveTable, FlowTable, RpcTable, SignalTable};
 use csigsim::InputError;
 use std::path::Path;
 
@@ -77,36 +84,6 @@ impl Row {
             "worse"
         })
     }
-}
-
-/// A CSV file as its header and its rows of cells.
-type Csv = (Vec<String>, Vec<Vec<String>>);
-
-/// A CSV file of a run directory (None when absent).
-fn read_csv(dir: &Path, name: &str) -> Result<Option<Csv>, InputError> {
-    let path = dir.join(name);
-    if !path.exists() {
-        return Ok(None);
-    }
-    let file = path.display().to_string();
-    let mut rdr = csv::ReaderBuilder::new().from_path(&path).map_err(|e| InputError::new(&file, None, None, format!("cannot read: {e}")))?;
-    let header: Vec<String> = rdr.headers().map_err(|e| InputError::new(&file, None, Some((1, 1)), format!("bad header: {e}")))?.iter().map(String::from).collect();
-    let mut rows = Vec::new();
-    for (i, r) in rdr.records().enumerate() {
-        let r = r.map_err(|e| InputError::new(&file, None, Some((i + 2, 1)), format!("bad row: {e}")))?;
-        rows.push(r.iter().map(String::from).collect());
-    }
-    Ok(Some((header, rows)))
-}
-
-fn col(t: &Csv, name: &str) -> Option<usize> {
-    t.0.iter().position(|h| h == name)
-}
-
-/// The numbers of column `name` in the rows `keep` accepts (empty cells skipped).
-fn column(t: &Csv, name: &str, keep: impl Fn(&[String]) -> bool) -> Vec<f64> {
-    let Some(i) = col(t, name) else { return Vec::new() };
-    t.1.iter().filter(|r| keep(r)).filter_map(|r| r.get(i).and_then(|c| c.parse::<f64>().ok())).collect()
 }
 
 /// The `q` quantile as the summary computes it (nearest rank).
@@ -178,22 +155,18 @@ struct Job {
 
 /// Per collective name and iteration (totals rows): CCT (us), algbw and
 /// busbw (Gb/s); the collective's names in order of their first instance.
-fn collective_figures(c: &Csv) -> Vec<Figure> {
-    let (Some(name), Some(it), Some(step), Some(time)) = (col(c, "name"), col(c, "iteration"), col(c, "step"), col(c, "time_ns")) else {
-        return Vec::new();
-    };
-    let num = |r: &[String], i: Option<usize>| i.and_then(|i| r.get(i)).and_then(|x| x.parse::<f64>().ok());
+fn collective_figures(c: &CollectiveTable) -> Vec<Figure> {
     let mut by_name: Vec<(String, Vec<Instance>)> = Vec::new();
-    for r in c.1.iter().filter(|r| r.get(step).is_some_and(|s| s.is_empty())) {
+    for r in (0..c.len()).filter(|&r| c.step[r].is_none()) {
         let entry = Instance {
-            iteration: r[it].clone(),
-            cct_us: num(r, Some(time)).map(|t| t / 1e3),
-            algbw: num(r, col(c, "algbw_gbps")),
-            busbw: num(r, col(c, "busbw_gbps")),
+            iteration: c.iteration[r].to_string(),
+            cct_us: c.time_ps[r].map(|t| t as f64 / 1e6),
+            algbw: c.algbw_gbps[r],
+            busbw: c.busbw_gbps[r],
         };
-        match by_name.iter_mut().find(|(n, _)| *n == r[name]) {
+        match by_name.iter_mut().find(|(n, _)| *n == c.name[r]) {
             Some((_, v)) => v.push(entry),
-            None => by_name.push((r[name].clone(), vec![entry])),
+            None => by_name.push((c.name[r].clone(), vec![entry])),
         }
     }
     let mut cct = job_figures(c);
@@ -235,18 +208,16 @@ fn job_name(name: &str) -> Option<&str> {
 /// rail or group: `dp.r0`, `dp.r1`, ...) completes when its last instance
 /// does: from the first instance's start to the last one's finish, per
 /// iteration (None when an instance did not finish).
-fn job_figures(c: &Csv) -> Vec<Figure> {
-    let (Some(name), Some(it), Some(step), Some(start), Some(finish)) = (col(c, "name"), col(c, "iteration"), col(c, "step"), col(c, "start_ns"), col(c, "finish_ns")) else {
-        return Vec::new();
-    };
+fn job_figures(c: &CollectiveTable) -> Vec<Figure> {
     let mut jobs: Vec<Job> = Vec::new();
-    for r in c.1.iter().filter(|r| r.get(step).is_some_and(|s| s.is_empty())) {
-        let Some(job) = job_name(&r[name]) else { continue };
-        let (s, f) = (r[start].parse::<f64>().ok(), r[finish].parse::<f64>().ok());
-        let i = match jobs.iter().position(|j| j.job == job && j.iteration == r[it]) {
+    for r in (0..c.len()).filter(|&r| c.step[r].is_none()) {
+        let Some(job) = job_name(&c.name[r]) else { continue };
+        let iteration = c.iteration[r].to_string();
+        let (s, f) = (c.start_ps[r].map(|t| t as f64 / 1e3), c.finish_ps[r].map(|t| t as f64 / 1e3));
+        let i = match jobs.iter().position(|j| j.job == job && j.iteration == iteration) {
             Some(i) => i,
             None => {
-                jobs.push(Job { job: job.to_string(), iteration: r[it].clone(), parts: 0, start: f64::INFINITY, finish: f64::NEG_INFINITY, done: true });
+                jobs.push(Job { job: job.to_string(), iteration, parts: 0, start: f64::INFINITY, finish: f64::NEG_INFINITY, done: true });
                 jobs.len() - 1
             }
         };
@@ -265,12 +236,11 @@ fn job_figures(c: &Csv) -> Vec<Figure> {
 
 /// Slowdown p50 and p99 of the completed flows per size bucket (the
 /// buckets with a flow), and the flows in each.
-fn bucket_figures(flows: &Csv) -> Vec<Figure> {
-    let (Some(size), Some(slow)) = (col(flows, "size_bytes"), col(flows, "slowdown")) else { return Vec::new() };
+fn bucket_figures(flows: &FlowTable) -> Vec<Figure> {
     let mut per: Vec<Vec<f64>> = vec![Vec::new(); BUCKETS.len() + 1];
-    for r in &flows.1 {
-        if let (Ok(b), Ok(s)) = (r[size].parse::<f64>(), r[slow].parse::<f64>()) {
-            per[bucket(b)].push(s);
+    for i in 0..flows.len() {
+        if let Some(s) = flows.slowdown[i] {
+            per[bucket(flows.size_bytes[i] as f64)].push(s);
         }
     }
     let mut out = Vec::new();
@@ -289,8 +259,8 @@ fn figures(dir: &Path) -> Result<Vec<Figure>, InputError> {
     let file = summary_path.display().to_string();
     let text = std::fs::read_to_string(&summary_path).map_err(|e| InputError::new(&file, None, None, format!("not a run directory: {e}")))?;
     let summary: serde_json::Value = serde_json::from_str(&text).map_err(|e| InputError::new(&file, None, Some((e.line(), e.column())), e.to_string()))?;
-    let flows = read_csv(dir, "flows.csv")?;
-    let collectives = read_csv(dir, "collectives.csv")?;
+    let flows = read_table::<FlowTable>(dir, Format::Auto)?;
+    let collectives = read_table::<CollectiveTable>(dir, Format::Auto)?;
     let kinds = workload_kinds(dir);
     let mut out = Vec::new();
     // What the run was for.
@@ -300,21 +270,18 @@ fn figures(dir: &Path) -> Result<Vec<Figure>, InputError> {
     if let Some(f) = flows.as_ref().filter(|_| kinds.iter().any(|k| k == "poisson" || k == "rpc")) {
         out.extend(bucket_figures(f));
     }
-    if let Some(r) = read_csv(dir, "rpcs.csv")? {
-        let class = col(&r, "class");
+    if let Some(r) = read_table::<RpcTable>(dir, Format::Auto)? {
         for cls in ["foreground", "background"] {
-            let lat: Vec<f64> =
-                column(&r, "latency_ns", |row| class.is_some_and(|i| row.get(i).is_some_and(|c| c == cls))).iter().map(|x| x / 1e3).collect();
+            let lat: Vec<f64> = (0..r.len()).filter(|&i| r.class[i] == cls).filter_map(|i| r.latency_ps[i]).map(|x| x as f64 / 1e6).collect();
             for (q, name) in [(0.5, "p50"), (0.99, "p99")] {
                 out.push(fig(format!("rpc_{cls}_latency_{name}_us"), quantile(&lat, q), Better::Lower));
             }
         }
     }
     // Every run's flows.
-    let all = |_: &[String]| true;
     if let Some(flows) = &flows {
-        let fct_us: Vec<f64> = column(flows, "fct_ns", all).iter().map(|x| x / 1e3).collect();
-        let slow = column(flows, "slowdown", all);
+        let fct_us: Vec<f64> = flows.fct_ps.iter().flatten().map(|&x| x as f64 / 1e6).collect();
+        let slow: Vec<f64> = flows.slowdown.iter().flatten().copied().collect();
         for (q, name) in [(0.5, "p50"), (0.95, "p95"), (0.99, "p99"), (1.0, "max")] {
             out.push(fig(format!("fct_{name}_us"), quantile(&fct_us, q), Better::Lower));
         }
@@ -323,11 +290,10 @@ fn figures(dir: &Path) -> Result<Vec<Figure>, InputError> {
         }
         // A collective's flows are named after it (`dp.r0`): their mean
         // throughput is no figure of the collective (its CCT and busbw are).
-        let coll_names: Vec<String> =
-            collectives.as_ref().map(|c| col(c, "name").map_or_else(Vec::new, |i| c.1.iter().map(|r| r[i].clone()).collect())).unwrap_or_default();
+        let coll_names: Vec<String> = collectives.as_ref().map(|c| c.name.clone()).unwrap_or_default();
         out.extend(group_throughput(flows, &coll_names));
     }
-    if let Some(sig) = read_csv(dir, "signals.csv")? {
+    if let Some(sig) = read_table::<SignalTable>(dir, Format::Auto)? {
         out.extend(bottleneck_shares(&sig));
     }
     // The run's totals.
@@ -353,28 +319,25 @@ fn figures(dir: &Path) -> Result<Vec<Figure>, InputError> {
 /// of each flow name (the `name` of `[[flow]]` entries and workloads), in
 /// order of each name's first flow; unnamed flows and the flows of the
 /// collectives `collectives` (named `<collective>.<...>`) are left out.
-fn group_throughput(flows: &Csv, collectives: &[String]) -> Vec<Figure> {
-    let (Some(name), Some(size), Some(fct)) = (col(flows, "name"), col(flows, "size_bytes"), col(flows, "fct_ns")) else { return Vec::new() };
+fn group_throughput(flows: &FlowTable, collectives: &[String]) -> Vec<Figure> {
     let of_collective = |n: &str| collectives.iter().any(|c| n.strip_prefix(c.as_str()).is_some_and(|rest| rest.is_empty() || rest.starts_with('.')));
     let mut groups: Vec<(String, f64, u32)> = Vec::new();
-    for r in &flows.1 {
-        let n = &r[name];
+    for r in 0..flows.len() {
+        let n = flows.flow_name(r);
         if n.is_empty() || of_collective(n) {
             continue;
         }
-        let i = match groups.iter().position(|g| &g.0 == n) {
+        let i = match groups.iter().position(|g| g.0 == n) {
             Some(i) => i,
             None if groups.len() < MAX_GROUPS => {
-                groups.push((n.clone(), 0.0, 0));
+                groups.push((n.to_string(), 0.0, 0));
                 groups.len() - 1
             }
             None => continue,
         };
-        if let (Ok(b), Ok(t)) = (r[size].parse::<f64>(), r[fct].parse::<f64>()) {
-            if t > 0.0 {
-                groups[i].1 += b * 8.0 / t;
-                groups[i].2 += 1;
-            }
+        if let Some(t) = flows.fct_ps[r].filter(|&t| t > 0) {
+            groups[i].1 += flows.size_bytes[r] as f64 * 8.0 / (t as f64 / 1e3);
+            groups[i].2 += 1;
         }
     }
     groups.into_iter().map(|(n, sum, k)| fig(format!("throughput_gbps[{n}]"), (k > 0).then(|| sum / k as f64), Better::Higher)).collect()
@@ -383,14 +346,13 @@ fn group_throughput(flows: &Csv, collectives: &[String]) -> Vec<Figure> {
 /// `bottleneck_share[PORT]`: of the CSIG samples whose writer is named (the
 /// locator's `bottleneck`), the share naming each port, for the ports named
 /// most (ties by name).
-fn bottleneck_shares(sig: &Csv) -> Vec<Figure> {
-    let (Some(port), Some(samples)) = (col(sig, "bottleneck"), col(sig, "samples")) else { return Vec::new() };
+fn bottleneck_shares(sig: &SignalTable) -> Vec<Figure> {
     // One entry per port named (a fabric's worth), over rows of every window.
     let mut by_port: std::collections::HashMap<&str, f64> = std::collections::HashMap::new();
-    for r in &sig.1 {
-        let p = &r[port];
+    for r in 0..sig.len() {
+        let p = sig.bottleneck_name(r);
         if !p.is_empty() {
-            *by_port.entry(p).or_default() += r[samples].parse::<f64>().unwrap_or(0.0);
+            *by_port.entry(p).or_default() += sig.samples[r] as f64;
         }
     }
     let mut counts: Vec<(&str, f64)> = by_port.into_iter().collect();

@@ -1,15 +1,10 @@
 //! The CSV files, formatted from the tables (docs/outputs.md). Nothing here
 //! reads the simulation.
 
-use super::fmt_ns;
+use super::schema::{Cell, Kind, Table};
+use super::tables::{CcTable, CollectiveTable, FlowTable, LinkColumns, LinkTable, RpcTable, SignalTable};
 use crate::units::write_ns;
-use super::tables::{CcTable, CollectiveTable, RpcTable, FlowTable, LinkRow, LinkTable, SignalTable};
 use std::io::{self, Write};
-
-pub const FLOWS_HEADER: &str = "flow_id,name,src,dst,size_bytes,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown,bytes_sent,retransmits,timeouts,nacks,trims,ecn_marked,delivered_bytes,cnps,sender_finish_ns,sender_fct_ns\n";
-pub const LINKS_HEADER: &str = "time_ns,from,to,link_id,tx_bytes,utilization,max_queue_bytes,drops,ecn_marks,trims,pause_ns\n";
-pub const SIGNALS_HEADER: &str = "time_ns,flow_id,signal,unit,samples,mean,min,max,locator,bottleneck\n";
-pub const CC_HEADER: &str = "time_ns,flow_id,cc,acks,cwnd_bytes,cwnd_min_bytes,cwnd_max_bytes,rate_bps,alpha,rtt_mean_ns,ce_fraction\n";
 
 /// A text cell, quoted CSV-style if it contains a comma, a quote or a line break.
 pub fn csv_field(v: &str) -> String {
@@ -19,25 +14,13 @@ pub fn csv_field(v: &str) -> String {
 }
 
 /// [`csv_field`] written to `out`.
+#[inline(always)]
 fn write_field(out: &mut impl Write, v: &str) -> io::Result<()> {
     if v.contains([',', '"', '\n']) {
         write!(out, "\"{}\"", v.replace('"', "\"\""))
     } else {
         out.write_all(v.as_bytes())
     }
-}
-
-/// [`write_ns`] of a time that may be absent (an empty cell).
-fn write_opt_ns(out: &mut impl Write, ps: Option<u64>) -> io::Result<()> {
-    ps.map_or(Ok(()), |ps| write_ns(out, ps))
-}
-
-fn opt<T: ToString>(v: Option<T>) -> String {
-    v.map_or_else(String::new, |x| x.to_string())
-}
-
-fn opt_ns(v: Option<u64>) -> String {
-    v.map_or_else(String::new, fmt_ns)
 }
 
 /// `slowdown` as written: four decimals, empty if the flow did not complete.
@@ -101,204 +84,86 @@ fn write_utilization(out: &mut impl Write, v: f64) -> io::Result<()> {
     }
 }
 
-pub fn write_flows(t: &FlowTable, out: &mut impl Write) -> io::Result<()> {
-    out.write_all(FLOWS_HEADER.as_bytes())?;
+/// A number of a rounded kind as the CSV writes it, read back.
+pub fn as_written(kind: Kind, x: f64) -> f64 {
+    let mut s = Vec::with_capacity(24);
+    let _ = write_cell(&mut s, kind, Cell::Num(x), &mut itoa::Buffer::new());
+    std::str::from_utf8(&s).ok().and_then(|s| s.parse().ok()).unwrap_or(x)
+}
+
+/// One cell as the CSV writes a value of its column's kind (an empty cell
+/// for a null). Inlined into each table's row writer, where the kind of
+/// most cells is known: a links.csv line of 1 us windows is written a
+/// million times a run.
+#[inline(always)]
+pub(crate) fn write_cell(out: &mut Vec<u8>, kind: Kind, cell: Cell<'_>, int: &mut itoa::Buffer) -> io::Result<()> {
+    match (kind, cell) {
+        (_, Cell::Null) => Ok(()),
+        (Kind::Time, Cell::Int(ps)) => write_ns(out, ps),
+        (_, Cell::Int(v)) => out.write_all(int.format(v).as_bytes()),
+        (Kind::Dec4, Cell::Num(x)) => write_slowdown(out, Some(x)),
+        (Kind::Dec3, Cell::Num(x)) => write!(out, "{x:.3}"),
+        (Kind::Share, Cell::Num(x)) => write_utilization(out, x),
+        (_, Cell::Num(x)) => write!(out, "{x}"),
+        (_, Cell::Text(s)) => write_field(out, s),
+    }
+}
+
+/// Row `i` of `t` as a CSV line, appended to `out`. Each row is put
+/// together in memory and written at once: small writes through a file's
+/// buffer each paid a call, where appending to a vector is inlined (a
+/// collective of millions of flows writes millions of lines).
+pub fn write_row<T: Table>(t: &T, i: usize, int: &mut itoa::Buffer, out: &mut Vec<u8>) -> io::Result<()> {
+    t.write_csv_row(i, int, out)
+}
+
+/// A table as its CSV file: the header, then every row.
+pub fn write_table<T: Table>(t: &T, out: &mut impl Write) -> io::Result<()> {
+    out.write_all(super::schema::header::<T>().as_bytes())?;
     let mut int = itoa::Buffer::new();
-    // Each row is put together in memory, then written at once: forty
-    // small writes a row through the file's buffer each paid a call, where
-    // appending to a vector is inlined.
     let mut row = Vec::with_capacity(256);
-    for i in 0..t.len() {
+    for i in 0..t.rows() {
         row.clear();
-        write_flow_row(t, i, &mut int, &mut row)?;
+        write_row(t, i, &mut int, &mut row)?;
         out.write_all(&row)?;
     }
     Ok(())
 }
 
-/// Row `i` of flows.csv. Written field by field: a collective of millions
-/// of flows writes millions of these lines, and `writeln!` with twenty
-/// arguments, nine of them formatted into strings first, took most of the
-/// time spent writing the outputs. The bytes are those that `writeln!`
-/// wrote (a test compares them).
-fn write_flow_row(t: &FlowTable, i: usize, int: &mut itoa::Buffer, out: &mut Vec<u8>) -> io::Result<()> {
-    out.write_all(int.format(t.flow_id[i]).as_bytes())?;
-    for text in [t.flow_name(i), t.src_name(i), t.dst_name(i)] {
-        out.write_all(b",")?;
-        write_field(out, text)?;
-    }
-    out.write_all(b",")?;
-    out.write_all(int.format(t.size_bytes[i]).as_bytes())?;
-    out.write_all(b",")?;
-    write_ns(out, t.start_ps[i])?;
-    for ps in [t.finish_ps[i], t.fct_ps[i]] {
-        out.write_all(b",")?;
-        write_opt_ns(out, ps)?;
-    }
-    out.write_all(b",")?;
-    write_ns(out, t.ideal_fct_ps[i])?;
-    out.write_all(b",")?;
-    write_slowdown(out, t.slowdown[i])?;
-    for v in [t.bytes_sent[i], t.retransmits[i], t.timeouts[i], t.nacks[i], t.trims[i], t.ecn_marked[i], t.delivered_bytes[i], t.cnps[i]] {
-        out.write_all(b",")?;
-        out.write_all(int.format(v).as_bytes())?;
-    }
-    for ps in [t.sender_finish_ps[i], t.sender_fct_ps[i]] {
-        out.write_all(b",")?;
-        write_opt_ns(out, ps)?;
-    }
-    out.write_all(b"\n")
+pub fn write_flows(t: &FlowTable, out: &mut impl Write) -> io::Result<()> {
+    write_table(t, out)
 }
 
+/// links.csv of a table kept sparse: each row expanded into a one-row table
+/// as it is written, so the file never needs the dense table in memory.
 pub fn write_links(t: &LinkTable, out: &mut impl Write) -> io::Result<()> {
-    out.write_all(LINKS_HEADER.as_bytes())?;
-    let mut time = (u64::MAX, String::new());
+    out.write_all(super::schema::header::<LinkColumns>().as_bytes())?;
+    let mut one = LinkColumns { nodes: t.nodes.clone(), ..Default::default() };
+    let (mut int, mut row) = (itoa::Buffer::new(), Vec::with_capacity(128));
     for r in t.rows() {
-        write_link_row(&r, &mut time, out)?;
+        one.clear_rows();
+        one.push(&r, t.from[r.link_id as usize], t.to[r.link_id as usize]);
+        row.clear();
+        write_row(&one, 0, &mut int, &mut row)?;
+        out.write_all(&row)?;
     }
     Ok(())
-}
-
-/// One line of links.csv; `time` caches the formatted time of the last row.
-/// Written field by field: a fine monitor window makes this the most
-/// frequent line of any file (on a 1024-host fabric with 1 us windows,
-/// 1.7 M lines), and `writeln!` with eleven arguments, two of them
-/// formatted into strings first, cost about 0.3 us a line more. The bytes
-/// are those that `writeln!` wrote (a test compares them).
-pub fn write_link_row(r: &LinkRow, time: &mut (u64, String), out: &mut impl Write) -> io::Result<()> {
-    if time.0 != r.time_ps {
-        *time = (r.time_ps, fmt_ns(r.time_ps));
-    }
-    let mut int = itoa::Buffer::new();
-    out.write_all(time.1.as_bytes())?;
-    for cell in [r.from, r.to] {
-        out.write_all(b",")?;
-        out.write_all(cell.as_bytes())?;
-    }
-    for v in [r.link_id as u64, r.tx_bytes] {
-        out.write_all(b",")?;
-        out.write_all(int.format(v).as_bytes())?;
-    }
-    out.write_all(b",")?;
-    write_utilization(out, r.utilization)?;
-    for v in [r.max_queue_bytes, r.drops as u64, r.ecn_marks as u64, r.trims as u64] {
-        out.write_all(b",")?;
-        out.write_all(int.format(v).as_bytes())?;
-    }
-    out.write_all(b",")?;
-    match r.pause_ps {
-        0 => out.write_all(b"0")?,
-        p => write_ns(out, p)?,
-    }
-    out.write_all(b"\n")
 }
 
 pub fn write_signals(t: &SignalTable, out: &mut impl Write) -> io::Result<()> {
-    out.write_all(SIGNALS_HEADER.as_bytes())?;
-    for i in 0..t.len() {
-        write_signal_row(t, i, t.bottleneck_name(i), out)?;
-    }
-    Ok(())
-}
-
-/// Row `i` of the signals table as a line, its bottleneck named `bottleneck`.
-pub fn write_signal_row(t: &SignalTable, i: usize, bottleneck: &str, out: &mut impl Write) -> io::Result<()> {
-    writeln!(
-        out,
-        "{},{},{},{},{},{},{},{},{},{}",
-        fmt_ns(t.time_ps[i]),
-        t.flow_id[i],
-        t.signal[i],
-        t.unit[i],
-        t.samples[i],
-        t.mean[i],
-        t.min[i],
-        t.max[i],
-        opt(t.locator[i]),
-        bottleneck
-    )
+    write_table(t, out)
 }
 
 pub fn write_cc(t: &CcTable, out: &mut impl Write) -> io::Result<()> {
-    out.write_all(CC_HEADER.as_bytes())?;
-    for i in 0..t.len() {
-        write_cc_row(t, i, out)?;
-    }
-    Ok(())
+    write_table(t, out)
 }
-
-/// Row `i` of the cc table as a line.
-pub fn write_cc_row(t: &CcTable, i: usize, out: &mut impl Write) -> io::Result<()> {
-    writeln!(
-        out,
-        "{},{},{},{},{},{},{},{},{},{},{}",
-        fmt_ns(t.time_ps[i]),
-        t.flow_id[i],
-        t.cc,
-        t.acks[i],
-        opt(t.cwnd_bytes[i]),
-        opt(t.cwnd_min_bytes[i]),
-        opt(t.cwnd_max_bytes[i]),
-        t.rate_bps[i],
-        t.alpha[i],
-        t.rtt_mean_ns[i],
-        t.ce_fraction[i]
-    )
-}
-
-const COLLECTIVES_HEADER: &str =
-    "collective_id,name,op,ranks,iteration,step,first_flow,flows,start_ns,finish_ns,time_ns,size_bytes,algbw_gbps,busbw_gbps\n";
 
 pub fn write_collectives(t: &CollectiveTable, out: &mut impl Write) -> io::Result<()> {
-    out.write_all(COLLECTIVES_HEADER.as_bytes())?;
-    for i in 0..t.len() {
-        let time = match (t.start_ps[i], t.finish_ps[i]) {
-            (Some(a), Some(b)) => fmt_ns(b - a),
-            _ => String::new(),
-        };
-        let gbps = |v: Option<f64>| v.map_or_else(String::new, |x| format!("{x:.3}"));
-        writeln!(
-            out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            t.collective_id[i],
-            csv_field(&t.name[i]),
-            t.op[i],
-            t.ranks[i],
-            t.iteration[i],
-            opt(t.step[i]),
-            t.first_flow[i],
-            t.flows[i],
-            opt_ns(t.start_ps[i]),
-            opt_ns(t.finish_ps[i]),
-            time,
-            t.size_bytes[i],
-            gbps(t.algbw_gbps[i]),
-            gbps(t.busbw_gbps[i]),
-        )?;
-    }
-    Ok(())
+    write_table(t, out)
 }
 
-const RPCS_HEADER: &str = "flow_id,name,class,src,dst,size_bytes,start_ns,finish_ns,latency_ns\n";
-
 pub fn write_rpcs(t: &RpcTable, out: &mut impl Write) -> io::Result<()> {
-    out.write_all(RPCS_HEADER.as_bytes())?;
-    for i in 0..t.len() {
-        writeln!(
-            out,
-            "{},{},{},{},{},{},{},{},{}",
-            t.flow_id[i],
-            csv_field(&t.name[i]),
-            t.class[i],
-            csv_field(t.src_name(i)),
-            csv_field(t.dst_name(i)),
-            t.size_bytes[i],
-            fmt_ns(t.start_ps[i]),
-            opt_ns(t.finish_ps[i]),
-            opt_ns(t.latency_ps[i]),
-        )?;
-    }
-    Ok(())
+    write_table(t, out)
 }
 
 /// Formats a table into a string with one of the writers above.
@@ -311,6 +176,8 @@ pub fn to_string<T>(t: &T, write: fn(&T, &mut Vec<u8>) -> io::Result<()>) -> Str
 
 #[cfg(test)]
 mod tests {
+    use super::super::fmt_ns;
+    use super::super::tables::LinkRow;
     use super::*;
     use proptest::prelude::*;
 
@@ -342,33 +209,46 @@ mod tests {
         prop_oneof![Just(0.0), Just(1.0), Just(0.5), Just(1.0 - f64::EPSILON), Just(0.0000005), 0.0..1.5f64]
     }
 
-    /// A flows.csv line as `writeln!` with `{}` for every field wrote it.
-    fn flow_reference(t: &FlowTable, i: usize) -> String {
+    /// A cell as `format!` writes a value of its column's kind: the
+    /// formatting the writer's fast paths must reproduce.
+    fn reference_cell(kind: Kind, c: Cell<'_>) -> String {
         let quoted = |v: &str| if v.contains([',', '"', '\n']) { format!("\"{}\"", v.replace('"', "\"\"")) } else { v.to_string() };
-        let ns = |v: Option<u64>| v.map_or_else(String::new, fmt_ns);
-        format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-            t.flow_id[i],
-            quoted(t.flow_name(i)),
-            quoted(t.src_name(i)),
-            quoted(t.dst_name(i)),
-            t.size_bytes[i],
-            fmt_ns(t.start_ps[i]),
-            ns(t.finish_ps[i]),
-            ns(t.fct_ps[i]),
-            fmt_ns(t.ideal_fct_ps[i]),
-            t.slowdown[i].map_or_else(String::new, |x| format!("{x:.4}")),
-            t.bytes_sent[i],
-            t.retransmits[i],
-            t.timeouts[i],
-            t.nacks[i],
-            t.trims[i],
-            t.ecn_marked[i],
-            t.delivered_bytes[i],
-            t.cnps[i],
-            ns(t.sender_finish_ps[i]),
-            ns(t.sender_fct_ps[i]),
-        )
+        match (kind, c) {
+            (_, Cell::Null) => String::new(),
+            (Kind::Time, Cell::Int(ps)) => fmt_ns(ps),
+            (_, Cell::Int(v)) => v.to_string(),
+            (Kind::Dec4, Cell::Num(x)) => format!("{x:.4}"),
+            (Kind::Dec3, Cell::Num(x)) => format!("{x:.3}"),
+            (Kind::Share, Cell::Num(x)) => utilization_formatted(x),
+            (_, Cell::Num(x)) => format!("{x}"),
+            (_, Cell::Text(v)) => quoted(v),
+        }
+    }
+
+    /// One row of random cells for `T`, pushed into a table, and the line
+    /// `format!` writes for it: every column of every table, from its
+    /// declaration, so that a new column is tested without a new test.
+    fn check_row<T: Table>(seeds: &[(u64, Option<f64>, String, bool)]) -> Result<(), TestCaseError> {
+        let cells: Vec<Cell> = T::COLUMNS
+            .iter()
+            .zip(seeds)
+            .map(|(c, (int, num, text, null))| match c.kind {
+                _ if *null && c.nullable => Cell::Null,
+                Kind::Text => Cell::Text(text),
+                // Small enough for every integer type a column holds.
+                Kind::Int => Cell::Int(int % 65_536),
+                Kind::Time => Cell::Int(*int),
+                _ => Cell::Num(num.unwrap_or(0.5)),
+            })
+            .collect();
+        let mut t = T::default();
+        prop_assert!(t.push_cells(&cells, &mut super::super::schema::Codes::default()).is_ok());
+        let mut out = Vec::new();
+        write_table(&t, &mut out).unwrap();
+        // An empty text of a coded column that may be empty is a null.
+        let line: Vec<String> = T::COLUMNS.iter().zip(&cells).map(|(c, cell)| reference_cell(c.kind, *cell)).collect();
+        prop_assert_eq!(String::from_utf8(out).unwrap(), format!("{}{}\n", super::super::schema::header::<T>(), line.join(",")));
+        Ok(())
     }
 
     fn time_ps() -> impl Strategy<Value = u64> {
@@ -421,46 +301,21 @@ mod tests {
         }
     }
 
+    fn seeds() -> impl Strategy<Value = Vec<(u64, Option<f64>, String, bool)>> {
+        proptest::collection::vec((time_ps(), slowdown(), "[a-z0-9,\"\n]{1,6}", any::<bool>()), 32)
+    }
+
     proptest! {
         #[test]
-        fn a_flow_row_has_the_bytes_of_its_fields_formatted(
-            flow_id in any::<u32>(),
-            texts in prop_oneof![Just(("".to_string(), "h0".to_string(), "h1".to_string())), ("[a-z,\"]{0,6}", "[a-z0-9,]{1,6}", "[a-z\"\n]{1,6}")],
-            size_bytes in any::<u64>(),
-            times in (time_ps(), proptest::option::of(time_ps()), proptest::option::of(time_ps()), time_ps()),
-            slowdown in slowdown(),
-            counts in any::<[u64; 8]>(),
-            sender in (proptest::option::of(time_ps()), proptest::option::of(time_ps())),
-        ) {
-            let t = FlowTable {
-                flow_id: vec![flow_id],
-                names: vec![texts.0],
-                name: vec![0],
-                hosts: vec![texts.1, texts.2],
-                src: vec![0],
-                dst: vec![1],
-                size_bytes: vec![size_bytes],
-                start_ps: vec![times.0],
-                finish_ps: vec![times.1],
-                fct_ps: vec![times.2],
-                ideal_fct_ps: vec![times.3],
-                slowdown: vec![slowdown],
-                bytes_sent: vec![counts[0]],
-                retransmits: vec![counts[1]],
-                timeouts: vec![counts[2]],
-                nacks: vec![counts[3]],
-                trims: vec![counts[4]],
-                ecn_marked: vec![counts[5]],
-                delivered_bytes: vec![counts[6]],
-                cnps: vec![counts[7]],
-                sender_finish_ps: vec![sender.0],
-                sender_fct_ps: vec![sender.1],
-            };
-            let mut out = Vec::new();
-            write_flows(&t, &mut out).unwrap();
-            let expected = format!("{FLOWS_HEADER}{}", flow_reference(&t, 0));
-            prop_assert_eq!(String::from_utf8(out).unwrap(), expected);
-            prop_assert_eq!(fmt_slowdown(slowdown), slowdown.map_or_else(String::new, |x| format!("{x:.4}")));
+        fn a_row_has_the_bytes_of_its_cells_formatted(seeds in seeds()) {
+            use super::super::tables::{CcTable, CollectiveTable, FlowTable, LinkColumns, RpcTable, SignalTable};
+            check_row::<FlowTable>(&seeds)?;
+            check_row::<LinkColumns>(&seeds)?;
+            check_row::<SignalTable>(&seeds)?;
+            check_row::<CcTable>(&seeds)?;
+            check_row::<CollectiveTable>(&seeds)?;
+            check_row::<RpcTable>(&seeds)?;
+            prop_assert_eq!(fmt_slowdown(seeds[0].1), seeds[0].1.map_or_else(String::new, |x| format!("{x:.4}")));
         }
     }
 
@@ -488,10 +343,10 @@ mod tests {
                 trims: counts.2,
                 pause_ps,
             };
+            let mut one = LinkColumns { nodes: vec!["tor3".into(), "agg1".into()], ..Default::default() };
+            one.push(&r, 0, 1);
             let mut out = Vec::new();
-            // A cached time from another row is replaced.
-            let mut time = (time_ps.wrapping_add(1), "stale".to_string());
-            write_link_row(&r, &mut time, &mut out).unwrap();
+            write_row(&one, 0, &mut itoa::Buffer::new(), &mut out).unwrap();
             prop_assert_eq!(String::from_utf8(out).unwrap(), reference(&r));
             prop_assert_eq!(fmt_utilization(utilization), utilization_formatted(utilization));
         }

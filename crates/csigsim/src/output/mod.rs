@@ -1,7 +1,9 @@
-//! The run's results: the summary and the typed tables ([`tables`]),
-//! gathered from the simulation by [`collect`], and the run directory
-//! (`summary.json`, `flows.csv`, `links.csv`, `signals.csv`, `cc.csv` and the
-//! scenario as run, `scenario.toml`) formatted from them ([`csv`]). Every
+//! The run's results: the summary and the typed tables ([`tables`], each
+//! declared once in [`schema`]), gathered from the simulation by
+//! [`collect`], and the run directory (`summary.json`, `flows.csv`,
+//! `links.csv`, `signals.csv`, `cc.csv` and the scenario as run,
+//! `scenario.toml`) formatted from them ([`csv`], and `parquet` for the
+//! twins); [`read`] reads a run directory back into the same tables. Every
 //! column is described in docs/outputs.md. Times are nanoseconds written
 //! exactly (up to three decimals, since the engine counts picoseconds).
 
@@ -10,12 +12,16 @@ pub mod csv;
 pub mod diagnosis;
 #[cfg(feature = "parquet")]
 pub mod parquet;
+pub mod read;
 pub mod rundir;
+pub mod schema;
 pub mod tables;
 
 pub use rundir::{RunDir, RunDirError, RunDirOptions};
 
-pub use tables::{CcTable, CollectiveTable, FlowTable, RpcTable, LinkColumns, LinkCounters, LinkRow, LinkTable, SignalTable, Tables};
+pub use read::{read_run, Format, RunTables};
+pub use schema::{Cell, ColumnDef, Kind, Table};
+pub use tables::{CcTable, CollectiveTable, FlowTable, LinkColumns, LinkCounters, LinkRow, LinkTable, RpcTable, SignalTable, Tables};
 
 use crate::engine::World;
 use serde::Serialize;
@@ -196,30 +202,7 @@ pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::w
 
     // flows.csv
     let n = w.flow_store().len();
-    let mut ft = FlowTable {
-        flow_id: Vec::with_capacity(n),
-        names: Vec::new(),
-        name: Vec::with_capacity(n),
-        hosts: hosts.clone(),
-        src: Vec::with_capacity(n),
-        dst: Vec::with_capacity(n),
-        size_bytes: Vec::with_capacity(n),
-        start_ps: Vec::with_capacity(n),
-        finish_ps: Vec::with_capacity(n),
-        fct_ps: Vec::with_capacity(n),
-        ideal_fct_ps: Vec::with_capacity(n),
-        slowdown: Vec::with_capacity(n),
-        bytes_sent: Vec::with_capacity(n),
-        retransmits: Vec::with_capacity(n),
-        timeouts: Vec::with_capacity(n),
-        nacks: Vec::with_capacity(n),
-        trims: Vec::with_capacity(n),
-        ecn_marked: Vec::with_capacity(n),
-        delivered_bytes: Vec::with_capacity(n),
-        cnps: Vec::with_capacity(n),
-        sender_finish_ps: Vec::with_capacity(n),
-        sender_fct_ps: Vec::with_capacity(n),
-    };
+    let mut ft = FlowTable { hosts: hosts.clone(), ..FlowTable::with_capacity(n) };
     let mut paths = crate::net::PathMemo::new(w.network());
     // Each name's index: the flow before's if it has the same (a
     // collective's flows come in runs), else looked up.
@@ -313,7 +296,7 @@ pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::w
             }
         }
         rows.sort_by_key(|&(win, flow, _)| (win, flow));
-        let mut t = CcTable { cc: cc_name.clone(), ..Default::default() };
+        let mut t = CcTable::of(&cc_name);
         for (_, flow, r) in rows {
             push_cc_row(&mut t, window_ps, flow, r);
         }
@@ -379,7 +362,7 @@ pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::w
             let i = r.flow as usize;
             t.flow_id.push(r.flow);
             t.name.push(r.name.clone());
-            t.class.push(r.class);
+            t.class.push(r.class.into());
             t.src.push(ft.src[i]);
             t.dst.push(ft.dst[i]);
             t.size_bytes.push(ft.size_bytes[i]);
@@ -438,8 +421,8 @@ fn push_signal_row(t: &mut SignalTable, labels: &SignalLabels, window_ps: u64, f
     let (name, unit, scale) = labels[r.series as usize];
     t.time_ps.push(r.window.saturating_mul(window_ps));
     t.flow_id.push(flow);
-    t.signal.push(name);
-    t.unit.push(unit);
+    t.signal.push(name.into());
+    t.unit.push(unit.into());
     t.samples.push(r.samples);
     t.mean.push(r.mean * scale);
     t.min.push(r.min * scale);
@@ -452,6 +435,7 @@ fn push_cc_row(t: &mut CcTable, window_ps: u64, flow: u32, r: &crate::monitor::c
     let cwnd = |v: u64| (v != u64::MAX).then_some(v);
     t.time_ps.push(r.window.saturating_mul(window_ps));
     t.flow_id.push(flow);
+    t.cc.push(0);
     t.acks.push(r.acks);
     t.cwnd_bytes.push(cwnd(r.last.cwnd_bytes));
     t.cwnd_min_bytes.push(cwnd(r.cwnd_min));
@@ -486,22 +470,106 @@ impl Write for Counted {
         self.file.flush()
     }
 }
-/// A link's sending and receiving node names.
-type NodePair = (String, String);
+/// One monitor file written as the run goes: each row is added to `buf`
+/// and written as a CSV line at once; with a Parquet twin, `buf` keeps the
+/// rows of the twin's next row group, else only the row being written.
+struct Stream<T> {
+    out: Out,
+    buf: T,
+    #[cfg(feature = "parquet")]
+    twin: Option<parquet::TableWriter>,
+}
+
+impl<T: Table> Stream<T> {
+    /// Creates `NAME.csv` in `dir` with its header (and with `parquet` its
+    /// twin `NAME.parquet`); `buf` holds the names rows will refer to.
+    fn create(dir: &Path, buf: T, parquet: bool, files: &mut Vec<&'static str>) -> io::Result<Stream<T>> {
+        let name = format!("{}.csv", T::FILE);
+        let path = dir.join(&name);
+        let file = std::fs::File::create(&path).map_err(|e| io::Error::new(e.kind(), format!("cannot create {}: {e}", path.display())))?;
+        let mut out = io::BufWriter::new(Counted { file, written: 0 });
+        out.write_all(schema::header::<T>().as_bytes())?;
+        files.push(static_name(name));
+        #[cfg(feature = "parquet")]
+        let twin = match parquet {
+            true => {
+                let name = format!("{}.parquet", T::FILE);
+                let t = parquet::TableWriter::create::<T>(&dir.join(&name))?;
+                files.push(static_name(name));
+                Some(t)
+            }
+            false => None,
+        };
+        #[cfg(not(feature = "parquet"))]
+        if parquet {
+            return Err(io::Error::other("Parquet twins need the `parquet` feature"));
+        }
+        Ok(Stream {
+            out,
+            buf,
+            #[cfg(feature = "parquet")]
+            twin,
+        })
+    }
+
+    /// Adds the row `push` appends to `buf` to the files.
+    fn row(&mut self, push: impl FnOnce(&mut T), int: &mut itoa::Buffer, line: &mut Vec<u8>) -> io::Result<()> {
+        push(&mut self.buf);
+        line.clear();
+        csv::write_row(&self.buf, self.buf.rows() - 1, int, line)?;
+        self.out.write_all(line)?;
+        #[cfg(feature = "parquet")]
+        if let Some(t) = &mut self.twin {
+            if self.buf.rows() >= parquet::ROW_GROUP {
+                t.group(&self.buf, 0, self.buf.rows())?;
+                self.buf.clear();
+            }
+            return Ok(());
+        }
+        self.buf.clear();
+        Ok(())
+    }
+
+    fn written(&self) -> u64 {
+        self.out.get_ref().written
+    }
+
+    fn close(&mut self) -> io::Result<()> {
+        self.out.flush()?;
+        #[cfg(feature = "parquet")]
+        if let Some(mut t) = self.twin.take() {
+            if self.buf.rows() > 0 {
+                t.group(&self.buf, 0, self.buf.rows())?;
+                self.buf.clear();
+            }
+            t.close::<T>()?;
+        }
+        Ok(())
+    }
+}
+
+/// The file names of the monitor files, as the `&'static str` the run's
+/// file lists hold: one of [`OUTPUT_FILES`].
+fn static_name(name: String) -> &'static str {
+    OUTPUT_FILES.iter().find(|f| **f == name).copied().unwrap_or("")
+}
+
+/// Each port's (from, to) node, and links.csv.
+type LinkStream = (Vec<(u32, u32)>, Stream<LinkColumns>);
 
 /// Writes links.csv, signals.csv and cc.csv as the monitors close their
 /// windows (a [`crate::monitor::RowSink`]), through buffered writers, with
-/// the same bytes as the files formatted from the tables.
+/// the same bytes as the files formatted from the tables, and with
+/// `--parquet` their twins, a row group at a time.
 pub struct StreamWriter {
     window_ps: u64,
-    /// The file, (from, to) node names per port, the last time formatted.
-    links: Option<(Out, Vec<NodePair>, (u64, String))>,
-    /// The file, the series' labels, `from->to` per port, a one-row table.
-    signals: Option<(Out, SignalLabels, Vec<String>, SignalTable)>,
-    cc: Option<(Out, CcTable)>,
-    /// The Parquet twins, when asked for.
-    #[cfg(feature = "parquet")]
-    twins: Option<parquet::Twins>,
+    links: Option<LinkStream>,
+    /// The series' labels, and the file, whose table names the bottlenecks
+    /// by port (`from->to`).
+    signals: Option<(SignalLabels, Stream<SignalTable>)>,
+    cc: Option<Stream<CcTable>>,
+    int: itoa::Buffer,
+    line: Vec<u8>,
     files: Vec<&'static str>,
     error: Option<io::Error>,
     /// Bytes the monitor files may take (`--max-output`).
@@ -517,55 +585,34 @@ impl StreamWriter {
     pub fn create(dir: &Path, w: &World, parquet: bool, max_output: u64) -> io::Result<StreamWriter> {
         let sc = w.scenario();
         let mut files = Vec::new();
-        let mut open = |name: &'static str, header: &str| -> io::Result<Out> {
-            let path = dir.join(name);
-            let file = std::fs::File::create(&path).map_err(|e| io::Error::new(e.kind(), format!("cannot create {}: {e}", path.display())))?;
-            let mut f = io::BufWriter::new(Counted { file, written: 0 });
-            f.write_all(header.as_bytes())?;
-            files.push(name);
-            Ok(f)
-        };
         let ports = w.ports();
         let links = match sc.monitor.links {
             true => {
-                let names = ports.iter().map(|p| (w.node_name(p.node()).to_string(), w.node_name(ports[p.peer()].node()).to_string())).collect();
-                Some((open("links.csv", csv::LINKS_HEADER)?, names, (u64::MAX, String::new())))
+                let ends = ports.iter().map(|p| (p.node().0, ports[p.peer()].node().0)).collect();
+                let buf = LinkColumns { nodes: node_names(w), ..Default::default() };
+                Some((ends, Stream::create(dir, buf, parquet, &mut files)?))
             }
             false => None,
         };
         let signals = match sc.signals.any() {
             true => {
                 let names: Vec<String> = (0..ports.len() as u32).map(|p| port_name(w, crate::id::PortId(p))).collect();
-                Some((open("signals.csv", csv::SIGNALS_HEADER)?, signal_labels(sc), names, SignalTable::default()))
+                let buf = SignalTable { bottlenecks: names, ..Default::default() };
+                Some((signal_labels(sc), Stream::create(dir, buf, parquet, &mut files)?))
             }
             false => None,
         };
         let cc = match sc.monitor.cc {
-            true => Some((open("cc.csv", csv::CC_HEADER)?, CcTable { cc: sc.transport.cc.name().to_string(), ..Default::default() })),
+            true => Some(Stream::create(dir, CcTable::of(sc.transport.cc.name()), parquet, &mut files)?),
             false => None,
         };
-        #[cfg(feature = "parquet")]
-        let twins = match parquet {
-            true => {
-                let ends = || ports.iter().map(|p| (p.node().0, ports[p.peer()].node().0)).collect();
-                let bottlenecks = signals.as_ref().map(|s| s.2.clone());
-                let t = parquet::Twins::create(dir, links.as_ref().map(|_| (node_names(w), ends())), bottlenecks, cc.as_ref().map(|c| c.1.cc.clone()))?;
-                files.extend(t.files());
-                Some(t)
-            }
-            false => None,
-        };
-        #[cfg(not(feature = "parquet"))]
-        if parquet {
-            return Err(io::Error::other("Parquet twins need the `parquet` feature"));
-        }
         Ok(StreamWriter {
             window_ps: w.observers().window_ps(),
             links,
             signals,
             cc,
-            #[cfg(feature = "parquet")]
-            twins,
+            int: itoa::Buffer::new(),
+            line: Vec::with_capacity(256),
             files,
             error: None,
             max_output,
@@ -576,18 +623,17 @@ impl StreamWriter {
     /// Bytes written to each CSV file so far (those still in a buffer aside).
     fn files_written(&self) -> Vec<(&'static str, u64)> {
         let mut out = Vec::new();
-        let mut add = |name, o: Option<&Out>| {
-            if let Some(o) = o {
-                out.push((name, o.get_ref().written));
-            }
-        };
-        add("links.csv", self.links.as_ref().map(|l| &l.0));
-        add("signals.csv", self.signals.as_ref().map(|l| &l.0));
-        add("cc.csv", self.cc.as_ref().map(|l| &l.0));
+        if let Some((_, s)) = &self.links {
+            out.push(("links.csv", s.written()));
+        }
+        if let Some((_, s)) = &self.signals {
+            out.push(("signals.csv", s.written()));
+        }
+        if let Some(s) = &self.cc {
+            out.push(("cc.csv", s.written()));
+        }
         out
     }
-
-
 
     /// The files it writes.
     pub fn files(&self) -> Vec<&'static str> {
@@ -598,50 +644,41 @@ impl StreamWriter {
         if let Err(e) = r {
             self.error.get_or_insert(e);
         }
-        let total = |o: Option<&Out>| o.map_or(0, |o| o.get_ref().written);
-        let written = total(self.links.as_ref().map(|l| &l.0)) + total(self.signals.as_ref().map(|l| &l.0)) + total(self.cc.as_ref().map(|l| &l.0));
+        let written: u64 = self.files_written().iter().map(|f| f.1).sum();
         self.over |= written > self.max_output;
     }
 }
 
 impl crate::monitor::RowSink for StreamWriter {
     fn link_row(&mut self, window: u64, link: u32, r: &LinkCounters) {
-        let Some((out, names, time)) = &mut self.links else { return };
+        let Some((ends, s)) = &mut self.links else { return };
         if self.error.is_some() || self.over {
             return;
         }
-        let (from, to) = &names[link as usize];
-        let row = LinkRow::new(self.window_ps, window, link, from, to, r);
-        let res = csv::write_link_row(&row, time, out);
-        #[cfg(feature = "parquet")]
-        let res = res.and(self.twins.as_mut().map_or(Ok(()), |t| t.link_row(&row)));
+        let (from, to) = ends[link as usize];
+        let row = LinkRow::new(self.window_ps, window, link, "", "", r);
+        let res = s.row(|t| t.push(&row, from, to), &mut self.int, &mut self.line);
         self.keep(res);
     }
 
     fn signal_row(&mut self, flow: u32, r: &crate::monitor::signals::SignalRow) {
-        let Some((out, labels, names, t)) = &mut self.signals else { return };
+        let Some((labels, s)) = &mut self.signals else { return };
         if self.error.is_some() || self.over {
             return;
         }
-        t.clear_rows();
-        push_signal_row(t, labels, self.window_ps, flow, r, None);
-        let bottleneck = r.writer.map_or("", |(port, _)| names[port as usize].as_str());
-        let res = csv::write_signal_row(t, 0, bottleneck, out);
-        #[cfg(feature = "parquet")]
-        let res = res.and(self.twins.as_mut().map_or(Ok(()), |t| t.signal_row(labels, self.window_ps, flow, r)));
+        // The stream's table names the bottlenecks by port.
+        let window_ps = self.window_ps;
+        let res = s.row(|t| push_signal_row(t, labels, window_ps, flow, r, r.writer.map(|(port, _)| port)), &mut self.int, &mut self.line);
         self.keep(res);
     }
 
     fn cc_row(&mut self, flow: u32, r: &crate::monitor::cc::CcRow) {
-        let Some((out, t)) = &mut self.cc else { return };
+        let Some(s) = &mut self.cc else { return };
         if self.error.is_some() || self.over {
             return;
         }
-        t.clear_rows();
-        push_cc_row(t, self.window_ps, flow, r);
-        let res = csv::write_cc_row(t, 0, out);
-        #[cfg(feature = "parquet")]
-        let res = res.and(self.twins.as_mut().map_or(Ok(()), |t| t.cc_row(self.window_ps, flow, r)));
+        let window_ps = self.window_ps;
+        let res = s.row(|t| push_cc_row(t, window_ps, flow, r), &mut self.int, &mut self.line);
         self.keep(res);
     }
 
@@ -661,12 +698,14 @@ impl crate::monitor::RowSink for StreamWriter {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
-        for out in [self.links.as_mut().map(|l| &mut l.0), self.signals.as_mut().map(|s| &mut s.0), self.cc.as_mut().map(|c| &mut c.0)].into_iter().flatten() {
-            out.flush()?;
+        if let Some((_, s)) = &mut self.links {
+            s.close()?;
         }
-        #[cfg(feature = "parquet")]
-        if let Some(t) = &mut self.twins {
-            t.close()?;
+        if let Some((_, s)) = &mut self.signals {
+            s.close()?;
+        }
+        if let Some(s) = &mut self.cc {
+            s.close()?;
         }
         Ok(())
     }
@@ -777,7 +816,7 @@ fn collectives_table(w: &World) -> CollectiveTable {
             };
             t.collective_id.push(ci as u32);
             t.name.push(c.name.clone());
-            t.op.push(c.op.name());
+            t.op.push(c.op.name().into());
             t.ranks.push(c.ranks);
             t.iteration.push(c.iteration);
             t.step.push(step);
@@ -785,6 +824,7 @@ fn collectives_table(w: &World) -> CollectiveTable {
             t.flows.push(b - a);
             t.start_ps.push(start);
             t.finish_ps.push(finish);
+            t.time_ps.push(start.zip(finish).map(|(s, f)| f - s));
             t.size_bytes.push(c.size);
             t.algbw_gbps.push(algbw);
             t.busbw_gbps.push(algbw.map(|x| x * c.op.bus_factor(c.ranks)));

@@ -1,9 +1,13 @@
 //! The run's result tables, typed: one struct per output file, one column
-//! per CSV column. Times are integer picoseconds (`*_ps`); the CSV writers
-//! in `csv.rs` format them as nanoseconds. An empty CSV cell is `None`.
+//! per CSV column, each declared once ([`super::schema`]). Times are integer
+//! picoseconds (`*_ps`); the files write them as nanoseconds (`*_ns`). An
+//! empty CSV cell is `None`.
 //!
 //! The tables hold no reference to the simulation: they are built once, at
-//! the end of the run, by [`super::collect`].
+//! the end of the run, by [`super::collect`], or read back from a run
+//! directory by [`super::read`].
+
+use super::schema::{table, Label};
 
 /// Every table of a run. `links`, `signals` and `cc` are `None` when the
 /// scenario does not ask for them (and their files are then not written).
@@ -19,28 +23,27 @@ pub struct Tables {
     pub rpcs: Option<RpcTable>,
 }
 
-/// `rpcs.csv`: one row per RPC (foreground or background), in flow order.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct RpcTable {
-    pub flow_id: Vec<u32>,
-    pub name: Vec<String>,
-    pub class: Vec<&'static str>,
-    /// Host names; `src` and `dst` are indices into it.
-    pub hosts: Vec<String>,
-    pub src: Vec<u32>,
-    pub dst: Vec<u32>,
-    pub size_bytes: Vec<u64>,
-    pub start_ps: Vec<u64>,
-    pub finish_ps: Vec<Option<u64>>,
-    /// The RPC's latency: its flow's completion time.
-    pub latency_ps: Vec<Option<u64>>,
+table! {
+    /// `rpcs.csv`: one row per RPC (foreground or background), in flow order.
+    pub struct RpcTable in "rpcs" {
+        /// Host names; `src` and `dst` are indices into it.
+        hosts: Vec<String>,
+    }
+    columns {
+        flow_id: u32 = "flow_id" plain, Int, "", "the RPC's flow (a row of flows.csv)";
+        name: String = "name" plain, Text, "", "the workload's name, with -bg for background ops";
+        class: Label = "class" plain, Text, "", "foreground or background";
+        src: u32 = "src" coded(hosts), Text, "", "sending host";
+        dst: u32 = "dst" coded(hosts), Text, "", "receiving host";
+        size_bytes: u64 = "size_bytes" plain, Int, "bytes", "the RPC's size";
+        start_ps: u64 = "start_ns" plain, Time, "ns", "when it was issued";
+        finish_ps: Option<u64> = "finish_ns" plain, Time, "ns", "when its last byte arrived; empty if it did not";
+        /// The RPC's latency: its flow's completion time.
+        latency_ps: Option<u64> = "latency_ns" plain, Time, "ns", "finish - start, the flow's FCT";
+    }
 }
 
 impl RpcTable {
-    pub fn len(&self) -> usize {
-        self.flow_id.len()
-    }
-
     /// Row `i`'s sending host.
     pub fn src_name(&self, i: usize) -> &str {
         &self.hosts[self.src[i] as usize]
@@ -50,92 +53,81 @@ impl RpcTable {
     pub fn dst_name(&self, i: usize) -> &str {
         &self.hosts[self.dst[i] as usize]
     }
+}
 
-    pub fn is_empty(&self) -> bool {
-        self.flow_id.is_empty()
+table! {
+    /// `collectives.csv`: one row per step of each collective instance (an
+    /// iteration of a `collective` workload), then the instance's totals in the
+    /// row whose `step` is empty. Times are those of the step's flows: the first
+    /// start and the last arrival at a receiver.
+    pub struct CollectiveTable in "collectives" {}
+    columns {
+        /// The instance: its position among all instances of the run.
+        collective_id: u32 = "collective_id" plain, Int, "", "the instance, from 0 over the run";
+        name: String = "name" plain, Text, "", "the entry's name (with .g<k> per group)";
+        op: Label = "op" plain, Text, "", "the collective operation";
+        ranks: u32 = "ranks" plain, Int, "", "hosts in the group";
+        iteration: u32 = "iteration" plain, Int, "", "the iteration, from 0";
+        /// `None` on the instance's total row.
+        step: Option<u32> = "step" plain, Int, "", "the step of the algorithm; empty on the totals row";
+        /// The flows of the step (or instance): ids `first_flow .. first_flow + flows`.
+        first_flow: u32 = "first_flow" plain, Int, "", "the first flow of the step";
+        flows: u32 = "flows" plain, Int, "", "flows of the step";
+        start_ps: Option<u64> = "start_ns" plain, Time, "ns", "first start of the step's flows";
+        finish_ps: Option<u64> = "finish_ns" plain, Time, "ns", "last arrival of the step's flows, if all arrived";
+        /// `finish_ps - start_ps`, when both are known.
+        time_ps: Option<u64> = "time_ns" plain, Time, "ns", "finish - start";
+        /// Instance rows: nccl-tests' size per rank, algbw = size / time and busbw
+        /// = algbw x factor, in Gb/s; empty on step rows and when unfinished.
+        size_bytes: u64 = "size_bytes" plain, Int, "bytes", "size per rank";
+        algbw_gbps: Option<f64> = "algbw_gbps" plain, Dec3, "Gb/s", "size / time, on the totals row";
+        busbw_gbps: Option<f64> = "busbw_gbps" plain, Dec3, "Gb/s", "algbw x the operation's bus factor";
     }
 }
 
-/// `collectives.csv`: one row per step of each collective instance (an
-/// iteration of a `collective` workload), then the instance's totals in the
-/// row whose `step` is empty. Times are those of the step's flows: the first
-/// start and the last arrival at a receiver.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct CollectiveTable {
-    /// The instance: its position among all instances of the run.
-    pub collective_id: Vec<u32>,
-    pub name: Vec<String>,
-    pub op: Vec<&'static str>,
-    pub ranks: Vec<u32>,
-    pub iteration: Vec<u32>,
-    /// `None` on the instance's total row.
-    pub step: Vec<Option<u32>>,
-    /// The flows of the step (or instance): ids `first_flow .. first_flow + flows`.
-    pub first_flow: Vec<u32>,
-    pub flows: Vec<u32>,
-    pub start_ps: Vec<Option<u64>>,
-    pub finish_ps: Vec<Option<u64>>,
-    /// Instance rows: nccl-tests' size per rank, algbw = size / time and busbw
-    /// = algbw x factor, in Gb/s; empty on step rows and when unfinished.
-    pub size_bytes: Vec<u64>,
-    pub algbw_gbps: Vec<Option<f64>>,
-    pub busbw_gbps: Vec<Option<f64>>,
-}
-
-impl CollectiveTable {
-    pub fn len(&self) -> usize {
-        self.collective_id.len()
+table! {
+    /// `flows.csv`: one row per flow, in `flow_id` order.
+    pub struct FlowTable in "flows" {
+        /// Flow names (labels), each once, in order of first use; `name` is an
+        /// index into it (a collective's millions of flows share a name).
+        names: Vec<String>,
+        /// Host names, in host order; `src` and `dst` are indices into it, not
+        /// copies of the names (a collective has millions of flows between a
+        /// thousand hosts).
+        hosts: Vec<String>,
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.collective_id.is_empty()
+    columns {
+        flow_id: u32 = "flow_id" plain, Int, "", "position of the flow in the scenario";
+        /// The flow's label (an index into `names`; the label is empty if none).
+        name: u32 = "name" coded(names), Text, "", "the flow's label";
+        src: u32 = "src" coded(hosts), Text, "", "sending host";
+        dst: u32 = "dst" coded(hosts), Text, "", "receiving host";
+        size_bytes: u64 = "size_bytes" plain, Int, "bytes", "payload bytes of the flow";
+        start_ps: u64 = "start_ns" plain, Time, "ns", "when the sender started";
+        /// `None` if the flow did not complete.
+        finish_ps: Option<u64> = "finish_ns" plain, Time, "ns", "when the receiver held every byte";
+        /// `finish_ps - start_ps`; `None` if the flow did not complete.
+        fct_ps: Option<u64> = "fct_ns" plain, Time, "ns", "flow completion time";
+        ideal_fct_ps: u64 = "ideal_fct_ns" plain, Time, "ns", "the FCT of the flow alone on an idle network";
+        /// `fct / max(ideal_fct, 1 ps)`, unrounded (the CSV writes four decimals).
+        slowdown: Option<f64> = "slowdown" plain, Dec4, "", "fct / ideal_fct";
+        bytes_sent: u64 = "bytes_sent" plain, Int, "bytes", "wire bytes of every data packet sent";
+        retransmits: u64 = "retransmits" plain, Int, "", "data packets sent again";
+        timeouts: u64 = "timeouts" plain, Int, "", "retransmission timeouts";
+        nacks: u64 = "nacks" plain, Int, "", "NACKs the receiver sent";
+        trims: u64 = "trims" plain, Int, "", "trimmed packets that reached the receiver";
+        ecn_marked: u64 = "ecn_marked" plain, Int, "", "CE-marked data packets received";
+        delivered_bytes: u64 = "delivered_bytes" plain, Int, "bytes", "payload the receiver had in order at the end";
+        cnps: u64 = "cnps" plain, Int, "", "CNPs the receiver sent";
+        /// When the sender got the ACK for the flow's last byte (its final ACK);
+        /// `None` if it did not.
+        sender_finish_ps: Option<u64> = "sender_finish_ns" plain, Time, "ns", "when the sender got the final ACK";
+        /// `sender_finish_ps - start_ps`; `None` if the sender did not finish.
+        sender_fct_ps: Option<u64> = "sender_fct_ns" plain, Time, "ns", "sender-side completion time";
     }
-}
-
-/// `flows.csv`: one row per flow, in `flow_id` order.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct FlowTable {
-    pub flow_id: Vec<u32>,
-    /// Flow names (labels), each once, in order of first use; `name` is an
-    /// index into it (a collective's millions of flows share a name).
-    pub names: Vec<String>,
-    /// The flow's label (an index into `names`; the label is empty if none).
-    pub name: Vec<u32>,
-    /// Host names, in host order; `src` and `dst` are indices into it, not
-    /// copies of the names (a collective has millions of flows between a
-    /// thousand hosts).
-    pub hosts: Vec<String>,
-    pub src: Vec<u32>,
-    pub dst: Vec<u32>,
-    pub size_bytes: Vec<u64>,
-    pub start_ps: Vec<u64>,
-    /// `None` if the flow did not complete.
-    pub finish_ps: Vec<Option<u64>>,
-    /// `finish_ps - start_ps`; `None` if the flow did not complete.
-    pub fct_ps: Vec<Option<u64>>,
-    pub ideal_fct_ps: Vec<u64>,
-    /// `fct / max(ideal_fct, 1 ps)`, unrounded (the CSV writes four decimals).
-    pub slowdown: Vec<Option<f64>>,
-    pub bytes_sent: Vec<u64>,
-    pub retransmits: Vec<u64>,
-    pub timeouts: Vec<u64>,
-    pub nacks: Vec<u64>,
-    pub trims: Vec<u64>,
-    pub ecn_marked: Vec<u64>,
-    pub delivered_bytes: Vec<u64>,
-    pub cnps: Vec<u64>,
-    /// When the sender got the ACK for the flow's last byte (its final ACK);
-    /// `None` if it did not.
-    pub sender_finish_ps: Vec<Option<u64>>,
-    /// `sender_finish_ps - start_ps`; `None` if the sender did not finish.
-    pub sender_fct_ps: Vec<Option<u64>>,
 }
 
 impl FlowTable {
-    pub fn len(&self) -> usize {
-        self.flow_id.len()
-    }
-
     /// Flow `i`'s label.
     pub fn flow_name(&self, i: usize) -> &str {
         &self.names[self.name[i] as usize]
@@ -149,10 +141,6 @@ impl FlowTable {
     /// Flow `i`'s receiving host.
     pub fn dst_name(&self, i: usize) -> &str {
         &self.hosts[self.dst[i] as usize]
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.flow_id.is_empty()
     }
 
     /// The row of the first flow with this name.
@@ -227,20 +215,26 @@ impl<'a> LinkRow<'a> {
     }
 }
 
-/// `links.csv` as columns; `from` and `to` index [`LinkTable::nodes`].
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct LinkColumns {
-    pub time_ps: Vec<u64>,
-    pub from: Vec<u32>,
-    pub to: Vec<u32>,
-    pub link_id: Vec<u32>,
-    pub tx_bytes: Vec<u64>,
-    pub utilization: Vec<f64>,
-    pub max_queue_bytes: Vec<u64>,
-    pub drops: Vec<u32>,
-    pub ecn_marks: Vec<u32>,
-    pub trims: Vec<u32>,
-    pub pause_ps: Vec<u64>,
+table! {
+    /// `links.csv` as columns; `from` and `to` index `nodes`.
+    pub struct LinkColumns in "links" {
+        /// Node names (hosts, then switches).
+        nodes: Vec<String>,
+    }
+    columns {
+        time_ps: u64 = "time_ns" plain, Time, "ns", "start of the monitor window";
+        from: u32 = "from" coded(nodes), Text, "", "the sending node";
+        to: u32 = "to" coded(nodes), Text, "", "the receiving node";
+        link_id: u32 = "link_id" plain, Int, "", "id of the sending port";
+        tx_bytes: u64 = "tx_bytes" plain, Int, "bytes", "wire bytes the port put on the wire";
+        /// Busy fraction of the window, unrounded (the CSV writes six decimals).
+        utilization: f64 = "utilization" plain, Share, "", "fraction of the window the transmitter was busy";
+        max_queue_bytes: u64 = "max_queue_bytes" plain, Int, "bytes", "the largest data queue of the port";
+        drops: u32 = "drops" plain, Int, "packets", "packets dropped at the port";
+        ecn_marks: u32 = "ecn_marks" plain, Int, "packets", "CE marks set at the port";
+        trims: u32 = "trims" plain, Int, "packets", "data packets trimmed at the port";
+        pause_ps: u64 = "pause_ns" plain, Time, "ns", "time the port's data class was paused by PFC";
+    }
 }
 
 impl LinkTable {
@@ -310,20 +304,8 @@ impl LinkTable {
 
     /// The table as columns.
     pub fn columns(&self) -> LinkColumns {
-        let n = self.len();
-        let mut c = LinkColumns {
-            time_ps: Vec::with_capacity(n),
-            from: Vec::with_capacity(n),
-            to: Vec::with_capacity(n),
-            link_id: Vec::with_capacity(n),
-            tx_bytes: Vec::with_capacity(n),
-            utilization: Vec::with_capacity(n),
-            max_queue_bytes: Vec::with_capacity(n),
-            drops: Vec::with_capacity(n),
-            ecn_marks: Vec::with_capacity(n),
-            trims: Vec::with_capacity(n),
-            pause_ps: Vec::with_capacity(n),
-        };
+        let mut c = LinkColumns::with_capacity(self.len());
+        c.nodes = self.nodes.clone();
         for r in self.rows() {
             c.push(&r, self.from[r.link_id as usize], self.to[r.link_id as usize]);
         }
@@ -348,98 +330,63 @@ impl LinkColumns {
     }
 }
 
-/// `signals.csv`: one row per flow, window and series with samples, ordered
-/// by window, then flow, then series.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct SignalTable {
-    pub time_ps: Vec<u64>,
-    pub flow_id: Vec<u32>,
-    pub signal: Vec<&'static str>,
-    pub unit: Vec<&'static str>,
-    pub samples: Vec<u64>,
-    /// `mean`, `min`, `max` in `unit` (delays in ns).
-    pub mean: Vec<f64>,
-    pub min: Vec<f64>,
-    pub max: Vec<f64>,
-    pub locator: Vec<Option<u16>>,
-    /// Index into `bottlenecks`; `None` if no switch wrote the values.
-    pub bottleneck: Vec<Option<u32>>,
-    /// Distinct bottleneck ports as `from->to`, in order of first appearance.
-    pub bottlenecks: Vec<String>,
+table! {
+    /// `signals.csv`: one row per flow, window and series with samples, ordered
+    /// by window, then flow, then series.
+    pub struct SignalTable in "signals" {
+        /// Distinct bottleneck ports as `from->to`, in order of first appearance.
+        bottlenecks: Vec<String>,
+    }
+    columns {
+        time_ps: u64 = "time_ns" plain, Time, "ns", "start of the monitor window";
+        flow_id: u32 = "flow_id" plain, Int, "", "the flow";
+        signal: Label = "signal" plain, Text, "", "the series";
+        unit: Label = "unit" plain, Text, "", "unit of mean, min and max";
+        samples: u64 = "samples" plain, Int, "", "ACKs of the flow in the window that carried the signal";
+        /// `mean`, `min`, `max` in `unit` (delays in ns).
+        mean: f64 = "mean" plain, Num, "as unit", "mean of the reflected values";
+        min: f64 = "min" plain, Num, "as unit", "smallest reflected value";
+        max: f64 = "max" plain, Num, "as unit", "largest reflected value";
+        locator: Option<u16> = "locator" plain, Int, "", "CSIG locator of the most frequent writer";
+        /// Index into `bottlenecks`; `None` if no switch wrote the values.
+        bottleneck: Option<u32> = "bottleneck" coded_opt(bottlenecks), Text, "", "that writer's egress port as from->to";
+    }
 }
 
 impl SignalTable {
-    pub fn len(&self) -> usize {
-        self.time_ps.len()
-    }
-
-    /// Removes every row, keeping `bottlenecks` and the columns' capacity
-    /// (the stream writer reuses a one-row table for every row).
-    pub fn clear_rows(&mut self) {
-        let SignalTable { time_ps, flow_id, signal, unit, samples, mean, min, max, locator, bottleneck, bottlenecks: _ } = self;
-        time_ps.clear();
-        flow_id.clear();
-        signal.clear();
-        unit.clear();
-        samples.clear();
-        mean.clear();
-        min.clear();
-        max.clear();
-        locator.clear();
-        bottleneck.clear();
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.time_ps.is_empty()
-    }
-
     /// The bottleneck of row `i` as written (`from->to`, or empty).
     pub fn bottleneck_name(&self, i: usize) -> &str {
         self.bottleneck[i].map_or("", |b| self.bottlenecks[b as usize].as_str())
     }
 }
 
-/// `cc.csv`: one row per flow and window in which the sender got ACKs,
-/// ordered by window, then flow.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct CcTable {
-    pub time_ps: Vec<u64>,
-    pub flow_id: Vec<u32>,
-    /// The run's congestion control: the `cc` column, the same on every row.
-    pub cc: String,
-    pub acks: Vec<u64>,
-    /// `None` for algorithms without a window.
-    pub cwnd_bytes: Vec<Option<u64>>,
-    pub cwnd_min_bytes: Vec<Option<u64>>,
-    pub cwnd_max_bytes: Vec<Option<u64>>,
-    pub rate_bps: Vec<u64>,
-    pub alpha: Vec<f64>,
-    pub rtt_mean_ns: Vec<f64>,
-    pub ce_fraction: Vec<f64>,
+table! {
+    /// `cc.csv`: one row per flow and window in which the sender got ACKs,
+    /// ordered by window, then flow.
+    pub struct CcTable in "cc" {
+        /// The congestion controls named by `cc` (the run's one).
+        ccs: Vec<String>,
+    }
+    columns {
+        time_ps: u64 = "time_ns" plain, Time, "ns", "start of the monitor window";
+        flow_id: u32 = "flow_id" plain, Int, "", "the flow";
+        /// The run's congestion control, an index into `ccs`.
+        cc: u32 = "cc" coded(ccs), Text, "", "the congestion control";
+        acks: u64 = "acks" plain, Int, "", "ACKs the sender received in the window";
+        /// `None` for algorithms without a window.
+        cwnd_bytes: Option<u64> = "cwnd_bytes" plain, Int, "bytes", "the window after the window's last ACK";
+        cwnd_min_bytes: Option<u64> = "cwnd_min_bytes" plain, Int, "bytes", "smallest window after any ACK";
+        cwnd_max_bytes: Option<u64> = "cwnd_max_bytes" plain, Int, "bytes", "largest window after any ACK";
+        rate_bps: u64 = "rate_bps" plain, Int, "bps", "the pacing rate after the last ACK";
+        alpha: f64 = "alpha" plain, Num, "", "the algorithm's congestion estimate";
+        rtt_mean_ns: f64 = "rtt_mean_ns" plain, Num, "ns", "mean RTT sample of the window's ACKs";
+        ce_fraction: f64 = "ce_fraction" plain, Num, "", "fraction of the covered data packets that carried CE";
+    }
 }
 
 impl CcTable {
-    pub fn len(&self) -> usize {
-        self.time_ps.len()
-    }
-
-    /// Removes every row, keeping `cc` and the columns' capacity (the
-    /// stream writer reuses a one-row table for every row).
-    pub fn clear_rows(&mut self) {
-        let CcTable { time_ps, flow_id, cc: _, acks, cwnd_bytes, cwnd_min_bytes, cwnd_max_bytes, rate_bps, alpha, rtt_mean_ns, ce_fraction } = self;
-        time_ps.clear();
-        flow_id.clear();
-        acks.clear();
-        cwnd_bytes.clear();
-        cwnd_min_bytes.clear();
-        cwnd_max_bytes.clear();
-        rate_bps.clear();
-        alpha.clear();
-        rtt_mean_ns.clear();
-        ce_fraction.clear();
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.time_ps.is_empty()
+    /// A table of the congestion control `name`, without rows.
+    pub fn of(name: &str) -> CcTable {
+        CcTable { ccs: vec![name.to_string()], ..Default::default() }
     }
 }

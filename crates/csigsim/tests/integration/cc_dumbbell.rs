@@ -91,7 +91,7 @@ fn cc_csv_shows_dctcp_cutting_its_window_on_marks() {
     let out = csigsim::run(load_with(&toml, &[]), |_| true);
     let t = out.tables.cc.as_ref().expect("cc.csv is on");
     assert!(t.len() > 20);
-    assert_eq!(t.cc, "dctcp");
+    assert_eq!(t.ccs, ["dctcp"]);
     let marked: Vec<usize> = (0..t.len()).filter(|&i| t.ce_fraction[i] > 0.0).collect();
     assert!(!marked.is_empty(), "the shared queue marks");
     for &i in &marked {

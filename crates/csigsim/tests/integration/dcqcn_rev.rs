@@ -111,7 +111,7 @@ fn outputs_name_the_algorithm_as_scenarios_do() {
     assert!(out.summary_json().contains("\"cc\": \"dcqcn_rev\""));
     let cc = out.tables.cc.as_ref().expect("monitor.cc is on");
     assert!(!cc.flow_id.is_empty());
-    assert_eq!(cc.cc, "dcqcn_rev");
+    assert_eq!(cc.ccs, ["dcqcn_rev"]);
     let text = out.cc_csv();
     assert!(text.lines().skip(1).all(|r| r.split(',').nth(2) == Some("dcqcn_rev")), "{text}");
 }

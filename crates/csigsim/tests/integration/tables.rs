@@ -2,6 +2,7 @@
 //! equals the table's value, written as docs/outputs.md says.
 
 use csigsim::output::fmt_ns;
+use csigsim::output::schema::header;
 use csigsim::RunOutput;
 use std::path::Path;
 
@@ -45,7 +46,7 @@ fn run(sets: &[&str]) -> RunOutput {
 
 fn check_flows(out: &RunOutput) {
     let t = &out.tables.flows;
-    let rows = csv_rows(&out.flows_csv(), csigsim::output::csv::FLOWS_HEADER);
+    let rows = csv_rows(&out.flows_csv(), &header::<csigsim::output::FlowTable>());
     assert_eq!(rows.len(), t.len());
     for (i, r) in rows.iter().enumerate() {
         assert_eq!(r.len(), 20);
@@ -87,7 +88,7 @@ fn every_csv_cell_is_the_table_value_formatted() {
     check_flows(&out);
 
     let t = out.tables.links.as_ref().expect("links.csv is on");
-    let rows = csv_rows(&out.links_csv(), csigsim::output::csv::LINKS_HEADER);
+    let rows = csv_rows(&out.links_csv(), &header::<csigsim::output::LinkColumns>());
     assert_eq!(rows.len(), t.len());
     assert_eq!(t.len(), t.windows as usize * t.links());
     let c = t.columns();
@@ -114,13 +115,13 @@ fn every_csv_cell_is_the_table_value_formatted() {
     assert!(busy > 0 && busy < t.len(), "busy and idle rows");
 
     let t = out.tables.signals.as_ref().expect("signals.csv is on");
-    let rows = csv_rows(&out.signals_csv(), csigsim::output::csv::SIGNALS_HEADER);
+    let rows = csv_rows(&out.signals_csv(), &header::<csigsim::output::SignalTable>());
     assert_eq!(rows.len(), t.len());
     assert!(!t.is_empty());
     for (i, r) in rows.iter().enumerate() {
         assert_eq!(r[0], fmt_ns(t.time_ps[i]));
         assert_eq!(r[1], t.flow_id[i].to_string());
-        assert_eq!((r[2].as_str(), r[3].as_str()), (t.signal[i], t.unit[i]));
+        assert_eq!((r[2].as_str(), r[3].as_str()), (&*t.signal[i], &*t.unit[i]));
         assert_eq!(r[4], t.samples[i].to_string());
         // `{}` writes the shortest text that reads back as the same number.
         assert_eq!(r[5].parse::<f64>().unwrap(), t.mean[i]);
@@ -132,13 +133,13 @@ fn every_csv_cell_is_the_table_value_formatted() {
     assert!(t.bottlenecks.contains(&"s1->s2".to_string()));
 
     let t = out.tables.cc.as_ref().expect("cc.csv is on");
-    let rows = csv_rows(&out.cc_csv(), csigsim::output::csv::CC_HEADER);
+    let rows = csv_rows(&out.cc_csv(), &header::<csigsim::output::CcTable>());
     assert_eq!(rows.len(), t.len());
     assert!(!t.is_empty());
     for (i, r) in rows.iter().enumerate() {
         assert_eq!(r[0], fmt_ns(t.time_ps[i]));
         assert_eq!(r[1], t.flow_id[i].to_string());
-        assert_eq!(r[2], t.cc);
+        assert_eq!(r[2], t.ccs[t.cc[i] as usize]);
         assert_eq!(r[3], t.acks[i].to_string());
         assert_eq!((r[4].clone(), r[5].clone(), r[6].clone()), (opt(t.cwnd_bytes[i]), opt(t.cwnd_min_bytes[i]), opt(t.cwnd_max_bytes[i])));
         assert_eq!(r[7], t.rate_bps[i].to_string());
