@@ -96,11 +96,12 @@ fn a_trimmed_rud_incast_nacks_only_trims_and_delivers_every_byte() {
 }
 
 #[test]
-fn rud_refuses_an_explicit_go_back_n() {
+fn rud_refuses_an_explicit_go_back_n_and_the_htsim_profile_selects_it() {
     let bad = TRIMMED_INCAST.replace("delivery = \"rud\"", "delivery = \"rud\"\nretransmit = \"go_back_n\"");
     let e = csigsim::scenario::load_str(&bad, "t.toml", std::path::Path::new("."), &[], None).unwrap_err().to_string();
     assert!(e.contains("rud") && e.contains("go_back_n"), "{e}");
-    let sc = load_with(TRIMMED_INCAST, &[]);
+    let own = TRIMMED_INCAST.replace("delivery = \"rud\"\n", "").replace("buffer = \"200KB\"\n", "");
+    let sc = load_with(&format!("profile = \"htsim-uec\"\n{own}"), &[]);
     assert_eq!(sc.transport.delivery, csigsim::transport::config::Delivery::Rud);
     assert!(sc.transport.selective());
 }
