@@ -382,6 +382,10 @@ fn cmd_run(
     budget: &csigsim::scenario::Budget,
 ) -> Result<(), Failure> {
     let sc = load(path, set, seed, budget)?;
+    // The scenario's warnings come first (summary.json keeps them too).
+    for w in sc.transport.warnings(sc.switch.routing) {
+        eprintln!("warning: {w}");
+    }
     let out = out.unwrap_or_else(|| {
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "run".into());
         PathBuf::from("runs").join(stem)

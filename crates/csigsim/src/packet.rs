@@ -44,6 +44,37 @@ pub const F_XOFF: u8 = 16;
 pub const F_RTX: u8 = 32;
 /// On data: the sender asks for an immediate ACK (`transport.ack_request`).
 pub const F_AR: u8 = 64;
+/// On a trimmed data packet: the switch that trimmed it sends to the
+/// destination host (UET's last-hop trim, `UET_TRIMMED_LASTHOP`).
+pub const F_TRIMMED_LAST_HOP: u8 = 128;
+
+/// Why a receiver NACKs a packet: UET's NACK codes, those csigsim's
+/// receivers have cause to send. Carried by every NACK to the sender's
+/// congestion control.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum NackReason {
+    /// A switch in the fabric trimmed the packet (`UET_TRIMMED`).
+    #[default]
+    Trimmed,
+    /// The switch before the destination host trimmed it (`UET_TRIMMED_LASTHOP`):
+    /// the receiver's own link is the congested one.
+    TrimmedLastHop,
+    /// A hole in the packet sequence (no UET code under unordered delivery):
+    /// go-back-N's out-of-order NACK (RoCE's sequence error) or the
+    /// selective receiver's `nack_threshold`.
+    Gap,
+}
+
+impl NackReason {
+    /// The NACK answers a trimmed packet.
+    pub fn is_trim(self) -> bool {
+        matches!(self, NackReason::Trimmed | NackReason::TrimmedLastHop)
+    }
+}
+
+/// Bits of a rud ACK's selective-ACK bitmap (one per packet).
+pub const SACK_BITS: u32 = 32;
 
 /// 64 bytes, aligned to a cache line: a packet is one cache miss, not two.
 #[derive(Clone, Copy, Debug, Default)]
@@ -53,6 +84,8 @@ pub struct Packet {
     pub flags: u8,
     /// Link hops taken so far.
     pub hops: u8,
+    /// NACK: why the receiver asks for the packet.
+    pub reason: NackReason,
     pub flow: FlowId,
     /// Source and destination hosts.
     pub src: HostId,
@@ -61,10 +94,13 @@ pub struct Packet {
     /// NACK: the PSN the receiver asks for.
     pub psn: u32,
     /// ACK: the PSN of the data packet that triggered it (selective ack).
+    /// NACK: the PSN of the data packet it answers.
     pub sack: u32,
     /// Bytes on the wire now (headers + payload; a trimmed packet keeps only headers).
     pub wire: u32,
-    /// Payload bytes the packet carries (or carried, before trimming).
+    /// Payload bytes the packet carries (or carried, before trimming). An
+    /// ACK carries none: under `transport.delivery = "rud"` the word holds
+    /// its selective-ACK bitmap ([`Packet::sack_bitmap`]).
     pub payload: u32,
     /// Load-balancing entropy (the flow's, or per packet when the sender sprays).
     pub entropy: u32,
@@ -81,6 +117,28 @@ pub struct Packet {
     /// packet (the enhanced congestion point). CNP: the advice the
     /// notification point reports.
     pub advice: Advice,
+}
+
+impl Packet {
+    /// A rud ACK's selective-ACK bitmap: bit `i` set when the receiver holds
+    /// packet [`Packet::sack_base`] + `i`.
+    #[inline]
+    pub fn sack_bitmap(&self) -> u32 {
+        self.payload
+    }
+
+    #[inline]
+    pub fn set_sack_bitmap(&mut self, bits: u32) {
+        self.payload = bits;
+    }
+
+    /// The first packet a rud ACK's bitmap covers: the [`SACK_BITS`] packets
+    /// up to the one that triggered the ACK (`sack`), none at or below the
+    /// cumulative point (`psn`, which the receiver lacks).
+    #[inline]
+    pub fn sack_base(&self) -> u32 {
+        (self.sack.saturating_sub(SACK_BITS - 1)).max(self.psn.saturating_add(1))
+    }
 }
 
 #[derive(Debug, Default)]

@@ -1068,7 +1068,7 @@ mod tests {
         fire(&mut d, us(1000.0));
         assert_eq!(d.rc, 75.0 * G);
         // NACKs change nothing.
-        d.on_nack(us(1001.0), 10);
+        d.on_nack(us(1001.0), 10, crate::packet::NackReason::Trimmed);
         assert_eq!((d.rc, d.rt), (75.0 * G, 100.0 * G));
     }
 

@@ -225,7 +225,7 @@ impl CongestionControl for Dctcp {
         self.cwnd = self.cwnd.min(self.max_cwnd);
     }
 
-    fn on_nack(&mut self, _now: u64, snd_nxt: u32) {
+    fn on_nack(&mut self, _now: u64, snd_nxt: u32, _reason: super::NackReason) {
         // ns-3's RDMA DCTCP resends without touching the rate.
         if self.mode == DctcpMode::Window && self.cwr_end.is_none() {
             self.reduce(0.5, snd_nxt);
@@ -369,7 +369,7 @@ mod tests {
         d.on_ack(&ack(110, 140, 1000, 1, 0));
         assert_eq!(d.cwnd(), 54_125);
         // NACKs and timeouts leave the rate.
-        d.on_nack(0, 140);
+        d.on_nack(0, 140, crate::packet::NackReason::Trimmed);
         d.on_timeout(0);
         assert_eq!(d.cwnd(), 54_125);
         // The window mode would grow per ACK: 100_010 after one unmarked ACK.

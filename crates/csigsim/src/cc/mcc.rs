@@ -389,7 +389,7 @@ impl CongestionControl for Mcc {
     }
 
     /// Loss or trimming: a global signal, at most once per round trip.
-    fn on_nack(&mut self, now: u64, _snd_nxt: u32) {
+    fn on_nack(&mut self, now: u64, _snd_nxt: u32, _reason: super::NackReason) {
         self.nacks += 1;
         if self.last_decrease_ps.is_none_or(|t| now >= t.saturating_add(self.last_rtt_ps)) {
             self.window = (self.window as f64 * (1.0 - self.max_mdf)) as u64;
@@ -736,19 +736,19 @@ mod tests {
     #[test]
     fn nack_and_timeout() {
         let mut m = four();
-        m.on_nack(US, 0);
+        m.on_nack(US, 0, crate::packet::NackReason::Trimmed);
         assert_eq!(m.window, 62_500);
         // Within a round trip (the base RTT before any sample): no second cut.
-        m.on_nack(5 * US, 0);
+        m.on_nack(5 * US, 0, crate::packet::NackReason::Trimmed);
         assert_eq!(m.window, 62_500);
-        m.on_nack(11 * US, 0);
+        m.on_nack(11 * US, 0, crate::packet::NackReason::Trimmed);
         assert_eq!(m.window, 31_250);
         assert_eq!((m.nacks, m.nack_decreases), (3, 2));
         // The round trip follows the latest RTT sample (30 us).
         ack(&mut m, 12 * US, 30 * US, 0, 0);
-        m.on_nack(25 * US, 0);
+        m.on_nack(25 * US, 0, crate::packet::NackReason::Trimmed);
         assert_eq!(m.window, 31_250);
-        m.on_nack(41 * US, 0);
+        m.on_nack(41 * US, 0, crate::packet::NackReason::Trimmed);
         assert_eq!(m.window, 15_625);
         // A NACK decrease also holds off message decreases sent before it.
         send(&mut m, 0, 0, 4);

@@ -20,6 +20,7 @@
 //! `Foo(foo::Foo),` in the registry below (docs/architecture.md has a worked
 //! example).
 
+pub use crate::packet::NackReason;
 use crate::packet::Advice;
 use crate::units::Time;
 use serde::de::DeserializeOwned;
@@ -106,9 +107,9 @@ pub struct CcMetrics {
 pub trait CongestionControl {
     /// An ACK arrived (possibly coalesced, possibly echoing CE marks).
     fn on_ack(&mut self, _ack: &AckSample) {}
-    /// The receiver reported a gap or a trimmed packet; `snd_nxt` is one past
-    /// the highest packet ever sent.
-    fn on_nack(&mut self, _now_ps: u64, _snd_nxt: u32) {}
+    /// The receiver reported a gap or a trimmed packet, for `reason`;
+    /// `snd_nxt` is one past the highest packet ever sent.
+    fn on_nack(&mut self, _now_ps: u64, _snd_nxt: u32, _reason: NackReason) {}
     /// The retransmission timer fired.
     fn on_timeout(&mut self, _now_ps: u64) {}
     /// Data packet `psn` (new or resent) of `bytes` wire bytes left the NIC.
@@ -396,8 +397,8 @@ macro_rules! registry {
             fn on_ack(&mut self, a: &AckSample) {
                 match self { $( $State::$Variant(c) => c.on_ack(a), )* }
             }
-            fn on_nack(&mut self, now: u64, snd_nxt: u32) {
-                match self { $( $State::$Variant(c) => c.on_nack(now, snd_nxt), )* }
+            fn on_nack(&mut self, now: u64, snd_nxt: u32, reason: NackReason) {
+                match self { $( $State::$Variant(c) => c.on_nack(now, snd_nxt, reason), )* }
             }
             fn on_timeout(&mut self, now: u64) {
                 match self { $( $State::$Variant(c) => c.on_timeout(now), )* }

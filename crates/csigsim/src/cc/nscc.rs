@@ -20,11 +20,11 @@
 //! - increases are deferred in `inc_bytes` and applied as `inc_bytes / cwnd`
 //!   when more than `adjust_bytes` were acknowledged or `adjust_period` has
 //!   passed since the last eta (the period also adds `eta`);
-//! - a NACK feeds the EWMA with `network_rtt`, arms quick adapt, and, if quick
-//!   adapt does not fire, removes one packet from the window; a timeout
-//!   removes one packet.
+//! - a trim NACK feeds the EWMA with `network_rtt`, arms quick adapt, and, if
+//!   quick adapt does not fire, removes one packet from the window (a gap
+//!   NACK too, unless `gap_nack = "spec"`); a timeout removes one packet.
 
-use super::{AckSample, Algorithm, CcMetrics, ConfigError, CongestionControl, FlowParams, NoReceiver};
+use super::{AckSample, Algorithm, CcMetrics, ConfigError, CongestionControl, FlowParams, NackReason, NoReceiver};
 use crate::signal::csig::SignalType;
 use crate::signal::NO_WRITER;
 use crate::units::{Size, Time, PS_PER_S, PS_PER_US};
@@ -52,6 +52,19 @@ pub enum WindowUnits {
     /// Wire bytes, payload plus `transport.header` per packet (htsim's
     /// `_in_flight` and `_cwnd` count `_mtu`-sized packets).
     Wire,
+}
+
+/// What NSCC does with a NACK that answers no trimmed packet (a gap NACK:
+/// go-back-N's out of order, the selective `nack_threshold`).
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum GapNack {
+    /// As a trim: the delay sample, quick adapt and one packet off the window.
+    #[default]
+    Trim,
+    /// As the UEC specification's `OnNACK` treats a code other than a trim:
+    /// the packet leaves the bytes in flight, nothing else.
+    Spec,
 }
 
 /// `[transport.nscc]`. Sizes are payload bytes (wire bytes with `window_units = "wire"`); "MTU" in the notes is `transport.mtu`.
@@ -125,6 +138,8 @@ pub struct NsccConfig {
     /// "payload" or "wire": what the window, the bytes in flight, `min_cwnd`,
     /// the adjust threshold and the NACK and timeout cuts count.
     pub window_units: WindowUnits,
+    /// A NACK for a gap rather than a trim: `"trim"` or `"spec"`.
+    pub gap_nack: GapNack,
 }
 
 impl Default for NsccConfig {
@@ -161,6 +176,7 @@ impl Default for NsccConfig {
             update_base_rtt: true,
             delay_signal: DelaySignal::Rtt,
             window_units: WindowUnits::Payload,
+            gap_nack: GapNack::Trim,
         }
     }
 }
@@ -262,6 +278,8 @@ pub struct NsccStats {
     pub fulfil: u64,
     pub eta: u64,
     pub nacks: u64,
+    /// Of the NACKs, those for gaps that only left the bytes in flight (`gap_nack = "spec"`).
+    pub gap_nacks: u64,
     pub timeouts: u64,
     /// ACKs whose delay sample came from CSIG max(Delay).
     pub csig_samples: u64,
@@ -324,6 +342,7 @@ pub struct Nscc {
     nack_delay_ps: f64,
     /// One full packet in window units (MSS, or MSS plus headers).
     unit: f64,
+    gap_nack: GapNack,
     pub stats: NsccStats,
 }
 
@@ -394,6 +413,7 @@ impl Nscc {
             header_bytes: p.packet_bytes.saturating_sub(p.mss),
             wire,
             unit,
+            gap_nack: c.gap_nack,
         }
     }
 
@@ -569,11 +589,20 @@ impl CongestionControl for Nscc {
         }
     }
 
-    /// Treated as a trim NACK (`UET_TRIMMED`) of one full packet.
-    fn on_nack(&mut self, now: u64, _snd_nxt: u32) {
+    /// By the NACK's reason, as htsim's `updateCwndOnNack_NSCC` and the
+    /// specification's `OnNACK`: a trim (fabric or last hop: without
+    /// receiver credits the two are alike) of one full packet feeds the
+    /// delay EWMA, arms quick adapt and, if quick adapt does not fire, takes
+    /// the packet off the window; a gap NACK does the same (`gap_nack =
+    /// "trim"`) or only takes the packet out of flight (`"spec"`).
+    fn on_nack(&mut self, now: u64, _snd_nxt: u32, reason: NackReason) {
         self.stats.nacks += 1;
         let size = self.unit;
         self.inflight = (self.inflight - size).max(0.0);
+        if !reason.is_trim() && self.gap_nack == GapNack::Spec {
+            self.stats.gap_nacks += 1;
+            return;
+        }
         self.update_delay(self.nack_delay_ps, true);
         self.bytes_ignored += size;
         self.trigger_qa = true;
@@ -889,12 +918,12 @@ mod tests {
     fn nack_removes_a_packet_and_arms_quick_adapt() {
         let mut n = nscc(NsccConfig { init_cwnd: Some(Size(100_000)), ..Default::default() });
         // No QA window yet: QA only opens one (ends 1 + 24 = 25 us); cwnd -= 1000.
-        n.on_nack(US, 0);
+        n.on_nack(US, 0, crate::packet::NackReason::Trimmed);
         assert_eq!(n.cwnd, 99_000.0);
         assert!(n.trigger_qa);
         // The EWMA is fed network_rtt = 12 us as an ECN sample: 0.0125 * 12 us.
         assert!(close(n.avg_delay_ps, 150_000.0));
-        n.on_nack(2 * US, 0);
+        n.on_nack(2 * US, 0, crate::packet::NackReason::Trimmed);
         assert_eq!(n.cwnd, 98_000.0);
         // First ACK after the window: 1000 B achieved < 28,125 and trigger_qa: cwnd = 1000.
         n.on_ack(&ack(30.0, 13.0, false));
@@ -903,9 +932,31 @@ mod tests {
         assert_eq!(n.bytes_to_ignore, 40_000.0);
         // A NACK while stale bytes are being ignored: QA swallows it, no decrease.
         n.cwnd = 10_000.0;
-        n.on_nack(31 * US, 0);
+        n.on_nack(31 * US, 0, crate::packet::NackReason::Trimmed);
         assert_eq!(n.cwnd, 10_000.0);
         assert_eq!(n.stats.nacks, 3);
+    }
+
+    #[test]
+    fn a_gap_nack_is_a_trim_by_default_and_only_leaves_flight_per_the_spec() {
+        use crate::packet::NackReason;
+        let cfg = |gap_nack| NsccConfig { init_cwnd: Some(Size(100_000)), quick_adapt: false, gap_nack, ..Default::default() };
+        let mut d = nscc(cfg(GapNack::Trim));
+        d.inflight = 10_000.0;
+        d.on_nack(US, 0, NackReason::Gap);
+        assert_eq!((d.cwnd, d.inflight, d.stats.gap_nacks), (99_000.0, 9_000.0, 0));
+        assert!(d.trigger_qa && d.avg_delay_ps > 0.0);
+        let mut s = nscc(cfg(GapNack::Spec));
+        s.inflight = 10_000.0;
+        s.on_nack(US, 0, NackReason::Gap);
+        assert_eq!((s.cwnd, s.inflight, s.avg_delay_ps, s.trigger_qa, s.stats.gap_nacks), (100_000.0, 9_000.0, 0.0, false, 1));
+        for r in [NackReason::Trimmed, NackReason::TrimmedLastHop] {
+            let mut t = nscc(cfg(GapNack::Spec));
+            t.on_nack(US, 0, r);
+            assert_eq!(t.cwnd, 99_000.0, "{r:?}");
+        }
+        let c: NsccConfig = toml::from_str("gap_nack = \"spec\"").unwrap();
+        assert_eq!(c.gap_nack, GapNack::Spec);
     }
 
     #[test]

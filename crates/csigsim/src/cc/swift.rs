@@ -353,7 +353,7 @@ impl CongestionControl for Swift {
     }
 
     /// Fast recovery (a gap or a trimmed packet): one `1 - max_mdf` cut per RTT.
-    fn on_nack(&mut self, now: u64, _snd_nxt: u32) {
+    fn on_nack(&mut self, now: u64, _snd_nxt: u32, _reason: super::NackReason) {
         self.retransmit_cnt = 0;
         if Self::can_decrease(self.f_last_decrease, now, self.srtt_ps) {
             let prev = self.fcwnd;
@@ -659,11 +659,11 @@ mod tests {
     #[test]
     fn nack_cuts_once_per_rtt() {
         let mut s = swift(flat(), 100.0);
-        s.on_nack(100 * US, 50);
+        s.on_nack(100 * US, 50, crate::packet::NackReason::Trimmed);
         assert!(close(s.fcwnd, 50.0));
-        s.on_nack(105 * US, 60);
+        s.on_nack(105 * US, 60, crate::packet::NackReason::Trimmed);
         assert!(close(s.fcwnd, 50.0));
-        s.on_nack(110 * US, 70);
+        s.on_nack(110 * US, 70, crate::packet::NackReason::Trimmed);
         assert!(close(s.fcwnd, 25.0));
         // A NACK also counts as a decrease for the delay rule.
         s.on_ack(&ack(111 * US, 25 * US, 1));

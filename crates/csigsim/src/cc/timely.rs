@@ -834,7 +834,7 @@ mod tests {
     #[test]
     fn nack_and_timeout_leave_the_rate() {
         let mut t = Timely::new(&cfg(), &params());
-        t.on_nack(1, 10);
+        t.on_nack(1, 10, crate::packet::NackReason::Trimmed);
         t.on_timeout(2);
         close(t.rate, 50.0 * G);
     }

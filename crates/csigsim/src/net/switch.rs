@@ -22,7 +22,7 @@
 use super::port::NO_MARKING;
 use super::Network;
 use crate::monitor::Observers;
-use crate::packet::{Advice, Packet, PacketKind, F_CE, F_ECT, F_TRIMMED, F_XOFF};
+use crate::packet::{Advice, Packet, PacketKind, F_CE, F_ECT, F_TRIMMED, F_TRIMMED_LAST_HOP, F_XOFF};
 use super::config::{ControlQueue, EcnConfig, EcnMode, SwitchConfig, TrimVictim};
 use super::mode::{Admission, Refusal};
 use crate::signal::ecp;
@@ -427,7 +427,9 @@ impl Network {
             ctx.pkts.set_wire(pkt, keep);
         }
         ctx.stats.packets_trimmed += 1;
-        ctx.pkts.get_mut(pkt).flags |= F_TRIMMED;
+        // A port that leads to a host is the packet's last hop (UET's last-hop trim).
+        let last_hop = self.port_node[self.ports[out].peer.ix()].0 < self.num_hosts;
+        ctx.pkts.get_mut(pkt).flags |= F_TRIMMED | if last_hop { F_TRIMMED_LAST_HOP } else { 0 };
         if self.sig.on {
             // The tag of a trimmed packet no longer describes a full packet's path.
             ctx.pkts.sig_mut(pkt).csig_d = true;

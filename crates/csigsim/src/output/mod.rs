@@ -75,6 +75,10 @@ pub struct Summary {
     pub max_switch_buffer_bytes: u64,
     pub invariants_ok: bool,
     pub invariant_violations: Vec<String>,
+    /// What the scenario's set-up warns of (the command prints them first);
+    /// absent when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// What the unfinished flows were stuck on, when the run stalled or ran
     /// out of events before every flow completed; absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -350,6 +354,7 @@ pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::w
         max_switch_buffer_bytes: w.switches().iter().map(|s| s.max_used()).max().unwrap_or(0),
         invariants_ok: violations.is_empty(),
         invariant_violations: violations,
+        warnings: sc.transport.warnings(sc.switch.routing),
         diagnosis: match end_reason {
             "stalled" | "completed" => diagnosis::diagnose(w, end_reason, mark),
             _ => None,

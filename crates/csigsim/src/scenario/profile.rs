@@ -48,6 +48,9 @@ pub fn apply(text: &str, file: &str, locate: impl Fn(&str) -> Option<(usize, usi
         return Err(err(format!("unknown profile \"{name}\"; profiles: {}", names.join(", "))));
     };
     let preset: DocumentMut = p.toml.parse().expect("a built-in profile is valid TOML");
+    if preset.get("transport").and_then(|t| t.get("delivery")).is_some() {
+        keep_own_recovery(&mut doc);
+    }
     fill(doc.as_item_mut(), preset.as_item());
     // Values that depend on the fabric or the congestion control. A scenario
     // whose values cannot be read gets none: the main parser reports them.
@@ -61,6 +64,16 @@ pub fn apply(text: &str, file: &str, locate: impl Fn(&str) -> Option<(usize, usi
         }
     }
     Ok(Some(doc.to_string()))
+}
+
+/// A scenario that chooses its own `transport.retransmit` and no
+/// `delivery` keeps the delivery that key belongs to (`"rc"`), rather than
+/// a profile's `"rud"`, which would refuse go-back-N.
+fn keep_own_recovery(doc: &mut DocumentMut) {
+    let Some(t) = doc.get_mut("transport").and_then(|t| t.as_table_like_mut()) else { return };
+    if t.get("retransmit").is_some() && t.get("delivery").is_none() {
+        t.insert("delivery", toml_edit::value("rc"));
+    }
 }
 
 /// Inserts into `user` every key of `preset` it lacks, descending into
@@ -400,6 +413,10 @@ mod tests {
         assert_eq!(sw["mode"].as_str(), Some("trim"), "the profile fills an unset key");
         assert_eq!(t["transport"]["ack_every"].as_integer(), Some(2));
         assert_eq!(t["transport"]["cc"].as_str(), Some("nscc"));
+        assert_eq!(t["transport"]["delivery"].as_str(), Some("rud"), "htsim's sink");
+        // A scenario that picks its own loss recovery keeps the delivery it belongs to.
+        let t = filled("profile = \"htsim-uec\"\n[transport]\nretransmit = \"go_back_n\"\n");
+        assert_eq!(t["transport"]["delivery"].as_str(), Some("rc"));
     }
 
     #[test]

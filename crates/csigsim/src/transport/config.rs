@@ -20,6 +20,22 @@ pub enum Retransmit {
     Selective,
 }
 
+/// What the receiver does with data and what NACKs are for.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Delivery {
+    /// Reliable connection, as RoCE: loss recovery as `retransmit` says
+    /// (go-back-N or selective), an ACK per `ack_every` packets, gap NACKs.
+    #[default]
+    Rc,
+    /// Reliable unordered delivery (UET's RUD, as htsim's UEC sink): data
+    /// kept in any order and acknowledged with a selective-ACK bitmap, ACKs
+    /// coalesced by `ack_bytes` whatever the order, NACKs for trimmed
+    /// packets only (a lost packet waits for the retransmission timer). The
+    /// sender retransmits selectively.
+    Rud,
+}
+
 /// `[transport]`. Its sections `[transport.<name>]` belong to the
 /// congestion controls and host-side schemes that own them (the registries
 /// in cc/ and lb/); reading the table hands each section to its owner, and
@@ -53,8 +69,17 @@ pub struct TransportConfig {
     /// With ack_every > 1: the longest a receiver holds a coalesced ACK.
     #[serde(default = "default_ack_delay")]
     pub ack_delay: Time,
+    /// Go-back-N or selective loss recovery (`delivery = "rc"`); `"rud"`
+    /// needs (and sets) `selective`.
     #[serde(default)]
     pub retransmit: Retransmit,
+    #[serde(default)]
+    pub delivery: Delivery,
+    /// `delivery = "rud"`: the receiver ACKs once this many wire bytes of
+    /// new data arrived since its last ACK, in order or not (htsim's
+    /// `_bytes_unacked_threshold`).
+    #[serde(default = "default_ack_bytes")]
+    pub ack_bytes: crate::units::Size,
     /// Retransmission timeout; doubles on each consecutive timeout up to 64x.
     #[serde(default = "default_rto")]
     pub rto: Time,
@@ -101,6 +126,8 @@ const KEYS: &[&str] = &[
     "ack_request",
     "ack_delay",
     "retransmit",
+    "delivery",
+    "ack_bytes",
     "rto",
     "nack_threshold",
     "cnp_interval",
@@ -122,6 +149,8 @@ impl Default for TransportConfig {
             ack_request: false,
             ack_delay: default_ack_delay(),
             retransmit: Retransmit::GoBackN,
+            delivery: Delivery::Rc,
+            ack_bytes: default_ack_bytes(),
             rto: default_rto(),
             nack_threshold: default_nack_threshold(),
             cnp_interval: None,
@@ -142,6 +171,29 @@ impl TransportConfig {
         self.cc_sections.config(self.cc, &crate::cc::Shared { cnp_interval: self.cnp_interval })
     }
 
+    /// Receivers keep out-of-order data and senders resend only what is
+    /// missing (`retransmit = "selective"`, or `delivery = "rud"`).
+    pub fn selective(&self) -> bool {
+        self.retransmit == Retransmit::Selective || self.delivery == Delivery::Rud
+    }
+
+    /// What the run's first lines warn of: go-back-N on a fabric that
+    /// reorders packets (the switches' `routing` picks a path per packet, or
+    /// the sender an entropy per packet) turns reordering into resends.
+    pub fn warnings(&self, routing: crate::lb::RoutingPolicy) -> Vec<String> {
+        use crate::lb::RoutingPolicy::{Adaptive, RoundRobin, Spray};
+        let mut w = Vec::new();
+        let sprays = matches!(routing, Spray | RoundRobin | Adaptive) || self.entropy != EntropyMode::default();
+        if sprays && !self.selective() {
+            w.push(
+                "transport.retransmit = \"go_back_n\" with a path chosen per packet: every reordered packet is discarded and NACKed, and the sender goes back; \
+                 use transport.delivery = \"rud\" (or retransmit = \"selective\")"
+                    .to_string(),
+            );
+        }
+        w
+    }
+
     /// The selected host-side scheme's configuration (None for `flow`).
     pub fn host_lb_config(&self) -> Option<HostLbConfig> {
         self.lb_sections.config(self.entropy)
@@ -157,9 +209,18 @@ impl<'de> Deserialize<'de> for TransportConfig {
                 f.write_str("struct TransportConfig")
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<TransportConfig, A::Error> {
-                let mut m = Sectioned { map, cc: Default::default(), lb: Default::default() };
+                let mut m = Sectioned { map, cc: Default::default(), lb: Default::default(), retransmit_set: false };
                 let mut t = TransportConfig::deserialize(MapAccessDeserializer::new(&mut m))?;
                 (t.cc_sections, t.lb_sections) = (m.cc, m.lb);
+                if t.delivery == Delivery::Rud {
+                    if m.retransmit_set && t.retransmit == Retransmit::GoBackN {
+                        return Err(de::Error::custom("delivery = \"rud\" retransmits selectively: remove retransmit = \"go_back_n\" or set delivery = \"rc\""));
+                    }
+                    t.retransmit = Retransmit::Selective;
+                }
+                if t.ack_bytes.0 == 0 {
+                    return Err(de::Error::custom("ack_bytes must be at least 1 byte"));
+                }
                 Ok(t)
             }
         }
@@ -202,6 +263,8 @@ struct Sectioned<A> {
     map: A,
     cc: crate::cc::Sections,
     lb: crate::lb::Sections,
+    /// The table writes `retransmit` (rud refuses an explicit go-back-N).
+    retransmit_set: bool,
 }
 
 impl<'de, A: MapAccess<'de>> MapAccess<'de> for &mut Sectioned<A> {
@@ -211,7 +274,10 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for &mut Sectioned<A> {
         loop {
             match self.map.next_key_seed(KeySeed)? {
                 None => return Ok(None),
-                Some(Key::Plain(k)) => return seed.deserialize(k.into_deserializer()).map(Some),
+                Some(Key::Plain(k)) => {
+                    self.retransmit_set |= k == "retransmit";
+                    return seed.deserialize(k.into_deserializer()).map(Some);
+                }
                 Some(Key::Cc(kind)) => {
                     let c = self.map.next_value_seed(CcSection(kind))?;
                     self.cc.insert(c);
@@ -265,6 +331,10 @@ fn default_ack_delay() -> Time {
 }
 fn default_true() -> bool {
     true
+}
+/// htsim's UEC sink: 16 KiB, four packets of 4 KiB.
+fn default_ack_bytes() -> crate::units::Size {
+    crate::units::Size(16_384)
 }
 fn default_rto() -> Time {
     Time::us(500)

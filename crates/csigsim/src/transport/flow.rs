@@ -8,7 +8,9 @@
 //! pacing time has come. Receiver: in-order delivery with go-back-N (RoCE) or
 //! selective retransmission, ACK every `ack_every` packets (immediately on
 //! CE, loss or the last packet), NACK on a gap (rate-limited) or a trimmed
-//! packet. A retransmission timer backs both up.
+//! packet; or reliable unordered delivery (`delivery = "rud"`): ACKs every
+//! `ack_bytes` in any order with a selective-ACK bitmap, NACKs for trims
+//! only. A retransmission timer backs them up.
 //!
 //! Timers are fields, not queue entries: a flow keeps its deadline in
 //! `rto_at` and has at most one `FlowTimer` event outstanding, which re-arms
@@ -16,8 +18,8 @@
 
 use crate::cc::{AckSample, Cc, CcConfig, CnpDecision, CongestionControl, FlowParams, ReceiverCc};
 use crate::lb::{CsigEcho, Feedback, HostLb, HostLbConfig};
-use crate::packet::{Advice, IntStack, Packet, PacketKind, Signals, F_AR, F_CE, F_DONE, F_ECT, F_RTX, F_TRIMMED, NO_TAG};
-use super::config::{Retransmit, TransportConfig};
+use crate::packet::{Advice, IntStack, NackReason, Packet, PacketKind, Signals, F_AR, F_CE, F_DONE, F_ECT, F_RTX, F_TRIMMED, F_TRIMMED_LAST_HOP, NO_TAG, SACK_BITS};
+use super::config::{Delivery, TransportConfig};
 use crate::signal::csig::{CsigSetup, Reflect};
 use crate::signal::stamp::StampSetup;
 use crate::signal::CsigSample;
@@ -137,10 +139,13 @@ pub struct Flow {
     // receiver, first line
     pub rcv_nxt: u32,
     pub pending_acks: u32,
-    pub pending_ce: u32,
     /// Selective: packets held beyond the first missing one.
     ooo_held: u32,
     pub last_nack_psn: u32,
+    /// rud: wire bytes of new data since the last ACK.
+    accepted_bytes: u32,
+    /// CE-marked packets the next ACK covers (an ACK reports at most 2^16 - 1).
+    pub pending_ce: u16,
     /// `ack_request`: a flagged packet asked for an ACK that is owed again
     /// once the out-of-order data drains.
     ack_requested: bool,
@@ -284,7 +289,7 @@ impl Flow {
     pub fn new(id: FlowId, f: &FlowInit, t: &TransportConfig, b: &FlowBuild, p: &FlowParams, entropy: u32) -> Flow {
         let seed = b.seed;
         let npkts = f.size.div_ceil(t.mtu as u64) as u32;
-        let selective = t.retransmit == Retransmit::Selective;
+        let selective = t.selective();
         let words = if selective { (npkts as usize).div_ceil(64) } else { 0 };
         Flow {
             id,
@@ -319,6 +324,7 @@ impl Flow {
             received: vec![0; words],
             pending_acks: 0,
             pending_ce: 0,
+            accepted_bytes: 0,
             ooo_held: 0,
             ack_requested: false,
             ack_timer_queued: false,
@@ -571,7 +577,7 @@ impl Flow {
             Reflection::Signals(s, _) if s.csig_type != NO_TAG => sh.tag_bytes,
             _ => 0,
         } + sh.int_bytes;
-        let p = Packet {
+        let mut p = Packet {
             kind,
             flags: if done { F_DONE } else { 0 },
             flow: self.id,
@@ -589,7 +595,32 @@ impl Flow {
             advice: if kind == PacketKind::Cnp { data.advice } else { Advice::NONE },
             ..Default::default()
         };
+        if kind == PacketKind::Ack && sh.t.delivery == Delivery::Rud {
+            p.set_sack_bitmap(self.sack_bitmap(p.sack_base()));
+        }
         RxAction::Send(p, refl)
+    }
+
+    /// rud: the packets held from `base` on, one bit each ([`SACK_BITS`]).
+    fn sack_bitmap(&self, base: u32) -> u32 {
+        let mut bits = 0;
+        for i in 0..SACK_BITS {
+            let psn = base.saturating_add(i);
+            if psn >= self.npkts {
+                break;
+            }
+            bits |= (bit(&self.received, psn) as u32) << i;
+        }
+        bits
+    }
+
+    /// A NACK for data packet `p`, for the reason `reason`.
+    fn nack(&self, psn: u32, p: &Packet, reason: NackReason, refl: Reflection, sh: &FlowShared) -> RxAction {
+        let mut a = self.ctrl(PacketKind::Nack, psn, p, Covers::NONE, refl, sh);
+        if let RxAction::Send(n, _) = &mut a {
+            n.reason = reason;
+        }
+        a
     }
 
     /// The receiver gets data packet `p` with signals `sig` at `now`; `has_int`
@@ -606,6 +637,13 @@ impl Flow {
         }
         if p.flags & F_TRIMMED != 0 {
             self.trims += 1;
+            let reason = if p.flags & F_TRIMMED_LAST_HOP != 0 { NackReason::TrimmedLastHop } else { NackReason::Trimmed };
+            let rud = t.delivery == Delivery::Rud;
+            if rud && (p.psn < self.rcv_nxt || bit(&self.received, p.psn)) {
+                // rud (htsim's sink): the trimmed packet is a copy of one held: ACK, do not NACK.
+                actions.push(self.ctrl(PacketKind::Ack, self.rcv_nxt, p, Covers::NONE, refl, sh));
+                return out;
+            }
             // Selective: NACK exactly the trimmed packet. Go-back-N asks for the
             // same packet whatever was trimmed: rate-limit those NACKs like gap
             // NACKs, or every trim would rewind the sender.
@@ -613,9 +651,9 @@ impl Flow {
                 self.last_nack_psn = p.psn;
                 self.last_nack_ps = now;
                 self.nacks += 1;
-                actions.push(self.ctrl(PacketKind::Nack, p.psn, p, Covers::NONE, refl, sh));
+                actions.push(self.nack(p.psn, p, reason, refl, sh));
             } else {
-                self.nack_hole(now, p, refl, sh, actions);
+                self.nack_hole(now, p, reason, refl, sh, actions);
             }
             return out;
         }
@@ -635,6 +673,10 @@ impl Flow {
             }
         }
         self.ce_marks += ce as u64;
+        if t.delivery == Delivery::Rud {
+            self.rud_data(now, p, sig, has_int, ce == 1, sh, actions, &mut out);
+            return out;
+        }
         let mut gap = false;
         let mut nack_gap = false;
         // The packet is the one the receiver expected (it may drain held data).
@@ -659,7 +701,7 @@ impl Flow {
         } else if p.psn > self.rcv_nxt {
             // Go-back-N: out-of-order data is discarded and the hole NACKed.
             out.discarded = true;
-            self.nack_hole(now, p, refl, sh, actions);
+            self.nack_hole(now, p, NackReason::Gap, refl, sh, actions);
             return out;
         } else {
             // Duplicate of delivered data: ACK at once so a sender that went back moves on.
@@ -667,19 +709,13 @@ impl Flow {
             return out;
         }
         self.pending_acks += 1;
-        self.pending_ce += ce;
+        self.pending_ce = self.pending_ce.saturating_add(ce as u16);
         let done = self.rcv_nxt == self.npkts;
         if done {
             self.finish_ps = Some(now);
             out.completed = true;
         }
-        if let Some(cs) = sh.csig.as_ref().filter(|cs| cs.reflect == Reflect::Worst) {
-            // Keep the worst tag over the packets this ACK will cover.
-            let pend = &mut self.pending_sig;
-            if sig.csig_type != NO_TAG && (pend.csig_type == NO_TAG || cs.worse(sig.csig_value, pend.csig_value)) {
-                *pend = *sig;
-            }
-        }
+        self.hold_worst(sig, sh);
         // ack_request (htsim UecSink::processData): a flagged packet is
         // acknowledged at once, and once more when the held data drains.
         let mut requested = false;
@@ -692,40 +728,114 @@ impl Flow {
             self.ack_requested = false;
         }
         if done || gap || requested || self.pending_acks >= t.ack_every || (ce == 1 && t.ack_on_ce) {
-            let (acked, ces, n) = (self.pending_acks, self.pending_ce, self.rcv_nxt);
-            self.pending_acks = 0;
-            self.pending_ce = 0;
-            let refl = Reflection::Signals(self.take_reflection(sig), has_int);
-            actions.push(self.ctrl(PacketKind::Ack, n, p, Covers { acked, ce: ces, done }, refl, sh));
-            self.ack_at = u64::MAX;
+            self.ack_now(p, sig, has_int, done, sh, actions);
         } else {
-            // Coalescing: the ACK waits for more packets, but at most ack_delay.
-            self.last_rx = Some((*p, *sig));
-            if self.ack_at == u64::MAX {
-                self.ack_at = now + t.ack_delay.0;
-                // A queued event is earlier (an earlier packet plus the
-                // same delay): it schedules this deadline when it pops.
-                if !self.ack_timer_queued {
-                    self.ack_timer_queued = true;
-                    actions.push(RxAction::AckTimer(self.ack_at));
-                }
-            }
+            self.hold_ack(now, p, sig, sh, actions);
         }
         if nack_gap {
-            self.nack_hole(now, p, refl, sh, actions);
+            self.nack_hole(now, p, NackReason::Gap, refl, sh, actions);
         }
         out
     }
 
+    /// Reflect = worst: keeps the worst tag over the packets the next ACK covers.
+    #[inline]
+    fn hold_worst(&mut self, sig: &Signals, sh: &FlowShared) {
+        if let Some(cs) = sh.csig.as_ref().filter(|cs| cs.reflect == Reflect::Worst) {
+            let pend = &mut self.pending_sig;
+            if sig.csig_type != NO_TAG && (pend.csig_type == NO_TAG || cs.worse(sig.csig_value, pend.csig_value)) {
+                *pend = *sig;
+            }
+        }
+    }
+
+    /// Sends the ACK of everything pending, triggered by `p`.
+    fn ack_now(&mut self, p: &Packet, sig: &Signals, has_int: bool, done: bool, sh: &FlowShared, actions: &mut Vec<RxAction>) {
+        let (acked, ces, n) = (self.pending_acks, self.pending_ce as u32, self.rcv_nxt);
+        self.pending_acks = 0;
+        self.pending_ce = 0;
+        self.accepted_bytes = 0;
+        let refl = Reflection::Signals(self.take_reflection(sig), has_int);
+        actions.push(self.ctrl(PacketKind::Ack, n, p, Covers { acked, ce: ces, done }, refl, sh));
+        self.ack_at = u64::MAX;
+    }
+
+    /// Coalescing: the ACK waits for more packets, but at most `ack_delay`.
+    fn hold_ack(&mut self, now: u64, p: &Packet, sig: &Signals, sh: &FlowShared, actions: &mut Vec<RxAction>) {
+        self.last_rx = Some((*p, *sig));
+        if self.ack_at == u64::MAX {
+            self.ack_at = now + sh.t.ack_delay.0;
+            // A queued event is earlier (an earlier packet plus the
+            // same delay): it schedules this deadline when it pops.
+            if !self.ack_timer_queued {
+                self.ack_timer_queued = true;
+                actions.push(RxAction::AckTimer(self.ack_at));
+            }
+        }
+    }
+
+    /// rud (htsim's UEC sink, `UecSink::processData`): data `p` (CE-marked
+    /// if `ce`), not trimmed, is kept in any order. The ACK goes at once
+    /// for a duplicate, the first packet, a CE mark (`ack_on_ce`), a
+    /// flagged packet (`ack_request`) or the drain of held data after one,
+    /// and the flow's last packet; otherwise once `ack_bytes` wire bytes
+    /// arrived since the last ACK, in order or not, or at `ack_delay`. No
+    /// gap NACKs: a lost packet waits for the sender's timer.
+    #[allow(clippy::too_many_arguments)]
+    fn rud_data(&mut self, now: u64, p: &Packet, sig: &Signals, has_int: bool, ce: bool, sh: &FlowShared, actions: &mut Vec<RxAction>, out: &mut RxOutcome) {
+        let t = &sh.t;
+        self.hold_worst(sig, sh);
+        if p.psn < self.rcv_nxt || bit(&self.received, p.psn) {
+            // A copy of data held: the sender resent it needlessly; tell it now.
+            self.pending_ce = self.pending_ce.saturating_add(ce as u16);
+            self.ack_now(p, sig, has_int, false, sh, actions);
+            return;
+        }
+        let first = self.rcv_nxt == 0 && self.ooo_held == 0;
+        set_bit(&mut self.received, p.psn);
+        let in_order = p.psn == self.rcv_nxt;
+        if in_order {
+            self.rcv_nxt += 1;
+            while self.rcv_nxt < self.npkts && bit(&self.received, self.rcv_nxt) {
+                self.rcv_nxt += 1;
+                self.ooo_held -= 1;
+            }
+        } else {
+            self.ooo_held += 1;
+        }
+        self.pending_acks += 1;
+        self.pending_ce = self.pending_ce.saturating_add(ce as u16);
+        self.accepted_bytes = self.accepted_bytes.saturating_add(p.wire);
+        let done = self.rcv_nxt == self.npkts;
+        if done {
+            self.finish_ps = Some(now);
+            out.completed = true;
+        }
+        let mut requested = false;
+        if t.ack_request && p.flags & F_AR != 0 {
+            requested = true;
+            self.ack_requested = true;
+        }
+        if in_order && self.ack_requested && self.ooo_held == 0 {
+            requested = true;
+            self.ack_requested = false;
+        }
+        if done || first || requested || self.accepted_bytes as u64 >= t.ack_bytes.0 || (ce && t.ack_on_ce) {
+            self.ack_now(p, sig, has_int, done, sh, actions);
+        } else {
+            self.hold_ack(now, p, sig, sh, actions);
+        }
+    }
+
     /// NACKs the first missing packet, at most once per `nack_interval` for
     /// the same hole.
-    fn nack_hole(&mut self, now: u64, p: &Packet, refl: Reflection, sh: &FlowShared, actions: &mut Vec<RxAction>) {
+    fn nack_hole(&mut self, now: u64, p: &Packet, reason: NackReason, refl: Reflection, sh: &FlowShared, actions: &mut Vec<RxAction>) {
         let ask = self.rcv_nxt;
         if self.last_nack_psn != ask || now >= self.last_nack_ps + sh.t.nack_interval.0 {
             self.last_nack_psn = ask;
             self.last_nack_ps = now;
             self.nacks += 1;
-            actions.push(self.ctrl(PacketKind::Nack, ask, p, Covers::NONE, refl, sh));
+            actions.push(self.nack(ask, p, reason, refl, sh));
         }
     }
 
@@ -756,9 +866,10 @@ impl Flow {
         }
         self.ack_at = u64::MAX;
         let (p, sig) = self.last_rx.take()?;
-        let (acked, ces, n) = (self.pending_acks, self.pending_ce, self.rcv_nxt);
+        let (acked, ces, n) = (self.pending_acks, self.pending_ce as u32, self.rcv_nxt);
         self.pending_acks = 0;
         self.pending_ce = 0;
+        self.accepted_bytes = 0;
         let out = self.take_reflection(&sig);
         // INT is not kept for delayed ACKs: the stack of the last packet is gone.
         Some(self.ctrl(PacketKind::Ack, n, &p, Covers { acked, ce: ces, done: false }, Reflection::Signals(out, false), sh))
@@ -796,6 +907,19 @@ impl Flow {
                 set_bit(&mut self.acked, p.sack);
                 newly += self.window_bytes(p.sack);
                 self.leave_flight(p.sack);
+            }
+            if sh.t.delivery == Delivery::Rud {
+                // The bitmap names every packet held in its range.
+                let (base, mut bits) = (p.sack_base(), p.sack_bitmap());
+                while bits != 0 {
+                    let q = base + bits.trailing_zeros();
+                    bits &= bits - 1;
+                    if q < self.npkts && !bit(&self.acked, q) {
+                        set_bit(&mut self.acked, q);
+                        newly += self.window_bytes(q);
+                        self.leave_flight(q);
+                    }
+                }
             }
             while self.snd_una < p.psn.min(self.npkts) {
                 if !bit(&self.acked, self.snd_una) {
@@ -876,7 +1000,7 @@ impl Flow {
             }
         }
         let nxt = self.snd_nxt.max(self.high_sent);
-        self.cc.on_nack(now, nxt);
+        self.cc.on_nack(now, nxt, p.reason);
         let timer = self.cc.next_timer().is_some();
         if self.snd_una > before {
             // The NACK acknowledged everything before the hole: that is progress.
@@ -991,6 +1115,8 @@ mod tests {
 
     const MSS: u32 = 1000;
     const RTO: u64 = 500_000_000;
+
+    use super::super::config::Retransmit;
 
     fn shared(retransmit: Retransmit, ack_every: u32) -> FlowShared {
         let t = TransportConfig { mtu: MSS, retransmit, ack_every, ..Default::default() };
@@ -1321,6 +1447,120 @@ mod tests {
         let ack = Packet { kind: PacketKind::Ack, psn: 0, sack: 3, acked: 1, sent_ps: 0, ..Default::default() };
         f.on_ack(RTO + 10, &ack, &Signals::default(), None, &sh);
         assert_eq!(f.inflight_bytes(), MSS as u64);
+    }
+
+    /// rud with an ACK per 4 full packets (4 x 1064 wire bytes) and ack requests.
+    fn rud(ack_request: bool) -> FlowShared {
+        let mut sh = shared(Retransmit::Selective, 1);
+        sh.t.delivery = Delivery::Rud;
+        sh.t.ack_bytes = crate::units::Size(4 * (MSS as u64 + 64));
+        sh.t.ack_request = ack_request;
+        sh
+    }
+
+    /// The control packets a receiver sent in answer to `p`.
+    fn answers(rx: &mut Flow, now: u64, p: &Packet, sh: &FlowShared) -> Vec<Packet> {
+        let mut acts = Vec::new();
+        rx.on_data(now, p, &Signals::default(), false, sh, &mut acts);
+        acts.iter().filter_map(|a| if let RxAction::Send(p, _) = a { Some(*p) } else { None }).collect()
+    }
+
+    #[test]
+    fn rud_receiver_acks_by_bytes_in_any_order_and_at_once_on_first_ce_request_duplicate_and_last() {
+        let sh = rud(true);
+        let mut tx = flow(12 * MSS as u64, &sh);
+        let pkts: Vec<Packet> = (0..12).map(|i| data(&mut tx, i, &sh)).collect();
+        let ce = |p: &Packet| Packet { flags: p.flags | F_CE, ..*p };
+        let ar = |p: &Packet| Packet { flags: p.flags | F_AR, ..*p };
+        let mut rx = flow(12 * MSS as u64, &sh);
+        // (cumulative point, trigger, packets covered, CE covered, bitmap, final) of each answer.
+        let mut step = |now: u64, p: &Packet| -> Vec<(u32, u32, u16, u16, u32, bool)> {
+            answers(&mut rx, now, p, &sh).iter().map(|a| {
+                assert_eq!(a.kind, PacketKind::Ack);
+                (a.psn, a.sack, a.acked, a.ce, a.sack_bitmap(), a.flags & F_DONE != 0)
+            }).collect()
+        };
+        // The first packet: at once.
+        assert_eq!(step(10, &pkts[0]), [(1, 0, 1, 0, 0, false)]);
+        // In order, and then out of order (packet 3 missing): held until 4 x 1064 bytes.
+        assert!(step(11, &pkts[1]).is_empty());
+        assert!(step(12, &pkts[2]).is_empty());
+        assert!(step(13, &pkts[4]).is_empty(), "a packet beyond a hole waits like any other");
+        // The bitmap starts past the cumulative point (4) and names 4 and 5.
+        assert_eq!(step(14, &pkts[5]), [(3, 5, 4, 0, 0b11, false)]);
+        // CE: at once.
+        assert_eq!(step(15, &ce(&pkts[6])), [(3, 6, 1, 1, 0b111, false)]);
+        // A copy of a held packet: at once.
+        assert_eq!(step(16, &pkts[4]), [(3, 4, 0, 0, 0b111, false)]);
+        // The sender's request: at once, and owed again when the held data drains.
+        assert_eq!(step(17, &ar(&pkts[7])), [(3, 7, 1, 0, 0b1111, false)]);
+        assert_eq!(step(18, &pkts[3]), [(8, 3, 1, 0, 0, false)]);
+        // Coalescing resumes; the last packet completes the flow: the final ACK at once.
+        assert!(step(19, &pkts[8]).is_empty());
+        assert!(step(20, &pkts[9]).is_empty());
+        assert!(step(21, &pkts[10]).is_empty());
+        assert_eq!(step(22, &pkts[11]), [(12, 11, 4, 0, 0, true)]);
+    }
+
+    #[test]
+    fn rud_nacks_only_trims_with_their_reason_and_acks_a_trimmed_copy_of_held_data() {
+        let sh = rud(false);
+        let mut tx = flow(8 * MSS as u64, &sh);
+        let pkts: Vec<Packet> = (0..8).map(|i| data(&mut tx, i, &sh)).collect();
+        let mut rx = flow(8 * MSS as u64, &sh);
+        answers(&mut rx, 10, &pkts[0], &sh);
+        // Far beyond a hole: no gap NACK, whatever nack_threshold says.
+        assert!(answers(&mut rx, 11, &pkts[6], &sh).is_empty());
+        let trim = |p: &Packet, flags: u8| Packet { flags: p.flags | flags, wire: 64, ..*p };
+        let n = answers(&mut rx, 12, &trim(&pkts[2], F_TRIMMED), &sh);
+        assert_eq!((n[0].kind, n[0].psn, n[0].reason), (PacketKind::Nack, 2, NackReason::Trimmed));
+        let n = answers(&mut rx, 13, &trim(&pkts[3], F_TRIMMED | F_TRIMMED_LAST_HOP), &sh);
+        assert_eq!((n[0].kind, n[0].psn, n[0].reason), (PacketKind::Nack, 3, NackReason::TrimmedLastHop));
+        // A trimmed copy of packet 6, which is held: an ACK instead.
+        let a = answers(&mut rx, 14, &trim(&pkts[6], F_TRIMMED), &sh);
+        assert_eq!((a[0].kind, a[0].psn), (PacketKind::Ack, 1));
+        // The sender learns of packet 6 from the bitmap of a coalesced ACK triggered by packet 7.
+        let mut s = windowed(8 * MSS as u64, 8, &sh);
+        for i in 0..8 {
+            data(&mut s, i, &sh);
+        }
+        let ack = Packet { kind: PacketKind::Ack, psn: 1, sack: 7, acked: 2, sent_ps: 0, payload: 0b110000, ..Default::default() };
+        assert_eq!(ack.sack_base(), 2);
+        s.on_ack(100, &ack, &Signals::default(), None, &sh);
+        assert_eq!(s.inflight_bytes(), 5 * MSS as u64, "packets 1 to 5 in flight; 0, 6 and 7 acknowledged");
+        // Go-back-N and selective gap NACKs say so.
+        let gbn = shared(Retransmit::GoBackN, 1);
+        let mut g = flow(4 * MSS as u64, &gbn);
+        let gp: Vec<Packet> = (0..4).map(|i| data(&mut g, i, &gbn)).collect();
+        let mut grx = flow(4 * MSS as u64, &gbn);
+        assert_eq!(answers(&mut grx, 10, &gp[2], &gbn)[0].reason, NackReason::Gap);
+    }
+
+    #[test]
+    fn a_nack_carries_its_reason_to_nscc_and_only_a_trim_cuts_the_window() {
+        let sh = shared(Retransmit::Selective, 1);
+        let c = NsccConfig {
+            init_cwnd: Some(crate::units::Size(8 * MSS as u64)),
+            quick_adapt: false,
+            update_base_rtt: false,
+            gap_nack: crate::cc::nscc::GapNack::Spec,
+            ..Default::default()
+        };
+        let mut f = nscc_flow(10 * MSS as u64, c, &sh);
+        for i in 0..4 {
+            data(&mut f, i, &sh);
+        }
+        let nack = |psn: u32, reason: NackReason| Packet { kind: PacketKind::Nack, psn, reason, ..Default::default() };
+        f.on_nack(100, &nack(1, NackReason::Gap), &sh);
+        let Cc::Nscc(n) = &f.cc else { panic!() };
+        assert_eq!((n.cwnd, n.avg_delay_ps, n.trigger_qa, n.stats.gap_nacks), (8_000.0, 0.0, false, 1), "a gap is no congestion signal");
+        f.on_nack(110, &nack(2, NackReason::Trimmed), &sh);
+        let Cc::Nscc(n) = &f.cc else { panic!() };
+        assert_eq!(n.cwnd, 7_000.0);
+        assert!(n.trigger_qa && n.avg_delay_ps > 0.0);
+        f.on_nack(120, &nack(3, NackReason::TrimmedLastHop), &sh);
+        let Cc::Nscc(n) = &f.cc else { panic!() };
+        assert_eq!(n.cwnd, 6_000.0, "without receiver credits a last-hop trim is a trim");
     }
 
     #[test]

@@ -6,6 +6,7 @@ mod csig_lb;
 mod common;
 mod dcqcn_rev;
 mod dctcp_modes;
+mod delivery;
 mod determinism;
 mod docs_tables;
 mod ecn_rules;
