@@ -623,6 +623,23 @@ impl Flow {
         a
     }
 
+    /// Does the sender's ack request call for an ACK now (htsim's
+    /// UecSink::processData): a flagged packet is acknowledged at once,
+    /// and once more by the in-order packet that drains the held data.
+    #[inline]
+    fn ack_requested_now(&mut self, ack_request: bool, flags: u8, in_order: bool) -> bool {
+        let mut requested = false;
+        if ack_request && flags & F_AR != 0 {
+            requested = true;
+            self.ack_requested = true;
+        }
+        if in_order && self.ack_requested && self.ooo_held == 0 {
+            requested = true;
+            self.ack_requested = false;
+        }
+        requested
+    }
+
     /// The receiver gets data packet `p` with signals `sig` at `now`; `has_int`
     /// says whether the packet carried an INT stack (reflected as it is).
     /// What to send and arm is appended to `actions`, in order.
@@ -716,17 +733,7 @@ impl Flow {
             out.completed = true;
         }
         self.hold_worst(sig, sh);
-        // ack_request (htsim UecSink::processData): a flagged packet is
-        // acknowledged at once, and once more when the held data drains.
-        let mut requested = false;
-        if t.ack_request && p.flags & F_AR != 0 {
-            requested = true;
-            self.ack_requested = true;
-        }
-        if in_order && self.ack_requested && self.ooo_held == 0 {
-            requested = true;
-            self.ack_requested = false;
-        }
+        let requested = self.ack_requested_now(t.ack_request, p.flags, in_order);
         if done || gap || requested || self.pending_acks >= t.ack_every || (ce == 1 && t.ack_on_ce) {
             self.ack_now(p, sig, has_int, done, sh, actions);
         } else {
@@ -811,15 +818,7 @@ impl Flow {
             self.finish_ps = Some(now);
             out.completed = true;
         }
-        let mut requested = false;
-        if t.ack_request && p.flags & F_AR != 0 {
-            requested = true;
-            self.ack_requested = true;
-        }
-        if in_order && self.ack_requested && self.ooo_held == 0 {
-            requested = true;
-            self.ack_requested = false;
-        }
+        let requested = self.ack_requested_now(t.ack_request, p.flags, in_order);
         if done || first || requested || self.accepted_bytes as u64 >= t.ack_bytes.0 || (ce && t.ack_on_ce) {
             self.ack_now(p, sig, has_int, done, sh, actions);
         } else {
