@@ -231,7 +231,7 @@ impl World {
         let nflows = sc.flow_count();
         let network_rtt = if nflows == 0 { 0 } else { net.fabric_rtt(max_packet, t.ack_size as u64) };
         build.cc.prepare(&crate::cc::Fabric { network_rtt, trimming });
-        let apps = crate::workload::app::Apps::new(&sc.workloads);
+        let mut apps = crate::workload::app::Apps::new(&sc.workloads);
         let mut flows = Vec::with_capacity(nflows);
         // Each flow's base RTT (`Network::base_rtt`: a full packet out, an
         // ACK back) and links, walked once per run of flows of one pair.
@@ -249,7 +249,6 @@ impl World {
                 ctx.push(f.start.0, Event::FlowStart { flow: id });
             }
         });
-        let mut apps = apps;
         apps.start(&mut ctx);
         net.schedule_failures(&sc.failures, &mut ctx);
         let shared = FlowShared { t: sc.transport.clone(), csig: sc.signals.csig.clone(), stamp: sc.signals.stamp, tag_bytes, int_bytes };

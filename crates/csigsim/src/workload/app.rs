@@ -52,7 +52,6 @@ impl Graph {
         let flows = specs.len();
         let mut waiters: Vec<Waiter> = specs.iter().map(|f| Waiter { waiting: 0, earliest: f.start.0 }).collect();
         let mut gap = vec![0; flows];
-        let mut count = vec![0u32; flows + 1];
         let mut sent_next = Vec::new();
         for d in deps {
             let w = &mut waiters[d.flow as usize];
@@ -66,22 +65,9 @@ impl Graph {
                 sent_next[a as usize] = d.flow;
                 w.waiting += 1;
             }
-            for &a in &d.after {
-                count[a as usize + 1] += 1;
-            }
         }
-        for i in 0..flows {
-            count[i + 1] += count[i];
-        }
-        let mut fill = count.clone();
-        let mut dependents = vec![0; count[flows] as usize];
-        for d in deps {
-            for &a in &d.after {
-                dependents[fill[a as usize] as usize] = d.flow;
-                fill[a as usize] += 1;
-            }
-        }
-        Graph { waiters, gap, first: count, dependents, sent_next }
+        let (first, dependents) = super::dag::adjacency(flows, deps.iter().flat_map(|d| d.after.iter().map(move |&a| (a, d.flow))));
+        Graph { waiters, gap, first, dependents, sent_next }
     }
 }
 
@@ -171,10 +157,12 @@ impl Apps {
     }
 
     /// The application of `flow`, and the flow's index in it.
-    fn owner(&mut self, flow: FlowId) -> (&mut App, u32, u32) {
+    /// Answers the application, the flow's index in it, and the
+    /// application's first flow and first graph operation.
+    fn owner(&mut self, flow: FlowId) -> (&mut App, u32, u32, u32) {
         let k = self.first.partition_point(|&f| f <= flow.0) - 1;
         let first = self.first[k];
-        (&mut self.apps[k], flow.0 - first, first)
+        (&mut self.apps[k], flow.0 - first, first, self.first_op[k])
     }
 
     /// The run starts at `ctx.now`: the graphs' operations that wait for
@@ -213,10 +201,9 @@ impl Apps {
     #[cold]
     pub fn arrived(&mut self, ctx: &mut Ctx, flow: FlowId) {
         let now = ctx.now;
-        let first_op = self.first_op[self.first.partition_point(|&f| f <= flow.0) - 1];
         match self.owner(flow) {
             (App::Timed, ..) => {}
-            (App::Graph(g), i, first) => {
+            (App::Graph(g), i, first, _) => {
                 let (a, b) = (g.first[i as usize] as usize, g.first[i as usize + 1] as usize);
                 for k in a..b {
                     let d = g.dependents[k] as usize;
@@ -225,8 +212,8 @@ impl Apps {
                     }
                 }
             }
-            (App::Dag(run), i, first) => run.arrived(i, now, &mut |s| push(ctx, s, first, first_op)),
-            (App::Ring(r), i, first) => {
+            (App::Dag(run), i, first, first_op) => run.arrived(i, now, &mut |s| push(ctx, s, first, first_op)),
+            (App::Ring(r), i, first, _) => {
                 let Ring { plan, waiters, .. } = r;
                 plan.dependents(i, |d| {
                     if let Some(at) = waiters[d as usize].met(now + plan.gap_of(d)) {
@@ -241,19 +228,18 @@ impl Apps {
     /// first time or again: the flow queued behind it may start then, the
     /// first time.
     pub fn sent(&mut self, ctx: &mut Ctx, flow: FlowId, end: u64) {
-        let first_op = self.first_op[self.first.partition_point(|&f| f <= flow.0) - 1];
         let (behind, first) = match self.owner(flow) {
             (App::Timed, ..) => return,
-            (App::Dag(run), i, first) => {
+            (App::Dag(run), i, first, first_op) => {
                 run.sent(i, end, &mut |s| push(ctx, s, first, first_op));
                 return;
             }
-            (App::Graph(g), i, first) => {
+            (App::Graph(g), i, first, _) => {
                 let Some(next) = g.sent_next.get_mut(i as usize).filter(|n| **n != u32::MAX) else { return };
                 let d = std::mem::replace(next, u32::MAX);
                 (g.waiters[d as usize].met(end), first + d)
             }
-            (App::Ring(r), i, first) => {
+            (App::Ring(r), i, first, _) => {
                 let Some(d) = r.plan.queued_behind(i) else { return };
                 if crate::bits::bit(&r.sent, i) {
                     return;

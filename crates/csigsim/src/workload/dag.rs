@@ -45,6 +45,26 @@ pub struct Dag {
     pub streams: u32,
 }
 
+/// Groups the values of `pairs` (key, value) by key, `0..n`: the values
+/// of key `k` are `values[first[k]..first[k + 1]]`, in the order `pairs`
+/// gives them (a counting sort, stable).
+pub(super) fn adjacency<I: Iterator<Item = (u32, u32)> + Clone>(n: usize, pairs: I) -> (Vec<u32>, Vec<u32>) {
+    let mut first = vec![0u32; n + 1];
+    for (k, _) in pairs.clone() {
+        first[k as usize + 1] += 1;
+    }
+    for i in 0..n {
+        first[i + 1] += first[i];
+    }
+    let mut fill = first.clone();
+    let mut values = vec![0; first[n] as usize];
+    for (k, v) in pairs {
+        values[fill[k as usize] as usize] = v;
+        fill[k as usize] += 1;
+    }
+    (first, values)
+}
+
 /// Why a graph is not one: its message names the operation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DagError {
@@ -91,14 +111,7 @@ impl Dag {
         }
         edges.sort_unstable();
         edges.dedup();
-        let mut first = vec![0u32; n + 1];
-        for &(op, _) in &edges {
-            first[op as usize + 1] += 1;
-        }
-        for i in 0..n {
-            first[i + 1] += first[i];
-        }
-        let after = edges.iter().map(|&(_, a)| a).collect();
+        let (first, after) = adjacency(n, edges.iter().copied());
         for (i, op) in ops.iter().enumerate() {
             if let Op::Sent(_) = op {
                 if first[i + 1] > first[i] {
@@ -140,29 +153,8 @@ impl Dag {
     /// The operations waiting for each (`dependents[at[i]..at[i + 1]]`, in
     /// increasing order).
     fn dependents(&self) -> (Vec<u32>, Vec<u32>) {
-        let n = self.ops.len();
-        let mut at = vec![0u32; n + 1];
-        for &a in &self.after {
-            at[a as usize + 1] += 1;
-        }
-        for i in 0..n {
-            at[i + 1] += at[i];
-        }
-        let mut fill = at.clone();
-        let mut dependents = vec![0; self.after.len()];
-        for op in 0..n as u32 {
-            for &a in self.after(op) {
-                dependents[fill[a as usize] as usize] = op;
-                fill[a as usize] += 1;
-            }
-        }
+        let (at, dependents) = adjacency(self.ops.len(), (0..self.ops.len() as u32).flat_map(|op| self.after(op).iter().map(move |&a| (a, op))));
         (dependents, at)
-    }
-
-    /// Does flow `f` wait for other operations?
-    pub fn flow_waits(&self, f: u32) -> bool {
-        let op = self.ops.iter().position(|o| *o == Op::Flow(f)).expect("every flow is an operation's");
-        !self.after(op as u32).is_empty()
     }
 
     /// The flow-wait flags of every flow, in one pass.
