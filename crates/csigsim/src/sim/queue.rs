@@ -312,42 +312,75 @@ fn insertion_sort<E: Item>(v: &mut [(u64, E)]) {
     }
 }
 
-/// Bits of a time within its block that the counting pass sorts by (64
-/// sub-blocks of 16 ps).
+/// Bits of the key that a counting pass sorts by (64 parts).
 const SUB_BITS: u32 = 6;
-/// Below this many events a block is insertion-sorted directly.
+/// Below this many events a block, or a part of one, is insertion-sorted
+/// directly.
 const COUNTING_MIN: usize = 24;
 
-/// Stable sort by (time, tie) of the events of one block. A block holds tens (1024
-/// hosts) to hundreds (8192 hosts) of events in no particular order, which
-/// an insertion sort alone handles in quadratic time: a stable counting
-/// pass by sub-block first leaves a few events per sub-block for the
-/// insertion sort to order. `scratch` is kept by the queue, so this
-/// allocates only while the largest block grows.
-fn sort_by_time<E: Item>(v: &mut Vec<(u64, E)>, scratch: &mut Vec<(u64, E)>) {
+/// Stable sort by (time, tie) of the events of one block. A block holds
+/// tens (1024 hosts) to hundreds (8192 hosts) of events in no particular
+/// order, which an insertion sort alone handles in quadratic time:
+/// counting passes ([`radix`]) first leave a few events per part for the
+/// insertion sort. `scratch` is kept by the queue, so this allocates only
+/// while the largest block grows.
+fn sort_by_time<E: Item>(v: &mut [(u64, E)], scratch: &mut Vec<(u64, E)>) {
     let n = v.len();
     if n < COUNTING_MIN {
         insertion_sort(v);
         return;
     }
-    let shift = BLOCK_BITS - SUB_BITS;
-    let sub = |t: u64| (t >> shift) as usize & ((1 << SUB_BITS) - 1);
-    let mut start = [0u32; (1 << SUB_BITS) + 1];
-    for &(t, _) in v.iter() {
-        start[sub(t) + 1] += 1;
+    if scratch.len() < n {
+        scratch.resize(n, v[0]);
     }
-    for k in 1..start.len() {
-        start[k] += start[k - 1];
+    radix(v, &mut scratch[..n]);
+}
+
+/// A stable counting pass by the highest [`SUB_BITS`] bits of the key that
+/// differ within `v` (64 parts of the block's span), then the same for each
+/// part of [`COUNTING_MIN`] events or more; insertion sort for the rest.
+fn radix<E: Item>(v: &mut [(u64, E)], scratch: &mut [(u64, E)]) {
+    let k0 = v[0].0;
+    let diff = v.iter().fold(0, |d, x| d | (x.0 ^ k0));
+    if diff == 0 {
+        // One key: only ties are left to order.
+        insertion_sort(v);
+        return;
     }
-    std::mem::swap(v, scratch);
-    v.clear();
-    v.resize(n, scratch[0]);
-    for &(t, e) in scratch.iter() {
-        let k = sub(t);
-        v[start[k] as usize] = (t, e);
-        start[k] += 1;
+    let shift = (u64::BITS - diff.leading_zeros()).saturating_sub(SUB_BITS);
+    let digit = |k: u64| (k >> shift) as usize & ((1 << SUB_BITS) - 1);
+    let mut end = [0u32; 1 << SUB_BITS];
+    for x in v.iter() {
+        end[digit(x.0)] += 1;
     }
-    insertion_sort(v);
+    let mut largest = 0;
+    let mut sum = 0;
+    for e in end.iter_mut() {
+        largest = largest.max(*e);
+        sum += *e;
+        *e = sum;
+    }
+    scratch.copy_from_slice(v);
+    // Backwards from each part's end: the pass stays stable.
+    for &x in scratch.iter().rev() {
+        let d = digit(x.0);
+        end[d] -= 1;
+        v[end[d] as usize] = x;
+    }
+    if (largest as usize) < COUNTING_MIN {
+        // Parts in order, each small: one insertion sort for all.
+        insertion_sort(v);
+        return;
+    }
+    // `end` now holds each part's start.
+    for d in 0..end.len() {
+        let (lo, hi) = (end[d] as usize, end.get(d + 1).map_or(v.len(), |&s| s as usize));
+        if hi - lo >= COUNTING_MIN {
+            radix(&mut v[lo..hi], &mut scratch[lo..hi]);
+        } else {
+            insertion_sort(&mut v[lo..hi]);
+        }
+    }
 }
 
 impl<E: Item, const L: usize, const C: usize> EventQueue<E, L, C> {
