@@ -366,7 +366,7 @@ fn insertion_sort<E: Item>(v: &mut [(u64, E)]) {
     }
 }
 
-/// Bits of the key that a counting pass sorts by (64 parts).
+/// Bits of the key that a counting pass sorts by, at most (64 parts).
 const SUB_BITS: u32 = 6;
 /// Below this many events a block, or a part of one, is insertion-sorted
 /// directly.
@@ -392,8 +392,8 @@ fn sort_by_time<E: Item>(v: &mut [(u64, E)], scratch: &mut Vec<(u64, E)>) {
     radix(v, &mut scratch[..n]);
 }
 
-/// A stable counting pass by the highest [`SUB_BITS`] bits of the key that
-/// differ within `v` (the time's, in a block that spans many picoseconds;
+/// A stable counting pass by the highest bits of the key that differ
+/// within `v` (about a part for two events, at most 2^[`SUB_BITS`]) (the time's, in a block that spans many picoseconds;
 /// the owner's, among events of one picosecond), then the same for each
 /// part of [`COUNTING_MIN`] events or more; insertion sort for the rest.
 fn radix<E: Item>(v: &mut [(u64, E)], scratch: &mut [(u64, E)]) {
@@ -404,9 +404,14 @@ fn radix<E: Item>(v: &mut [(u64, E)], scratch: &mut [(u64, E)]) {
         insertion_sort(v);
         return;
     }
-    let shift = (u64::BITS - diff.leading_zeros()).saturating_sub(SUB_BITS);
-    let digit = |k: u64| (k >> shift) as usize & ((1 << SUB_BITS) - 1);
-    let mut end = [0u32; 1 << SUB_BITS];
+    // Parts for about two events each: a pass's fixed cost (its counts
+    // and its parts) grows with the parts, and 64 of them for 24 events
+    // cost more than the moves they saved.
+    let bits = (usize::BITS - 2 - v.len().leading_zeros()).clamp(2, SUB_BITS);
+    let shift = (u64::BITS - diff.leading_zeros()).saturating_sub(bits);
+    let digit = |k: u64| (k >> shift) as usize & ((1 << bits) - 1);
+    let mut counts = [0u32; 1 << SUB_BITS];
+    let end = &mut counts[..1 << bits];
     for x in v.iter() {
         end[digit(x.0)] += 1;
     }
@@ -434,7 +439,7 @@ fn radix<E: Item>(v: &mut [(u64, E)], scratch: &mut [(u64, E)]) {
         let (lo, hi) = (end[d] as usize, end.get(d + 1).map_or(v.len(), |&s| s as usize));
         if hi - lo >= COUNTING_MIN {
             radix(&mut v[lo..hi], &mut scratch[lo..hi]);
-        } else {
+        } else if hi - lo > 1 {
             insertion_sort(&mut v[lo..hi]);
         }
     }
