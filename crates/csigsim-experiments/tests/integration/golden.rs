@@ -72,7 +72,7 @@ fn recorded() -> BTreeMap<String, String> {
 }
 
 /// The parallel mode takes every case, and writes its recorded outputs cut
-/// into two and three partitions, on one thread and on two.
+/// into two, three and four partitions, on one to four threads.
 #[test]
 fn every_bench_output_is_the_same_on_partitions_and_threads() {
     let root = std::env::temp_dir().join(format!("csigsim-bench-golden-parallel-{}", std::process::id()));
@@ -82,8 +82,9 @@ fn every_bench_output_is_the_same_on_partitions_and_threads() {
     let mut refused = Vec::new();
     for (i, c) in cases().iter().enumerate() {
         // Two partitions on two threads for every case; three on one
-        // thread and two on one for every other, to keep the test short.
-        let runs: &[(usize, usize)] = if i % 2 == 0 { &[(2, 2), (3, 1)] } else { &[(2, 2), (2, 1)] };
+        // thread and four on four, or two on one and three on three, for
+        // every other, to keep the test short.
+        let runs: &[(usize, usize)] = if i % 2 == 0 { &[(2, 2), (3, 1), (4, 4)] } else { &[(2, 2), (2, 1), (3, 3)] };
         for &(partitions, threads) in runs {
             let opts = csigsim::RunOptions { partitions, threads, ..Default::default() };
             let dir = root.join(format!("{}-{partitions}-{threads}", c.name));

@@ -7,7 +7,7 @@
 //! ports, and the timers of the flows whose sender (or, for the delayed
 //! ACK, whose receiver) is one of its hosts. The scheduler of
 //! [`crate::sim::parallel`] runs the partitions window by window in
-//! exactly the single queue's (time, insertion) order; an event one
+//! exactly the single queue's (time, owner) order; an event one
 //! partition schedules for another is an arrival across a link between
 //! them, at least the link's delay later, and the packet goes with it (by
 //! mail, into the other partition's arena). At the end the state of each

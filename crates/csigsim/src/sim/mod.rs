@@ -1,6 +1,6 @@
 //! The event loop and nothing else: one event enum of ids (queued packed in
-//! 8 bytes, [`PackedEvent`]), one queue ordered by (time, insertion
-//! sequence), the run counters, and the narrow context
+//! 8 bytes, [`PackedEvent`]), one queue ordered by (time, owner) (see
+//! [`queue`]), the run counters, and the narrow context
 //! ([`Ctx`]) that components act through: the time, the queue, the packet
 //! arena and the counters. sim/ knows no component: whoever owns the
 //! components (the engine's `World`) implements [`Handler`] and [`run`]
@@ -49,7 +49,7 @@ pub enum Event {
 ///
 /// An arrival has bit 63 clear, its port in bits 32 to 62 and its packet
 /// in bits 0 to 31; every other event has bit 63 set, its kind in bits 32
-/// to 34 and its id in bits 0 to 31. A port id is therefore below 2^31
+/// to 35 and its id in bits 0 to 31. A port id is therefore below 2^31
 /// ([`MAX_PORTS`]).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct PackedEvent(u64);
@@ -59,16 +59,22 @@ pub const MAX_PORTS: u64 = 1 << 31;
 
 const NOT_ARRIVAL: u64 = 1 << 63;
 
-/// The kinds of the events other than arrivals (bits 32 to 34), named so
+/// The kinds of the events other than arrivals (bits 32 to 35), named so
 /// that packing, unpacking and [`PackedEvent::tx_done`] read one table.
-const TX_DONE: u64 = 0;
-const NIC_WAKE: u64 = 1;
-const FLOW_START: u64 = 2;
-const FLOW_TIMER: u64 = 3;
+/// The number is also the kind's rank among the events of one picosecond
+/// ([`PackedEvent::owner`]); arrivals take rank [`ARRIVE`]: after the
+/// timers and before the transmitters, as they mostly went under
+/// insertion order too (an arrival is scheduled a link delay ahead, a
+/// `TxDone` one serialization).
+const LINK_CHANGE: u64 = 0;
+const FLOW_START: u64 = 1;
+const FLOW_TIMER: u64 = 2;
+const CC_TIMER: u64 = 3;
 const ACK_TIMER: u64 = 4;
-const CC_TIMER: u64 = 5;
-const LINK_CHANGE: u64 = 6;
-const APP_TIMER: u64 = 7;
+const APP_TIMER: u64 = 5;
+const ARRIVE: u64 = 6;
+const NIC_WAKE: u64 = 7;
+const TX_DONE: u64 = 8;
 
 impl PackedEvent {
     /// A `TxDone` of port 0: what fills the unused places of the queue's lines.
@@ -99,7 +105,7 @@ impl PackedEvent {
             return Event::Arrive { pkt, port };
         }
         let id = self.0 as u32;
-        match (self.0 >> 32) & 7 {
+        match (self.0 >> 32) & 0xF {
             TX_DONE => Event::TxDone { port: PortId(id) },
             NIC_WAKE => Event::NicWake { host: HostId(id) },
             FLOW_START => Event::FlowStart { flow: FlowId(id) },
@@ -107,7 +113,8 @@ impl PackedEvent {
             ACK_TIMER => Event::AckTimer { flow: FlowId(id) },
             CC_TIMER => Event::CcTimer { flow: FlowId(id) },
             LINK_CHANGE => Event::LinkChange { change: id },
-            _ => Event::AppTimer { op: id },
+            APP_TIMER => Event::AppTimer { op: id },
+            _ => unreachable!("no event packs as kind {ARRIVE}"),
         }
     }
 
@@ -122,6 +129,24 @@ impl PackedEvent {
     #[inline(always)]
     pub fn tx_done(self) -> Option<PortId> {
         (self.0 >> 32 == (NOT_ARRIVAL | TX_DONE << 32) >> 32).then_some(PortId(self.0 as u32))
+    }
+
+    /// The event's owner among the events of its picosecond: its kind's
+    /// rank (bits 32 to 35) above the entity it belongs to (bits 0 to 31):
+    /// an arrival's port (the link it came over carries one packet at a
+    /// time, so a port never has two arrivals in one picosecond), a
+    /// `TxDone`'s port (at most one pending), a NIC's host, a flow's
+    /// timer, a link change. Two different events of one picosecond never
+    /// share an owner but for copies of one timer, which act alike in
+    /// either order. The packet id is not part of it: it names an arena
+    /// slot, which differs between the partitions of a parallel run.
+    #[inline(always)]
+    pub fn owner(self) -> u64 {
+        if self.0 & NOT_ARRIVAL == 0 {
+            ARRIVE << 32 | self.0 >> 32
+        } else {
+            self.0 & 0xF_FFFF_FFFF
+        }
     }
 
     /// The port of an arrival or a `TxDone`, read without unpacking: the
@@ -500,6 +525,13 @@ mod tests {
             assert_eq!(p.port(), arrival.map(|(_, port)| port).or(tx), "{ev:?}");
         }
         assert_eq!(std::mem::size_of::<PackedEvent>(), 8);
+        // The owner: kind above id, the packet left out; arrivals between
+        // the timers and the transmitters.
+        let a = PackedEvent::new(Event::Arrive { pkt: PktId(u32::MAX), port: PortId(7) });
+        assert_eq!(a.owner(), ARRIVE << 32 | 7);
+        assert_eq!(PackedEvent::new(Event::FlowTimer { flow: FlowId(u32::MAX) }).owner(), FLOW_TIMER << 32 | u32::MAX as u64);
+        assert!(PackedEvent::new(Event::TxDone { port: PortId(0) }).owner() > a.owner());
+        assert!(PackedEvent::new(Event::AckTimer { flow: FlowId(u32::MAX) }).owner() < a.owner());
         assert_eq!(PackedEvent::FILLER.event(), Event::TxDone { port: PortId(0) });
     }
 

@@ -1,5 +1,8 @@
 //! A conservative parallel scheduler that pops events in exactly the order
-//! of the single queue: (time, global insertion).
+//! of the single queue: (time, owner, global insertion). The simulation's
+//! events of one time and owner are copies of one timer ([`Item::owner`]),
+//! so for it the global insertion sequence this scheduler keeps decides
+//! nothing; it is kept for items without owners (its tests' models).
 //!
 //! The nodes are cut into partitions, each with its own queue, handled by
 //! its own [`PartHandler`]. Every event one partition schedules for another
@@ -120,6 +123,13 @@ impl<E: Item> Item for Tagged<E> {
     #[inline(always)]
     fn tie(&self) -> u64 {
         self.origin
+    }
+
+    /// The event's own: a partition's queue pops in the single queue's
+    /// order.
+    #[inline(always)]
+    fn owner(&self) -> u64 {
+        self.ev.owner()
     }
 }
 

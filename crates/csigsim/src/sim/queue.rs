@@ -1,31 +1,76 @@
-//! The event queue: events pop in (time, insertion) order, so events
-//! scheduled for the same picosecond pop in the order they were scheduled,
-//! on every machine and every run.
+//! The event queue: events pop in (time, owner) order. Within a
+//! picosecond, an event's owner ([`Item::owner`]: its kind's rank and the
+//! port, host, flow or link change it belongs to) decides, the ids of one
+//! rank in an order drawn afresh for every block of the wheel (1,024 ps),
+//! so that no port or flow is served first for the whole run. The order
+//! depends on nothing but the events themselves: not on when they were
+//! scheduled, nor on which queue (the single one, or a partition's of the
+//! parallel mode) holds them.
 
 use super::Event;
 
 /// What the queue holds: a small copyable value, with a filler for the
-/// unused places of a chunk. The simulation's queue holds [`Event`]s; the
-/// parallel scheduler's (see [`super::parallel`]) tags each with where it
-/// was pushed.
+/// unused places of a chunk. The simulation's queue holds packed events;
+/// the parallel scheduler's (see [`super::parallel`]) tags each with where
+/// it was pushed.
 pub trait Item: Copy {
     const FILLER: Self;
-    /// Orders items of one time before insertion does: the queue pops by
-    /// (time, tie, insertion). The simulation's events have none (0), so
-    /// its order is (time, insertion); the parallel scheduler's items
-    /// carry their global sequence, so they may be pushed out of order.
+    /// Orders the items of one time: below 2^[`OWNER_BITS`], a rank in
+    /// the bits from 32 up and an id in bits 0 to 31. The queue pops by
+    /// (time, rank, id in the order of the time's block, tie, insertion).
+    #[inline(always)]
+    fn owner(&self) -> u64 {
+        0
+    }
+    /// Orders items of one time and owner before insertion does. The
+    /// simulation's events have none (0): two of one owner and time are
+    /// copies of one timer. The parallel scheduler's items carry a global
+    /// sequence.
     #[inline(always)]
     fn tie(&self) -> u64 {
         0
     }
 }
 
+/// The bits of an [`Item::owner`]: a rank of 4 bits above an id of 32.
+pub const OWNER_BITS: u32 = 36;
+
 impl Item for Event {
     const FILLER: Event = Event::TxDone { port: crate::id::PortId(0) };
+    #[inline(always)]
+    fn owner(&self) -> u64 {
+        super::PackedEvent::new(*self).owner()
+    }
 }
 
 impl Item for super::PackedEvent {
     const FILLER: super::PackedEvent = super::PackedEvent::FILLER;
+    #[inline(always)]
+    fn owner(&self) -> u64 {
+        super::PackedEvent::owner(*self)
+    }
+}
+
+/// The order of the ids of one rank within block `block` of the wheel:
+/// they compare as `id ^ block_mask(block)`. A pair of ids is ordered by
+/// one bit of the mask (at the highest bit where they differ), so each
+/// goes first in half of the blocks: a fixed order of ids would serve the
+/// same port or flow first at every tie of a symmetric fabric.
+#[inline]
+pub fn block_mask(block: u64) -> u64 {
+    // Two rounds of multiply and fold: blocks in any arithmetic progression
+    // (a fabric's periodic ties) draw unrelated masks, as one odd multiple
+    // alone (a Weyl sequence) does not guarantee.
+    let x = (block ^ 0x6f72_6465_7273).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (x ^ x >> 32).wrapping_mul(0xd6e8_feb8_6659_fd93) >> 32
+}
+
+/// An event's place in the block being read: its time within the block
+/// above its owner's order (`mask`: [`block_mask`] of the block), so that
+/// one comparison of integers orders (time, owner).
+#[inline(always)]
+fn sort_key<E: Item>(t: u64, e: &E, mask: u64) -> u64 {
+    (t & (BLOCK_PS - 1)) << OWNER_BITS | (e.owner() ^ mask)
 }
 
 /// Times are bucketed by block of 2^10 ps (about 1 ns); within the block
@@ -123,7 +168,9 @@ pub struct Place {
     at: u32,
 }
 
-/// An event beyond the wheel, ordered by (time, insertion).
+/// An event beyond the wheel, ordered by (time, insertion): the order its
+/// block's slot receives it in, which the block's sort keeps for items of
+/// one time, owner and tie.
 struct Far<E> {
     t: u64,
     seq: u64,
@@ -218,7 +265,7 @@ impl<E> FarEvents<E> {
 ///
 /// Times popped never decrease (the simulation never schedules into the
 /// past). `cur` is the block being read: `now` holds its events, sorted by
-/// time, ties in insertion order. An event of a later block within
+/// time and owner ([`sort_key`]). An event of a later block within
 /// `WHEEL` blocks of `cur` is appended to that block's slot (block modulo
 /// `WHEEL`); one further out goes to `far` (`FarEvents`), in (time,
 /// insertion) order. When `now` has been read to its end, the next occupied slot
@@ -241,15 +288,20 @@ impl<E> FarEvents<E> {
 /// append writes one cache line. On request ([`Self::fetch_ahead_blocks`])
 /// the next block's chunks are asked for while a block is popped.
 ///
-/// Ties need no sequence number on the wheel: a slot only ever holds one
-/// block; the far events of a block are all moved into its slot before any
-/// event of that block can be pushed there (an event within reach of the
-/// wheel is never sent among the far events), and pushes append; so in every slot the
-/// events of one time are in insertion order, the sort of a block is stable,
-/// and an event put into `now` goes after every event of its time. Items
-/// with a tie ([`Item::tie`]) are sorted by it first, within a time.
+/// Ties of time need no sequence number: the owner orders them, and the
+/// events of one time and owner in the simulation are copies of one timer.
+/// A slot only ever holds one block, and the far events of a block are
+/// all moved into its slot before any event of that block can be pushed
+/// there; the sort of a block is stable, so items of one time, owner and
+/// tie ([`Item::tie`]) keep insertion order. An event pushed into `now`
+/// goes after those of smaller key and before those of larger key still
+/// to pop: the next pop is always the least of what is left, whatever was
+/// popped before.
 pub struct EventQueue<E = Event, const L: usize = PER_LINE, const C: usize = LINES> {
+    /// The block being read: each event with its [`sort_key`].
     now: Vec<(u64, E)>,
+    /// [`block_mask`] of `cur`.
+    mask: u64,
     /// Scratch space for sorting a block (see `sort_by_time`).
     scratch: Vec<(u64, E)>,
     /// Read position in `now`; the entries before it have been popped.
@@ -267,6 +319,8 @@ pub struct EventQueue<E = Event, const L: usize = PER_LINE, const C: usize = LIN
     summary: Summary,
     /// The block being read (`now`'s).
     cur: u64,
+    /// Its first picosecond.
+    base: u64,
     /// Events `WHEEL` blocks or more after `cur`.
     far: FarEvents<E>,
     last: u64,
@@ -291,15 +345,15 @@ impl<E, const L: usize, const C: usize> std::fmt::Debug for EventQueue<E, L, C> 
     }
 }
 
-/// Whether `a` pops after `b`: by time, then tie.
+/// Whether `a` pops after `b`: by sort key (time and owner), then tie.
 #[inline(always)]
 fn after<E: Item>(a: &(u64, E), b: &(u64, E)) -> bool {
-    // Times nearly always differ: the tie is read only when they do not
+    // Keys nearly always differ: the tie is read only when they do not
     // (a tuple comparison took twice the instructions).
     a.0 > b.0 || (a.0 == b.0 && a.1.tie() > b.1.tie())
 }
 
-/// Stable insertion sort by (time, tie).
+/// Stable insertion sort by (sort key, tie).
 fn insertion_sort<E: Item>(v: &mut [(u64, E)]) {
     for i in 1..v.len() {
         let x = v[i];
@@ -312,42 +366,83 @@ fn insertion_sort<E: Item>(v: &mut [(u64, E)]) {
     }
 }
 
-/// Bits of a time within its block that the counting pass sorts by (64
-/// sub-blocks of 16 ps).
+/// Bits of the key that a counting pass sorts by, at most (64 parts).
 const SUB_BITS: u32 = 6;
-/// Below this many events a block is insertion-sorted directly.
+/// Below this many events a block, or a part of one, is insertion-sorted
+/// directly.
 const COUNTING_MIN: usize = 24;
 
-/// Stable sort by (time, tie) of the events of one block. A block holds tens (1024
-/// hosts) to hundreds (8192 hosts) of events in no particular order, which
-/// an insertion sort alone handles in quadratic time: a stable counting
-/// pass by sub-block first leaves a few events per sub-block for the
-/// insertion sort to order. `scratch` is kept by the queue, so this
-/// allocates only while the largest block grows.
-fn sort_by_time<E: Item>(v: &mut Vec<(u64, E)>, scratch: &mut Vec<(u64, E)>) {
+/// Stable sort by (sort key, tie) of the events of one block. A block holds
+/// tens (1024 hosts) to hundreds (8192 hosts) of events in no particular
+/// order, which an insertion sort alone handles in quadratic time; and
+/// most share their picosecond with others (a symmetric fabric keeps its
+/// packets on a grid of picoseconds), so that their owners' order is
+/// most of the work. Counting passes ([`radix`]) first leave a few events
+/// per part for the insertion sort. `scratch` is kept by the queue, so
+/// this allocates only while the largest block grows.
+fn sort_by_time<E: Item>(v: &mut [(u64, E)], scratch: &mut Vec<(u64, E)>) {
     let n = v.len();
     if n < COUNTING_MIN {
         insertion_sort(v);
         return;
     }
-    let shift = BLOCK_BITS - SUB_BITS;
-    let sub = |t: u64| (t >> shift) as usize & ((1 << SUB_BITS) - 1);
-    let mut start = [0u32; (1 << SUB_BITS) + 1];
-    for &(t, _) in v.iter() {
-        start[sub(t) + 1] += 1;
+    if scratch.len() < n {
+        scratch.resize(n, v[0]);
     }
-    for k in 1..start.len() {
-        start[k] += start[k - 1];
+    radix(v, &mut scratch[..n]);
+}
+
+/// A stable counting pass by the highest bits of the key that differ
+/// within `v` (about a part for two events, at most 2^[`SUB_BITS`]) (the time's, in a block that spans many picoseconds;
+/// the owner's, among events of one picosecond), then the same for each
+/// part of [`COUNTING_MIN`] events or more; insertion sort for the rest.
+fn radix<E: Item>(v: &mut [(u64, E)], scratch: &mut [(u64, E)]) {
+    let k0 = v[0].0;
+    let diff = v.iter().fold(0, |d, x| d | (x.0 ^ k0));
+    if diff == 0 {
+        // One key: only ties are left to order.
+        insertion_sort(v);
+        return;
     }
-    std::mem::swap(v, scratch);
-    v.clear();
-    v.resize(n, scratch[0]);
-    for &(t, e) in scratch.iter() {
-        let k = sub(t);
-        v[start[k] as usize] = (t, e);
-        start[k] += 1;
+    // Parts for about two events each: a pass's fixed cost (its counts
+    // and its parts) grows with the parts, and 64 of them for 24 events
+    // cost more than the moves they saved.
+    let bits = (usize::BITS - 2 - v.len().leading_zeros()).clamp(2, SUB_BITS);
+    let shift = (u64::BITS - diff.leading_zeros()).saturating_sub(bits);
+    let digit = |k: u64| (k >> shift) as usize & ((1 << bits) - 1);
+    let mut counts = [0u32; 1 << SUB_BITS];
+    let end = &mut counts[..1 << bits];
+    for x in v.iter() {
+        end[digit(x.0)] += 1;
     }
-    insertion_sort(v);
+    let mut largest = 0;
+    let mut sum = 0;
+    for e in end.iter_mut() {
+        largest = largest.max(*e);
+        sum += *e;
+        *e = sum;
+    }
+    scratch.copy_from_slice(v);
+    // Backwards from each part's end: the pass stays stable.
+    for &x in scratch.iter().rev() {
+        let d = digit(x.0);
+        end[d] -= 1;
+        v[end[d] as usize] = x;
+    }
+    if (largest as usize) < COUNTING_MIN {
+        // Parts in order, each small: one insertion sort for all.
+        insertion_sort(v);
+        return;
+    }
+    // `end` now holds each part's start.
+    for d in 0..end.len() {
+        let (lo, hi) = (end[d] as usize, end.get(d + 1).map_or(v.len(), |&s| s as usize));
+        if hi - lo >= COUNTING_MIN {
+            radix(&mut v[lo..hi], &mut scratch[lo..hi]);
+        } else if hi - lo > 1 {
+            insertion_sort(&mut v[lo..hi]);
+        }
+    }
 }
 
 impl<E: Item, const L: usize, const C: usize> EventQueue<E, L, C> {
@@ -357,6 +452,7 @@ impl<E: Item, const L: usize, const C: usize> EventQueue<E, L, C> {
     pub fn new() -> Self {
         EventQueue {
             now: Vec::new(),
+            mask: block_mask(0),
             scratch: Vec::new(),
             head: 0,
             chunks: Vec::new(),
@@ -366,6 +462,7 @@ impl<E: Item, const L: usize, const C: usize> EventQueue<E, L, C> {
             words: [0; WORDS],
             summary: 0,
             cur: 0,
+            base: 0,
             far: FarEvents::new(),
             last: 0,
             len: 0,
@@ -448,11 +545,11 @@ impl<E: Item, const L: usize, const C: usize> EventQueue<E, L, C> {
         }
     }
 
-    /// Puts an event of the block being read after every event at or before
-    /// its time.
+    /// Puts an event of the block being read among those still to pop, by
+    /// its key.
     #[inline]
     fn put_now(&mut self, t: u64, e: E) {
-        let x = (t, e);
+        let x = (sort_key(t, &e, self.mask), e);
         if self.now.last().is_none_or(|last| !after(last, &x)) {
             self.now.push(x);
         } else {
@@ -486,20 +583,27 @@ impl<E: Item, const L: usize, const C: usize> EventQueue<E, L, C> {
         &mut self.chunks[p.chunk as usize].lines[p.at as usize / L].events[p.at as usize % L]
     }
 
+    /// The time of an event of the block being read, from its sort key.
+    #[inline(always)]
+    fn time_of(&self, key: u64) -> u64 {
+        self.base | key >> OWNER_BITS
+    }
+
     #[inline]
     pub fn pop(&mut self) -> Option<(u64, E)> {
         if self.head == self.now.len() && !self.refill() {
             return None;
         }
-        let e = self.now[self.head];
+        let (k, e) = self.now[self.head];
         if self.ahead_on && self.head.is_multiple_of(Self::N.min(AHEAD_STEP)) {
             self.fetch_ahead();
         }
         self.head += 1;
-        self.last = e.0;
+        let t = self.time_of(k);
+        self.last = t;
         self.len -= 1;
         self.popped += 1;
-        Some(e)
+        Some((t, e))
     }
 
     /// The event `k` places after the next one, if it is already in the
@@ -517,15 +621,15 @@ impl<E: Item, const L: usize, const C: usize> EventQueue<E, L, C> {
         if self.head == self.now.len() && !self.refill() {
             return None;
         }
-        Some(self.now[self.head].0)
+        Some(self.time_of(self.now[self.head].0))
     }
 
     /// No pending event is earlier than this (the next event's time, or the
     /// start of its block), and nothing moves: pushes at or after it stay
     /// allowed. None if the queue is empty.
     pub fn next_bound(&self) -> Option<u64> {
-        if let Some(&(t, _)) = self.now.get(self.head) {
-            return Some(t);
+        if let Some(&(k, _)) = self.now.get(self.head) {
+            return Some(self.time_of(k));
         }
         match self.next_occupied() {
             Some(b) => Some(b << BLOCK_BITS),
@@ -549,7 +653,7 @@ impl<E: Item, const L: usize, const C: usize> EventQueue<E, L, C> {
                 return None;
             }
         }
-        if self.now[self.head].0 > last {
+        if self.time_of(self.now[self.head].0) > last {
             return None;
         }
         self.pop()
@@ -592,6 +696,7 @@ impl<E: Item, const L: usize, const C: usize> EventQueue<E, L, C> {
             },
         };
         self.cur = next;
+        self.base = next << BLOCK_BITS;
         // Blocks up to next + WHEEL - 1 are now within reach: their far
         // events go to their (still empty) slots before anything else can.
         while let Some(t) = self.far.first_time() {
@@ -608,7 +713,8 @@ impl<E: Item, const L: usize, const C: usize> EventQueue<E, L, C> {
         if self.words[i / 64] == 0 {
             self.summary &= !((1 as Summary) << (i / 64));
         }
-        let base = next << BLOCK_BITS;
+        let mask = block_mask(next);
+        self.mask = mask;
         let mut n = b.first;
         while n != NIL {
             let (k, after) = (if n == b.tail { b.tail_len as usize } else { Self::N }, self.links[n as usize]);
@@ -618,7 +724,9 @@ impl<E: Item, const L: usize, const C: usize> EventQueue<E, L, C> {
             let c = &self.chunks[n as usize];
             // The first `m` events of a line (all `L` but in a part-filled tail).
             let mut take = |line: &Line<E, L>, m: usize| {
-                self.now.extend(line.offsets[..m].iter().map(|&o| base | o as u64).zip(line.events[..m].iter().copied()));
+                for (&o, &e) in line.offsets[..m].iter().zip(&line.events[..m]) {
+                    self.now.push(((o as u64) << OWNER_BITS | (e.owner() ^ mask), e));
+                }
             };
             let (full, rest) = (k / L, k % L);
             for line in &c.lines[..full] {
@@ -631,7 +739,7 @@ impl<E: Item, const L: usize, const C: usize> EventQueue<E, L, C> {
             n = after;
         }
         sort_by_time(&mut self.now, &mut self.scratch);
-        self.last = self.now[0].0;
+        self.last = self.time_of(self.now[0].0);
         if self.ahead_on {
             // The next block's chunks are asked for one at a time while
             // this one is popped (see `fetch_ahead`), its first now.
@@ -697,6 +805,18 @@ mod tests {
 
     fn drain(q: &mut EventQueue) -> Vec<(u64, Event)> {
         std::iter::from_fn(|| q.pop()).collect()
+    }
+
+    /// The queue's order of an event at `t`: its time, then its owner in
+    /// the order of `t`'s block.
+    fn key(t: u64, e: &Event) -> (u64, u64) {
+        (t, e.owner() ^ block_mask(t >> BLOCK_BITS))
+    }
+
+    /// `v` in the queue's order (stable: insertion order for one owner).
+    fn ordered(mut v: Vec<(u64, Event)>) -> Vec<(u64, Event)> {
+        v.sort_by_key(|(t, e)| key(*t, e));
+        v
     }
 
     /// Asking for the next block's chunks ahead changes no pop: the same
@@ -778,24 +898,60 @@ mod tests {
         assert_eq!(std::iter::from_fn(|| q.pop()).collect::<Vec<_>>(), sorted);
     }
 
+    /// Events of one picosecond pop by owner, whatever order they were
+    /// pushed in; copies of one event (one owner) in insertion order.
     #[test]
-    fn same_time_events_pop_in_insertion_order() {
+    fn same_time_events_pop_by_owner() {
+        let mut pushes = Vec::new();
+        for i in 0..40u64 {
+            // Forwards and backwards, several blocks, a few copies.
+            let flow = if i % 2 == 0 { i } else { 40 - i };
+            pushes.push((10 + (i % 3) * BLOCK_PS, ev(flow % 17)));
+        }
+        for (flows, n) in [(0..6, 0), (6..12, 1)] {
+            let mut q = EventQueue::new();
+            let mut want = Vec::new();
+            for &(t, e) in &pushes[flows] {
+                q.push(t + n, e);
+                want.push((t + n, e));
+            }
+            assert_eq!(drain(&mut q), ordered(want));
+        }
         let mut q = EventQueue::new();
-        q.push(10, ev(2));
-        q.push(5, ev(9));
-        q.push(10, ev(1));
-        q.push(10, ev(3));
-        assert_eq!(drain(&mut q), vec![(5, ev(9)), (10, ev(2)), (10, ev(1)), (10, ev(3))]);
-        assert_eq!(q.popped(), 4);
+        for &(t, e) in &pushes {
+            q.push(t, e);
+        }
+        let got = drain(&mut q);
+        assert_eq!(got, ordered(pushes.clone()));
+        assert_eq!(q.popped(), 40);
         assert!(q.is_empty());
+        // Different owners of one block come in an order of their own, not
+        // by id nor by push: the block's mask decides.
+        let ids: Vec<u64> = got.iter().filter(|(t, _)| *t == 10).map(|(_, e)| e.owner()).collect();
+        assert!(!ids.windows(2).all(|w| w[0] <= w[1]) || !ids.windows(2).all(|w| w[0] >= w[1]), "{ids:?}");
+    }
+
+    /// A pair of owners goes each way first in about half of the blocks.
+    #[test]
+    fn each_of_two_owners_goes_first_in_half_of_the_blocks() {
+        let (a, b) = (ev(3), ev(4));
+        let mut q = EventQueue::new();
+        let blocks = 4_000u64;
+        for k in 0..blocks {
+            q.push(k * BLOCK_PS + 7, b);
+            q.push(k * BLOCK_PS + 7, a);
+        }
+        let got = drain(&mut q);
+        let a_first = got.chunks(2).filter(|p| p[0].1 == a).count() as u64;
+        assert!((blocks * 45 / 100..blocks * 55 / 100).contains(&a_first), "{a_first} of {blocks}");
     }
 
     /// Times on both sides of every power of two up to the far future,
     /// pushed three times over in changing order, half of them popped, then
     /// more pushed at the current time and in the far future: ties must come
-    /// out in insertion order whichever buckets they waited in.
+    /// out by owner whichever buckets they waited in.
     #[test]
-    fn ties_keep_insertion_order_across_buckets_and_far_future() {
+    fn ties_pop_by_owner_across_buckets_and_far_future() {
         let mut times = vec![0, 1, u64::MAX - 1, u64::MAX];
         for b in 1..64 {
             times.extend([(1u64 << b) - 1, 1 << b, (1 << b) + 1]);
@@ -809,12 +965,12 @@ mod tests {
             let order: Vec<u64> = if round % 2 == 0 { times.clone() } else { times.iter().rev().copied().collect() };
             for t in order {
                 q.push(t, ev(n));
-                want.insert((t, n), ev(n));
+                want.insert((key(t, &ev(n)), n), ev(n));
                 n += 1;
             }
             for &t in times.iter().filter(|&&t| t >= u64::MAX - 1) {
                 q.push(t, ev(n));
-                want.insert((t, n), ev(n));
+                want.insert((key(t, &ev(n)), n), ev(n));
                 n += 1;
             }
         }
@@ -824,15 +980,19 @@ mod tests {
             got.push(q.pop().unwrap());
         }
         let now = got.last().unwrap().0;
+        // Pushed at the current time: after what popped, by owner among
+        // what is left.
+        let mut late = Vec::new();
         for t in [now, now, now + 1, u64::MAX - 1, now, u64::MAX] {
             q.push(t, ev(n));
-            want.insert((t, n), ev(n));
+            late.push(((key(t, &ev(n)), n), ev(n)));
             n += 1;
         }
-        assert_eq!(q.len(), want.len() - got.len());
+        let popped = got.len();
+        let rest: Vec<_> = want.into_iter().skip(popped).chain(late).collect::<BTreeMap<_, _>>().into_iter().map(|(((t, _), _), e)| (t, e)).collect();
+        assert_eq!(q.len(), rest.len());
         got.extend(drain(&mut q));
-        let want: Vec<(u64, Event)> = want.into_iter().map(|((t, _), e)| (t, e)).collect();
-        assert_eq!(got, want);
+        assert_eq!(got[popped..], rest[..]);
     }
 
     /// Blocks large enough for the counting pass, with ties across and
@@ -882,9 +1042,10 @@ mod tests {
 
     /// A time pushed while beyond the wheel, then again once the wheel has
     /// come within reach of it, and at the wheel's last block and the first
-    /// beyond: the far event, moved into its slot, still pops first.
+    /// beyond: the far event, moved into its slot, pops by owner with the
+    /// later pushes of its time.
     #[test]
-    fn far_events_keep_insertion_order_with_later_pushes_of_their_time() {
+    fn far_events_pop_by_owner_with_later_pushes_of_their_time() {
         let block = 1u64 << BLOCK_BITS;
         let far = (WHEEL as u64 + 10) * block + 5;
         let mut q = EventQueue::new();
@@ -899,20 +1060,20 @@ mod tests {
         q.push(far, ev(6));
         assert_eq!(
             drain(&mut q),
-            vec![
+            ordered(vec![
                 ((WHEEL as u64 - 1) * block, ev(1)),
                 (WHEEL as u64 * block, ev(2)),
                 (far - 1, ev(5)),
                 (far, ev(0)),
                 (far, ev(4)),
                 (far, ev(6)),
-            ]
+            ])
         );
         // An empty wheel jumps to the first far event's block.
         q.push(u64::MAX, ev(7));
         q.push(u64::MAX - 1, ev(8));
         q.push(u64::MAX, ev(9));
-        assert_eq!(drain(&mut q), vec![(u64::MAX - 1, ev(8)), (u64::MAX, ev(7)), (u64::MAX, ev(9))]);
+        assert_eq!(drain(&mut q), ordered(vec![(u64::MAX - 1, ev(8)), (u64::MAX, ev(7)), (u64::MAX, ev(9))]));
     }
 
     #[test]
@@ -925,13 +1086,13 @@ mod tests {
         assert_eq!(q.peek_time(), Some(3));
         assert_eq!(q.len(), 2);
         q.push(3, ev(2));
-        assert_eq!(drain(&mut q), vec![(3, ev(1)), (3, ev(2)), (7, ev(0))]);
+        assert_eq!(drain(&mut q), ordered(vec![(3, ev(1)), (3, ev(2)), (7, ev(0))]));
         assert_eq!(q.popped(), 3);
     }
 
     /// `pop_within` stops at a block boundary without reading the block
     /// beyond it, so events may still be pushed anywhere from the boundary
-    /// on and pop in (time, insertion) order; it stops after `last` within
+    /// on and pop in (time, owner) order; it stops after `last` within
     /// a block; `next_bound` is a lower bound of what is queued and moves
     /// nothing.
     #[test]
@@ -958,7 +1119,7 @@ mod tests {
         assert_eq!(q.pop_within(10 * b, 9 * b), None);
         assert_eq!(
             drain(&mut q),
-            vec![(9 * b + 7, ev(1)), (9 * b + 7, ev(4)), ((WHEEL as u64 + 20) * b, ev(2))]
+            ordered(vec![(9 * b + 7, ev(1)), (9 * b + 7, ev(4)), ((WHEEL as u64 + 20) * b, ev(2))])
         );
         // Only far events left: the first one's time.
         q.push(u64::MAX - 3, ev(5));
@@ -1059,23 +1220,25 @@ mod tests {
         #[test]
         fn interleaved_push_pop_matches_an_ordered_map(ops in proptest::collection::vec(op(), 0..600)) {
             let mut q = EventQueue::new();
-            let mut reference: BTreeMap<(u64, u64), Event> = BTreeMap::new();
+            let mut reference: BTreeMap<((u64, u64), u64), Event> = BTreeMap::new();
             let mut now = 0u64;
             for (n, o) in ops.into_iter().enumerate() {
                 let n = n as u64;
                 match o {
                     Op::Push(d) => {
                         let t = now.saturating_add(d);
-                        q.push(t, ev(n));
-                        reference.insert((t, n), ev(n));
+                        // A few owners, so that copies tie too.
+                        let e = ev(n % 37);
+                        q.push(t, e);
+                        reference.insert((key(t, &e), n), e);
                     }
                     Op::PopWithin(blocks, l) => {
                         // A block after the current one (none past the
                         // last block of time), and a last time before it.
                         let end = (now / BLOCK_PS).checked_add(blocks + 1).and_then(|b| b.checked_mul(BLOCK_PS)).unwrap_or(u64::MAX);
                         let last = now.saturating_add(l).min(if end == u64::MAX { u64::MAX } else { end - 1 });
-                        let first = reference.first_key_value().map(|(&k, _)| k).filter(|&(t, _)| t <= last);
-                        let want = first.map(|k| (k.0, reference.remove(&k).expect("first")));
+                        let first = reference.first_key_value().map(|(&k, _)| k).filter(|&((t, _), _)| t <= last);
+                        let want = first.map(|k| (k.0 .0, reference.remove(&k).expect("first")));
                         prop_assert_eq!(q.pop_within(end, last), want);
                         now = match want {
                             Some((t, _)) => t,
@@ -1085,7 +1248,7 @@ mod tests {
                         };
                     }
                     Op::Pop => {
-                        let want = reference.pop_first().map(|((t, _), e)| (t, e));
+                        let want = reference.pop_first().map(|(((t, _), _), e)| (t, e));
                         prop_assert_eq!(q.peek_time(), want.map(|w| w.0));
                         let got = q.pop();
                         prop_assert_eq!(got, want);
@@ -1096,7 +1259,7 @@ mod tests {
                 }
                 prop_assert_eq!(q.len(), reference.len());
             }
-            let rest: Vec<(u64, Event)> = reference.into_iter().map(|((t, _), e)| (t, e)).collect();
+            let rest: Vec<(u64, Event)> = reference.into_iter().map(|(((t, _), _), e)| (t, e)).collect();
             prop_assert_eq!(drain(&mut q), rest);
         }
     }

@@ -28,17 +28,19 @@ fn spread(fct: &[u64]) -> f64 {
     (hi - lo) as f64 / lo as f64
 }
 
-/// Three long flows from t = 0 and a fourth from 2 ms: the late flow's
-/// throughput (Gb/s) in each 100 us window of the 3.5 ms after it starts.
-fn late_joiner(mode: &str) -> Vec<f64> {
+/// Three long flows from t = 0 and a fourth from `late_ps` (about 2 ms):
+/// the late flow's throughput (Gb/s) in each 100 us window of the 3.5 ms
+/// after it starts.
+fn late_joiner(mode: &str, late_ps: u64) -> Vec<f64> {
     let mut flows = String::new();
     for i in 0..4 {
-        let start = if i == 3 { 2000 } else { 13 * i };
-        flows.push_str(&format!("[[flow]]\nsrc = \"h{i}\"\ndst = \"rx\"\nsize = \"1GB\"\nstart = \"{start}us\"\n"));
+        let start = if i == 3 { late_ps } else { 13_000_000 * i };
+        flows.push_str(&format!("[[flow]]\nsrc = \"h{i}\"\ndst = \"rx\"\nsize = \"1GB\"\nstart = \"{start}ps\"\n"));
     }
-    let mut w = world(&dumbbell(4, &format!("{ECN}\n{}\n{flows}", transport(mode))), &["stop=\"5.6ms\""]);
+    let stop = format!("stop=\"{}ps\"", late_ps + 3_600_000_000);
+    let mut w = world(&dumbbell(4, &format!("{ECN}\n{}\n{flows}", transport(mode))), &[&stop]);
     let step = 100_000_000;
-    let mut t = 2_000_000_000;
+    let mut t = late_ps;
     w.run_until(t);
     (0..35)
         .map(|_| {
@@ -74,18 +76,29 @@ fn dctcp_four_identical_flows_finish_within_ten_percent_in_both_modes() {
 
 #[test]
 fn dctcp_late_joiner_approaches_its_fair_share() {
-    // Measured (90% of the fair share over 200 us, ECN marked at dequeue):
-    // window mode after 0.8 ms, rate mode after 2.0 ms. The newcomer starts
-    // with alpha = 1 and halves at its first mark while the incumbents' alpha
-    // is small; the rate mode then climbs by rate_ai per window of data only.
-    let want = [("window", 1_000), ("rate", 2_500)];
+    // How soon the newcomer gets there depends on where its packets fall
+    // among the incumbents' at the bottleneck, which the instant it starts
+    // decides: over six starts between 2.000 and 2.032 ms its payload after
+    // 2 ms ranged over 3.5 to 6.0 MB (window mode), under either order of
+    // simultaneous events. The median of five starts is what is bounded;
+    // measured: window mode 1.1 ms (0.8 to 2.1), rate mode 1.9 ms (1.4 to
+    // 1.9) to 90% of the fair share over 200 us, ECN marked at dequeue.
+    // The newcomer starts with alpha = 1 and halves at its first mark while
+    // the incumbents' alpha is small; the rate mode then climbs by rate_ai
+    // per window of data only.
+    let want = [("window", 1_500), ("rate", 2_500)];
+    let starts = [2_000_000_000, 2_003_700_000, 2_011_300_000, 2_017_900_000, 2_023_100_000];
     for (mode, bound_us) in want {
-        let g = late_joiner(mode);
-        let t = time_to_fair(&g);
-        eprintln!("dctcp {mode}: late flow Gb/s per 100 us: {g:.1?}; 90% of fair share after {t:?} us");
-        let t = t.unwrap_or_else(|| panic!("{mode}: never reached 90% of {FAIR_GBPS:.1} Gb/s: {g:.1?}"));
-        assert!(t <= bound_us, "{mode}: {t} us");
-        // Its first 100 us are below the fair share (it is cut hardest).
-        assert!(g[1] < 0.8 * FAIR_GBPS, "{mode}: {g:.1?}");
+        let mut times = Vec::new();
+        for late in starts {
+            let g = late_joiner(mode, late);
+            let t = time_to_fair(&g);
+            eprintln!("dctcp {mode}, late flow from {late} ps: Gb/s per 100 us: {g:.1?}; 90% of fair share after {t:?} us");
+            // Its first 100 us are below the fair share (it is cut hardest).
+            assert!(g[1] < 0.8 * FAIR_GBPS, "{mode}: {g:.1?}");
+            times.push(t.unwrap_or_else(|| panic!("{mode}: never reached 90% of {FAIR_GBPS:.1} Gb/s: {g:.1?}")));
+        }
+        times.sort_unstable();
+        assert!(times[2] <= bound_us, "{mode}: median {} us of {times:?}", times[2]);
     }
 }

@@ -4,7 +4,9 @@
 use crate::common::world;
 
 /// Two leaves, four spines; leaf0 -> spine0 at a quarter of its rate (as
-/// htsim's `-failed`); every host of leaf 0 sends 4 MB to its peer on leaf 1.
+/// htsim's `-failed`); every host of leaf 0 sends 4 MB to its peer on leaf 1,
+/// the starts 1.3 us apart so that the flows' packets do not meet the
+/// uplinks in the same picoseconds throughout.
 fn degraded(entropy: &str, seed: u64) -> String {
     let mut s = format!(
         "name = \"degraded\"\nseed = {seed}\n[topology]\nkind = \"leaf_spine\"\nleaves = 2\nspines = 4\nhosts_per_leaf = 4\n\
@@ -12,7 +14,7 @@ fn degraded(entropy: &str, seed: u64) -> String {
          [switch]\nmode = \"trim\"\nrouting = \"ecmp\"\necn = {{ kmin = \"20KB\", kmax = \"20KB\", pmax = 1.0 }}\n[transport]\ncc = \"dctcp\"\nretransmit = \"selective\"\nentropy = \"{entropy}\"\n[monitor]\nlinks = true\n"
     );
     for i in 0..4 {
-        s += &format!("[[flow]]\nsrc = \"h{i}\"\ndst = \"h{}\"\nsize = \"4MB\"\n", i + 4);
+        s += &format!("[[flow]]\nsrc = \"h{i}\"\ndst = \"h{}\"\nsize = \"4MB\"\nstart = \"{}ns\"\n", i + 4, 1300 * i);
     }
     s
 }

@@ -242,8 +242,12 @@ fn the_shipped_rail_optimized_fabric_beats_tor_attachment() {
     let rail = run(&toml);
     let tor = run(&toml.replace("nic_attach = \"rail\"", "nic_attach = \"tor\""));
     let (r, t) = (busbw(&rail), busbw(&tor));
-    // Rails near the 400 Gb/s line rate (payload 4096 of 4160 B: 393.8).
-    assert!(r.iter().all(|&x| x > 370.0 && x < 393.8), "{r:?}");
+    // Rails near the 400 Gb/s line rate (payload 4096 of 4160 B: 393.8):
+    // measured 367 to 373 Gb/s. Ring flows that meet in an egress queue in
+    // one picosecond take turns in an order drawn per nanosecond block, so
+    // they share it evenly and finish together (379 to 381 when the first
+    // scheduled kept winning such ties).
+    assert!(r.iter().all(|&x| x > 0.9 * 393.8 && x < 393.8), "{r:?}");
     assert!(t.iter().all(|&x| x < 0.9 * r.iter().copied().fold(f64::INFINITY, f64::min)), "{t:?} against {r:?}");
     assert!(tor.summary.link_hops > rail.summary.link_hops * 3 / 2);
 }
