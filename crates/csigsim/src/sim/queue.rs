@@ -11,23 +11,16 @@ use super::Event;
 
 /// What the queue holds: a small copyable value, with a filler for the
 /// unused places of a chunk. The simulation's queue holds packed events;
-/// the parallel scheduler's (see [`super::parallel`]) tags each with where
-/// it was pushed.
+/// so do the parallel scheduler's partitions (see [`super::parallel`]).
 pub trait Item: Copy {
     const FILLER: Self;
     /// Orders the items of one time: below 2^[`OWNER_BITS`], a rank in
     /// the bits from 32 up and an id in bits 0 to 31. The queue pops by
-    /// (time, rank, id in the order of the time's block, tie, insertion).
+    /// (time, rank, id in the order of the time's block, insertion); two
+    /// of the simulation's events of one time and owner are copies of one
+    /// timer.
     #[inline(always)]
     fn owner(&self) -> u64 {
-        0
-    }
-    /// Orders items of one time and owner before insertion does. The
-    /// simulation's events have none (0): two of one owner and time are
-    /// copies of one timer. The parallel scheduler's items carry a global
-    /// sequence.
-    #[inline(always)]
-    fn tie(&self) -> u64 {
         0
     }
 }
@@ -161,16 +154,9 @@ fn slot_of(t: u64) -> usize {
     (t >> BLOCK_BITS & WHEEL_MASK) as usize
 }
 
-/// Where [`EventQueue::try_place`] put an item: a chunk and a place in it.
-#[derive(Clone, Copy, Debug)]
-pub struct Place {
-    chunk: u32,
-    at: u32,
-}
-
 /// An event beyond the wheel, ordered by (time, insertion): the order its
 /// block's slot receives it in, which the block's sort keeps for items of
-/// one time, owner and tie.
+/// one time and owner.
 struct Far<E> {
     t: u64,
     seq: u64,
@@ -292,8 +278,8 @@ impl<E> FarEvents<E> {
 /// events of one time and owner in the simulation are copies of one timer.
 /// A slot only ever holds one block, and the far events of a block are
 /// all moved into its slot before any event of that block can be pushed
-/// there; the sort of a block is stable, so items of one time, owner and
-/// tie ([`Item::tie`]) keep insertion order. An event pushed into `now`
+/// there; the sort of a block is stable, so items of one time and owner
+/// keep insertion order. An event pushed into `now`
 /// goes after those of smaller key and before those of larger key still
 /// to pop: the next pop is always the least of what is left, whatever was
 /// popped before.
@@ -345,15 +331,13 @@ impl<E, const L: usize, const C: usize> std::fmt::Debug for EventQueue<E, L, C> 
     }
 }
 
-/// Whether `a` pops after `b`: by sort key (time and owner), then tie.
+/// Whether `a` pops after `b`: by sort key (time and owner).
 #[inline(always)]
 fn after<E: Item>(a: &(u64, E), b: &(u64, E)) -> bool {
-    // Keys nearly always differ: the tie is read only when they do not
-    // (a tuple comparison took twice the instructions).
-    a.0 > b.0 || (a.0 == b.0 && a.1.tie() > b.1.tie())
+    a.0 > b.0
 }
 
-/// Stable insertion sort by (sort key, tie).
+/// Stable insertion sort by sort key.
 fn insertion_sort<E: Item>(v: &mut [(u64, E)]) {
     for i in 1..v.len() {
         let x = v[i];
@@ -372,7 +356,7 @@ const SUB_BITS: u32 = 6;
 /// directly.
 const COUNTING_MIN: usize = 24;
 
-/// Stable sort by (sort key, tie) of the events of one block. A block holds
+/// Stable sort by sort key of the events of one block. A block holds
 /// tens (1024 hosts) to hundreds (8192 hosts) of events in no particular
 /// order, which an insertion sort alone handles in quadratic time; and
 /// most share their picosecond with others (a symmetric fabric keeps its
@@ -556,31 +540,6 @@ impl<E: Item, const L: usize, const C: usize> EventQueue<E, L, C> {
             let i = self.head + self.now[self.head..].partition_point(|y| !after(y, &x));
             self.now.insert(i, x);
         }
-    }
-
-    /// Pushes `event` at `time_ps` if its block lies on the wheel after the
-    /// block being read, and answers where it is, for [`Self::item_mut`] to
-    /// find it until its block is read; otherwise pushes nothing. For the
-    /// parallel scheduler, which learns an item's tie only after pushing it.
-    #[inline(always)]
-    pub fn try_place(&mut self, time_ps: u64, event: E) -> Option<Place> {
-        assert!(time_ps >= self.last, "event scheduled at {time_ps} ps, before {} ps", self.last);
-        let ahead = (time_ps >> BLOCK_BITS) - self.cur;
-        if ahead == 0 || ahead >= WHEEL as u64 {
-            return None;
-        }
-        let i = slot_of(time_ps);
-        self.len += 1;
-        self.append(i, time_ps, event);
-        let b = self.slots[i];
-        Some(Place { chunk: b.tail, at: b.tail_len - 1 })
-    }
-
-    /// The item placed at `p` by [`Self::try_place`], while its block has
-    /// not been read.
-    #[inline]
-    pub fn item_mut(&mut self, p: Place) -> &mut E {
-        &mut self.chunks[p.chunk as usize].lines[p.at as usize / L].events[p.at as usize % L]
     }
 
     /// The time of an event of the block being read, from its sort key.
@@ -875,7 +834,7 @@ mod tests {
         // scheduler's items (a packed event and its origin), three.
         assert_eq!(std::mem::size_of::<Line<super::super::PackedEvent, { super::super::QUEUE_LINE }>>(), 64);
         assert_eq!(std::mem::size_of::<Chunk<super::super::PackedEvent, { super::super::QUEUE_LINE }, LINES>>(), 256);
-        assert_eq!(std::mem::size_of::<Line<super::super::parallel::Tagged<super::super::PackedEvent>, { super::super::parallel::PART_LINE }>>(), 64);
+        assert_eq!(std::mem::size_of::<Line<super::super::PackedEvent, { super::super::parallel::PART_LINE }>>(), 64);
     }
 
     /// Items too large for four to a cache line still queue in order: a
@@ -1126,37 +1085,30 @@ mod tests {
         assert_eq!(q.next_bound(), Some(u64::MAX - 3));
     }
 
-    /// An item with a tie of its own: its value.
+    /// An item with an owner of its own, and a number to tell copies apart.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-    struct Tied(u64, u64);
+    struct Owned(u64, u64);
 
-    impl Item for Tied {
-        const FILLER: Tied = Tied(0, 0);
-        fn tie(&self) -> u64 {
+    impl Item for Owned {
+        const FILLER: Owned = Owned(0, 0);
+        fn owner(&self) -> u64 {
             self.0
         }
     }
 
     proptest! {
-        /// Items with ties pop by (time, tie, insertion) whatever the order
-        /// they were pushed in, including those placed with `try_place`
-        /// whose tie is written afterwards through `item_mut`, and those
-        /// pushed into the block being read.
+        /// Items pop by (time, owner in the order of the time's block,
+        /// insertion) whatever the order they were pushed in, including
+        /// those pushed into the block being read.
         #[test]
-        fn items_pop_by_time_then_tie(ops in proptest::collection::vec((0u64..3, 0u64..6_000_000, 0u64..4, any::<bool>()), 1..400)) {
+        fn items_pop_by_time_then_owner(ops in proptest::collection::vec((0u64..3, 0u64..6_000_000, 0u64..4, any::<bool>()), 1..400)) {
             // Chunks of 4: lists of many chunks.
-            let mut q: EventQueue<Tied, 2, 2> = EventQueue::new();
-            let mut reference: BTreeMap<(u64, u64, u64), Tied> = BTreeMap::new();
-            let mut placed = Vec::new();
+            let mut q: EventQueue<Owned, 2, 2> = EventQueue::new();
+            let mut reference: BTreeMap<(u64, u64, u64), Owned> = BTreeMap::new();
             let mut now = 0;
-            for (n, &(kind, d, tie, place)) in ops.iter().enumerate() {
+            for (n, &(kind, d, owner, high)) in ops.iter().enumerate() {
                 let n = n as u64;
                 if kind == 0 {
-                    // Ties written now, before anything more pops.
-                    for (p, t, tie, n) in placed.drain(..) {
-                        *q.item_mut(p) = Tied(tie, n);
-                        reference.insert((t, tie, n), Tied(tie, n));
-                    }
                     let want = reference.pop_first().map(|((t, _, _), e)| (t, e));
                     let got = q.pop_within(u64::MAX, u64::MAX);
                     prop_assert_eq!(got, want);
@@ -1166,21 +1118,14 @@ mod tests {
                     continue;
                 }
                 let t = now + if kind == 1 { d % 3000 } else { d };
-                if place {
-                    if let Some(p) = q.try_place(t, Tied(u64::MAX, n)) {
-                        placed.push((p, t, tie, n));
-                        continue;
-                    }
-                }
-                q.push(t, Tied(tie, n));
-                reference.insert((t, tie, n), Tied(tie, n));
+                // Owners of two ranks, ids that the block's mask reorders.
+                let owner = if high { 1 << 32 | owner } else { owner << 30 };
+                let e = Owned(owner, n);
+                q.push(t, e);
+                reference.insert((t, owner ^ block_mask(t >> BLOCK_BITS), n), e);
             }
-            for (p, t, tie, n) in placed.drain(..) {
-                *q.item_mut(p) = Tied(tie, n);
-                reference.insert((t, tie, n), Tied(tie, n));
-            }
-            let rest: Vec<(u64, Tied)> = reference.into_iter().map(|((t, _, _), e)| (t, e)).collect();
-            let got: Vec<(u64, Tied)> = std::iter::from_fn(|| q.pop()).collect();
+            let rest: Vec<(u64, Owned)> = reference.into_iter().map(|((t, _, _), e)| (t, e)).collect();
+            let got: Vec<(u64, Owned)> = std::iter::from_fn(|| q.pop()).collect();
             prop_assert_eq!(got, rest);
         }
     }
