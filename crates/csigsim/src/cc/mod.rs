@@ -103,6 +103,31 @@ pub struct CcMetrics {
     pub alpha: f64,
 }
 
+/// How often a window controller took each of its per-ACK decisions over a
+/// flow (NSCC's four cases, quick adapt and the ACKs it ignores), for
+/// flows.csv. Counts saturate at 2^32 - 1.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Decisions {
+    /// No ECN, delay at or above the target: fair increase.
+    pub fair: u32,
+    /// No ECN, delay below the target: proportional increase (fast ones included).
+    pub proportional: u32,
+    /// Of the proportional increases, those that took the fast-increase path.
+    pub fast: u32,
+    /// ECN, delay below the target: no change.
+    pub noop: u32,
+    /// ECN, delay at or above the target: multiplicative decrease.
+    pub decrease: u32,
+    /// Of the decreases, those applied (the average delay above the
+    /// target and no decrease within the last base RTT).
+    pub decrease_applied: u32,
+    /// Quick adapt firings, on ACKs and NACKs.
+    pub quick_adapt: u32,
+    /// ACKs ignored after a quick adapt (ECN-marked, within the bytes in
+    /// flight when it fired).
+    pub ignored: u32,
+}
+
 /// Hooks a congestion controller implements; every hook has a no-op default.
 pub trait CongestionControl {
     /// An ACK arrived (possibly coalesced, possibly echoing CE marks).
@@ -131,6 +156,10 @@ pub trait CongestionControl {
     fn rate(&self) -> u64;
     fn metrics(&self) -> CcMetrics {
         CcMetrics { cwnd_bytes: self.cwnd(), rate_bps: self.rate(), alpha: 0.0 }
+    }
+    /// The decisions counted so far, for a controller that counts them.
+    fn decisions(&self) -> Option<Decisions> {
+        None
     }
 }
 
@@ -427,6 +456,9 @@ macro_rules! registry {
             }
             fn metrics(&self) -> CcMetrics {
                 match self { $( $State::$Variant(c) => c.metrics(), )* }
+            }
+            fn decisions(&self) -> Option<Decisions> {
+                match self { $( $State::$Variant(c) => c.decisions(), )* }
             }
         }
 

@@ -24,7 +24,7 @@
 //!   quick adapt does not fire, removes one packet from the window (a gap
 //!   NACK too, unless `gap_nack = "spec"`); a timeout removes one packet.
 
-use super::{AckSample, Algorithm, CcMetrics, ConfigError, CongestionControl, FlowParams, NackReason, NoReceiver};
+use super::{AckSample, Algorithm, CcMetrics, ConfigError, CongestionControl, Decisions, FlowParams, NackReason, NoReceiver};
 use crate::signal::csig::SignalType;
 use crate::signal::NO_WRITER;
 use crate::units::{Size, Time, PS_PER_S, PS_PER_US};
@@ -632,6 +632,21 @@ impl CongestionControl for Nscc {
     fn metrics(&self) -> CcMetrics {
         CcMetrics { cwnd_bytes: self.cwnd(), rate_bps: self.line_rate_bps, alpha: self.avg_delay_ps / self.target_ps }
     }
+
+    fn decisions(&self) -> Option<Decisions> {
+        let s = &self.stats;
+        let c = |n: u64| n.min(u32::MAX as u64) as u32;
+        Some(Decisions {
+            fair: c(s.fair),
+            proportional: c(s.proportional),
+            fast: c(s.fast),
+            noop: c(s.noop),
+            decrease: c(s.md_case),
+            decrease_applied: c(s.md_applied),
+            quick_adapt: c(s.quick_adapt),
+            ignored: c(s.qa_ignored),
+        })
+    }
 }
 
 impl Algorithm for Nscc {
@@ -1059,5 +1074,28 @@ mod tests {
         assert_eq!(c.gamma, 0.5);
         assert!(!c.quick_adapt);
         assert!(toml::from_str::<NsccConfig>("bogus = 1").is_err());
+    }
+
+    #[test]
+    fn decisions_count_each_case_of_a_scripted_ack_sequence() {
+        // Quick adapt off: every ACK lands in exactly one of the four cases.
+        let mut n = nscc(NsccConfig { quick_adapt: false, init_cwnd: Some(Size(100_000)), ..Default::default() });
+        let script = [(27.0, false), (18.0, false), (17.0, true), (32.0, true), (27.0, false), (32.0, true), (18.0, false), (18.0, false)];
+        for (i, &(rtt, ce)) in script.iter().enumerate() {
+            n.on_ack(&ack(1.0 + 20.0 * i as f64, rtt, ce));
+        }
+        let d = n.decisions().unwrap();
+        // 27 us: 15 us >= target 12 us; 18 us: 6 us below; 17 us with ECN: 5 us below; 32 us with ECN: 20 us above.
+        assert_eq!((d.fair, d.proportional, d.noop, d.decrease), (2, 3, 1, 2));
+        assert_eq!(d.fair + d.proportional + d.noop + d.decrease, script.len() as u32);
+        assert!(d.fast <= d.proportional && d.decrease_applied <= d.decrease);
+        assert_eq!((d.quick_adapt, d.ignored), (0, 0));
+        // The counters are NSCC's own statistics, narrowed.
+        n.stats.fair = u64::MAX;
+        assert_eq!(n.decisions().unwrap().fair, u32::MAX, "saturates");
+        let t = NsccConfig::default();
+        let mut q = nscc(NsccConfig { init_cwnd: Some(Size(100_000)), ..t });
+        q.on_nack(0, 10, NackReason::Trimmed);
+        assert_eq!(q.decisions().unwrap().quick_adapt, q.stats.quick_adapt as u32);
     }
 }

@@ -209,6 +209,21 @@ pub enum ControlQueue {
     Shared,
 }
 
+/// `switch.header_service`: how an egress port serves trimmed headers
+/// while data waits in its queue.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum HeaderService {
+    /// Headers and waiting data take turns by bytes: once the headers sent
+    /// ahead of the data at the head of the queue exceed `header_weight` x
+    /// its bytes, it goes first, so a flood of headers cannot starve data.
+    #[default]
+    Weighted,
+    /// Headers always go ahead of waiting data (htsim's header queue,
+    /// weighted 100000:1 by packets, more headers than its queue holds).
+    Strict,
+}
+
 /// `switch.trim_victim`: which packet a trimming switch cuts when a data
 /// packet does not fit.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
@@ -266,6 +281,13 @@ pub struct SwitchConfig {
     /// Bytes a trimmed packet keeps (its headers).
     #[serde(default = "default_trim_size")]
     pub trim_size: u32,
+    /// How trimmed headers share a port with waiting data.
+    #[serde(default)]
+    pub header_service: HeaderService,
+    /// `weighted`: bytes of headers a port sends ahead of waiting data per
+    /// byte of the data packet at the head of its queue (unset: 1).
+    #[serde(default)]
+    pub header_weight: Option<u32>,
     /// Control-class queue per egress port (ACKs, NACKs, trimmed headers);
     /// beyond it control packets are dropped. PAUSE frames are never dropped.
     #[serde(default = "default_ctrl_buffer")]
@@ -300,6 +322,16 @@ impl SwitchConfig {
                 ));
             }
         }
+        match (self.header_service, self.header_weight) {
+            (_, Some(0)) => return Err(("switch.header_weight".into(), "header_weight must be at least 1".into())),
+            (HeaderService::Strict, Some(_)) => {
+                return Err((
+                    "switch.header_weight".into(),
+                    "header_weight applies to header_service = \"weighted\", but header_service is \"strict\"".into(),
+                ))
+            }
+            _ => {}
+        }
         if self.trim_victim != TrimVictim::Arriving && self.mode != SwitchMode::Trim {
             return Err((
                 "switch.trim_victim".into(),
@@ -307,6 +339,17 @@ impl SwitchConfig {
             ));
         }
         Ok(())
+    }
+}
+
+impl SwitchConfig {
+    /// Bytes of headers that may go ahead of waiting data per byte of the
+    /// data packet at the head of the queue; None: no limit (`strict`).
+    pub fn header_allowance(&self) -> Option<u64> {
+        match self.header_service {
+            HeaderService::Weighted => Some(self.header_weight.unwrap_or(1) as u64),
+            HeaderService::Strict => None,
+        }
     }
 }
 
@@ -341,6 +384,8 @@ impl Default for SwitchConfig {
             control_queue: ControlQueue::Priority,
             trim_victim: TrimVictim::Arriving,
             trim_size: default_trim_size(),
+            header_service: HeaderService::Weighted,
+            header_weight: None,
             ctrl_buffer: default_ctrl_buffer(),
         }
     }

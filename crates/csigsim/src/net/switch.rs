@@ -374,12 +374,14 @@ impl Network {
     /// after whatever is on the wire or already committed. It is committed at
     /// once, which saves the `TxDone` event a queued packet would need.
     ///
-    /// Trimmed headers are the exception that keeps a trimming fabric live:
-    /// they take turns with waiting data by bytes. A trimmed header that
-    /// would bring the trimmed bytes committed ahead of waiting data since
-    /// the last data packet started above the size of the data packet at the head of the queue
-    /// lets that packet go first (committed now, to start after what is on
-    /// the wire), so a stream of headers cannot starve data.
+    /// Trimmed headers follow `switch.header_service`. `weighted` (the
+    /// default) keeps a trimming fabric live: they take turns with waiting
+    /// data by bytes. A trimmed header that would bring the trimmed bytes
+    /// committed ahead of waiting data since the last data packet started
+    /// above `header_weight` x the size of the data packet at the head of
+    /// the queue lets that packet go first (committed now, to start after
+    /// what is on the wire), so a stream of headers cannot starve data.
+    /// `strict` never lets data go first, as htsim's header queue.
     pub(crate) fn push_ctrl(&mut self, ctx: &mut Ctx, obs: &mut Observers, port: PortId, pkt: PktId) {
         let now = ctx.now;
         let (wire, trimmed) = {
@@ -389,9 +391,14 @@ impl Network {
         if trimmed {
             let p = &self.ports[port];
             if let Some(&head) = self.rings.front(&p.q) {
-                if !p.paused && p.trim_run as u64 + wire > ctx.pkts.get(head).wire as u64 {
-                    let start = p.busy_until.max(now);
-                    self.send_data(ctx, obs, port, start);
+                // Read only when headers meet waiting data: the switch's own setting.
+                let sw = self.switch_of(self.port_node[port.ix()]).expect("a switch port");
+                let allowance = self.switches[sw].cfg.header_allowance();
+                if let Some(w) = allowance.filter(|_| !p.paused) {
+                    if p.trim_run as u64 + wire > w.saturating_mul(ctx.pkts.get(head).wire as u64) {
+                        let start = p.busy_until.max(now);
+                        self.send_data(ctx, obs, port, start);
+                    }
                 }
             }
         }

@@ -250,6 +250,15 @@ pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::w
         ft.cnps.push(f.cnps);
         ft.sender_finish_ps.push(f.sender_done_ps);
         ft.sender_fct_ps.push(f.sender_done_ps.map(|s| s - f.start_ps));
+        let d = f.decisions;
+        ft.nscc_fair.push(d.map(|d| d.fair));
+        ft.nscc_proportional.push(d.map(|d| d.proportional));
+        ft.nscc_fast.push(d.map(|d| d.fast));
+        ft.nscc_noop.push(d.map(|d| d.noop));
+        ft.nscc_decrease.push(d.map(|d| d.decrease));
+        ft.nscc_decrease_applied.push(d.map(|d| d.decrease_applied));
+        ft.nscc_quick_adapt.push(d.map(|d| d.quick_adapt));
+        ft.nscc_ignored.push(d.map(|d| d.ignored));
     }
 
     // links.csv: the monitor's non-idle windows, per port.

@@ -124,6 +124,16 @@ table! {
         sender_finish_ps: Option<u64> = "sender_finish_ns" plain, Time, "ns", "when the sender got the final ACK";
         /// `sender_finish_ps - start_ps`; `None` if the sender did not finish.
         sender_fct_ps: Option<u64> = "sender_fct_ns" plain, Time, "ns", "sender-side completion time";
+        /// The sender's controller's decisions per ACK (`cc::Decisions`);
+        /// `None` for controllers that do not count them.
+        nscc_fair: Option<u32> = "nscc_fair" plain, Int, "", "ACKs that took NSCC's fair increase";
+        nscc_proportional: Option<u32> = "nscc_proportional" plain, Int, "", "ACKs that took NSCC's proportional increase";
+        nscc_fast: Option<u32> = "nscc_fast" plain, Int, "", "proportional ACKs that took the fast increase";
+        nscc_noop: Option<u32> = "nscc_noop" plain, Int, "", "ACKs that left NSCC's window unchanged (ECN below target)";
+        nscc_decrease: Option<u32> = "nscc_decrease" plain, Int, "", "ACKs in NSCC's multiplicative-decrease case";
+        nscc_decrease_applied: Option<u32> = "nscc_decrease_applied" plain, Int, "", "multiplicative decreases applied";
+        nscc_quick_adapt: Option<u32> = "nscc_quick_adapt" plain, Int, "", "NSCC quick adapt firings";
+        nscc_ignored: Option<u32> = "nscc_ignored" plain, Int, "", "ACKs NSCC ignored after a quick adapt";
     }
 }
 

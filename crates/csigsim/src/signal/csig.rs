@@ -163,9 +163,14 @@ pub struct CsigConfig {
     pub abw_ewma: f64,
     /// Compact tags: ascending band thresholds in natural units (times for
     /// delay and nqd, rates for abw, fractions for abw_c); at most 2^S - 1.
+    /// The selected type's entry of `buckets`, written directly.
     #[serde(default)]
     pub bands: Option<Vec<toml::Value>>,
-    /// Compact delay/nqd default bands: geometric from delay_min to delay_max.
+    /// Compact tags: per signal type, its bucket edges or a preset.
+    #[serde(default)]
+    pub buckets: Buckets,
+    /// The `geometric` preset (delay, nqd): from delay_min to delay_max;
+    /// `linear` ends at delay_max.
     #[serde(default = "default_delay_min")]
     pub delay_min: crate::units::Time,
     #[serde(default = "default_delay_max")]
@@ -202,6 +207,41 @@ fn default_delay_min() -> crate::units::Time {
 fn default_delay_max() -> crate::units::Time {
     crate::units::Time::ms(1)
 }
+
+/// `[signals.csig.buckets]`: a compact tag's bucket edges for each signal
+/// type, as a list of edges in the type's natural unit or a preset name.
+/// Only the run's type is used; every entry is checked.
+#[derive(Clone, Debug, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Buckets {
+    #[serde(default)]
+    pub abw: Option<toml::Value>,
+    #[serde(default)]
+    pub abw_c: Option<toml::Value>,
+    #[serde(default)]
+    pub delay: Option<toml::Value>,
+    #[serde(default)]
+    pub nqd: Option<toml::Value>,
+}
+
+impl Buckets {
+    fn of(&self, t: SignalType) -> Option<&toml::Value> {
+        match t {
+            SignalType::Abw => self.abw.as_ref(),
+            SignalType::AbwC => self.abw_c.as_ref(),
+            SignalType::Delay => self.delay.as_ref(),
+            SignalType::Nqd => self.nqd.as_ref(),
+        }
+    }
+}
+
+/// The `target` preset of delay and nqd, in ns: 1 us steps up to 16 us
+/// (NSCC's target is 0.75 to 1 network RTT, 7 to 14 us on 100 Gb/s fabrics
+/// of 1 us links), 2 us steps to 24 us, then coarser to 1 ms. 31 edges.
+pub const TARGET_DELAY_EDGES_NS: [u64; 31] = [
+    500, 1_000, 2_000, 3_000, 4_000, 5_000, 6_000, 7_000, 8_000, 9_000, 10_000, 11_000, 12_000, 13_000, 14_000, 15_000, 16_000,
+    18_000, 20_000, 22_000, 24_000, 27_000, 30_000, 35_000, 40_000, 50_000, 64_000, 100_000, 200_000, 500_000, 1_000_000,
+];
 
 /// How natural values map to codes.
 #[derive(Clone, Debug, PartialEq)]
@@ -329,52 +369,41 @@ impl CsigSetup {
         if c.abw_interval.0 == 0 {
             return Err(("abw_interval".into(), "abw_interval must be above zero".into()));
         }
-        let natural = |v: &toml::Value, key: &str| -> Result<f64, (String, String)> {
-            let bad = |m: String| (key.to_string(), m);
-            match (c.sig, v) {
-                (SignalType::Delay | SignalType::Nqd, toml::Value::String(s)) => parse_time(s).map(|t| t.0 as f64).map_err(bad),
-                (SignalType::Abw, toml::Value::String(s)) => parse_rate(s).map(|r| r.0 as f64).map_err(bad),
-                (SignalType::AbwC, toml::Value::Float(f)) => Ok(*f),
-                (SignalType::AbwC, toml::Value::Integer(i)) => Ok(*i as f64),
-                (t, _) => Err(bad(format!(
-                    "a {} value must be {}",
-                    t.name(),
-                    match t {
-                        SignalType::Delay | SignalType::Nqd => "a time such as \"1us\"",
-                        SignalType::Abw => "a rate such as \"10Gbps\"",
-                        SignalType::AbwC => "a fraction such as 0.25",
-                    }
-                ))),
+        let natural = |v: &toml::Value, key: &str| natural_value(c.sig, v, key);
+        // Every type's bucket list is checked, whichever type the run uses.
+        for t in [SignalType::Abw, SignalType::AbwC, SignalType::Delay, SignalType::Nqd] {
+            if let Some(v) = c.buckets.of(t) {
+                bucket_edges(c, t, v, &format!("buckets.{}", t.name()), max_rate, ((1u64 << s_bits) - 1) as usize)?;
             }
-        };
+        }
         let encoding = match c.size {
             TagSize::Compact => {
                 if c.base.is_some() || c.step.is_some() {
                     let key = if c.base.is_some() { "base" } else { "step" };
                     return Err((key.into(), "base and step apply to wide tags; compact tags use bands".into()));
                 }
-                let max_bands = (1u32 << s_bits) - 1;
-                let t: Vec<f64> = match &c.bands {
-                    Some(list) => {
-                        let mut t = Vec::with_capacity(list.len());
-                        for (i, v) in list.iter().enumerate() {
-                            t.push(natural(v, &format!("bands[{i}]"))?);
-                        }
-                        t
+                let max_bands = ((1u64 << s_bits) - 1) as usize;
+                let own = format!("buckets.{}", c.sig.name());
+                let t = match (&c.bands, c.buckets.of(c.sig)) {
+                    (Some(_), Some(_)) => {
+                        return Err(("bands".into(), format!("bands and {own} both give the {} buckets; keep one", c.sig.name())));
                     }
-                    None => default_bands(c, max_rate, max_bands as usize),
+                    (Some(list), None) => bucket_edges(c, c.sig, &toml::Value::Array(list.clone()), "bands", max_rate, max_bands)?,
+                    (None, Some(v)) => bucket_edges(c, c.sig, v, &own, max_rate, max_bands)?,
+                    (None, None) => {
+                        let preset = if c.sig.is_min() { "linear" } else { "target" };
+                        bucket_edges(c, c.sig, &toml::Value::String(preset.into()), &own, max_rate, max_bands)?
+                    }
                 };
-                if t.is_empty() || t.len() > max_bands as usize {
-                    return Err(("bands".into(), format!("give 1 to {max_bands} band thresholds, got {}", t.len())));
-                }
-                if t.windows(2).any(|w| w[0] >= w[1]) {
-                    return Err(("bands".into(), "band thresholds must be strictly ascending".into()));
-                }
                 Encoding::Bands(t)
             }
             TagSize::Wide => {
                 if c.bands.is_some() {
                     return Err(("bands".into(), "bands apply to compact tags; wide tags use base and step".into()));
+                }
+                if c.buckets.of(c.sig).is_some() {
+                    let key = format!("buckets.{}", c.sig.name());
+                    return Err((key, "buckets apply to compact tags; wide tags use base and step".into()));
                 }
                 let base = match &c.base {
                     Some(v) => natural(v, "base")?,
@@ -456,17 +485,80 @@ impl CsigSetup {
     }
 }
 
-/// Default compact bands: linear for ABW and ABW/C, geometric for delays.
-fn default_bands(c: &CsigConfig, max_rate: u64, n: usize) -> Vec<f64> {
-    match c.sig {
-        SignalType::AbwC => (1..=n).map(|i| i as f64 / n as f64).collect(),
-        SignalType::Abw => (1..=n).map(|i| max_rate as f64 * i as f64 / n as f64).collect(),
-        SignalType::Delay | SignalType::Nqd => {
-            let (lo, hi) = (c.delay_min.0.max(1) as f64, c.delay_max.0.max(2) as f64);
-            let ratio = (hi / lo).max(1.0 + 1e-9).powf(1.0 / (n - 1) as f64);
-            (0..n).map(|i| (lo * ratio.powi(i as i32)).round()).collect()
+/// A value of type `t` in its natural unit (ps for times, bit/s for
+/// rates); errors name `key`.
+fn natural_value(t: SignalType, v: &toml::Value, key: &str) -> Result<f64, (String, String)> {
+    let bad = |m: String| (key.to_string(), m);
+    match (t, v) {
+        (SignalType::Delay | SignalType::Nqd, toml::Value::String(s)) => parse_time(s).map(|t| t.0 as f64).map_err(bad),
+        (SignalType::Abw, toml::Value::String(s)) => parse_rate(s).map(|r| r.0 as f64).map_err(bad),
+        (SignalType::AbwC, toml::Value::Float(f)) => Ok(*f),
+        (SignalType::AbwC, toml::Value::Integer(i)) => Ok(*i as f64),
+        (t, _) => Err(bad(format!(
+            "a {} value must be {}",
+            t.name(),
+            match t {
+                SignalType::Delay | SignalType::Nqd => "a time such as \"1us\"",
+                SignalType::Abw => "a rate such as \"10Gbps\"",
+                SignalType::AbwC => "a fraction such as 0.25",
+            }
+        ))),
+    }
+}
+
+/// The bucket edges of type `t` from `v` (a list of edges or a preset
+/// name), checked: 1 to `n` edges, each above zero and above the one
+/// before. Errors name `key`, and `key[i]` for the edge at fault.
+fn bucket_edges(c: &CsigConfig, t: SignalType, v: &toml::Value, key: &str, max_rate: u64, n: usize) -> Result<Vec<f64>, (String, String)> {
+    let edges: Vec<f64> = match v {
+        toml::Value::String(name) => match (name.as_str(), t) {
+            ("linear", SignalType::AbwC) => (1..=n).map(|i| i as f64 / n as f64).collect(),
+            ("linear", SignalType::Abw) => (1..=n).map(|i| max_rate as f64 * i as f64 / n as f64).collect(),
+            ("linear", _) => {
+                let top = c.delay_max.0.max(n as u64) as f64;
+                (1..=n).map(|i| (top * i as f64 / n as f64).round()).collect()
+            }
+            ("geometric", SignalType::Delay | SignalType::Nqd) => {
+                if c.delay_min >= c.delay_max {
+                    return Err(("delay_min".into(), "the geometric buckets need delay_min below delay_max".into()));
+                }
+                let (lo, hi) = (c.delay_min.0.max(1) as f64, c.delay_max.0.max(2) as f64);
+                let ratio = (hi / lo).powf(1.0 / (n.max(2) - 1) as f64);
+                (0..n).map(|i| (lo * ratio.powi(i as i32)).round()).collect()
+            }
+            ("target", SignalType::Delay | SignalType::Nqd) => {
+                // Fewer codes than edges: every k-th edge, the last (1 ms) kept.
+                let all = &TARGET_DELAY_EDGES_NS;
+                let m = n.min(all.len());
+                (1..=m).map(|i| all[i * all.len() / m - 1] as f64 * 1e3).collect()
+            }
+            _ => {
+                let names = if t.is_min() { "\"linear\"" } else { "\"target\", \"geometric\" or \"linear\"" };
+                return Err((key.into(), format!("unknown {} preset \"{name}\": give a list of edges or {names}", t.name())));
+            }
+        },
+        toml::Value::Array(list) => {
+            let mut e = Vec::with_capacity(list.len());
+            for (i, x) in list.iter().enumerate() {
+                e.push(natural_value(t, x, &format!("{key}[{i}]"))?);
+            }
+            e
+        }
+        _ => return Err((key.into(), format!("give a list of {} edges or a preset name", t.name()))),
+    };
+    if edges.is_empty() || edges.len() > n {
+        let bits = usize::BITS - n.leading_zeros();
+        return Err((key.into(), format!("give 1 to {n} edges ({bits} value bits), got {}", edges.len())));
+    }
+    for (i, &x) in edges.iter().enumerate() {
+        if !(x > 0.0 && x.is_finite()) {
+            return Err((format!("{key}[{i}]"), format!("edge {i} must be above zero")));
+        }
+        if i > 0 && x <= edges[i - 1] {
+            return Err((format!("{key}[{i}]"), format!("edge {i} is not above edge {}: edges must be strictly increasing", i - 1)));
         }
     }
+    Ok(edges)
 }
 
 /// Locator metadata of an egress port: tier (2 bits), direction (1 bit, 0 up,
@@ -556,10 +648,119 @@ mod tests {
     #[test]
     fn bad_config_names_its_key() {
         let c: CsigConfig = toml::from_str("type = \"delay\"\nbands = [\"1us\", \"1us\"]").unwrap();
-        assert_eq!(CsigSetup::new(&c, 1).unwrap_err().0, "bands");
+        assert_eq!(CsigSetup::new(&c, 1).unwrap_err().0, "bands[1]");
         let c: CsigConfig = toml::from_str("type = \"abw\"\nbands = [0.5]").unwrap();
         assert_eq!(CsigSetup::new(&c, 1).unwrap_err().0, "bands[0]");
         let c: CsigConfig = toml::from_str("type = \"abw\"\nsize = \"wide\"\nstep = \"0Gbps\"").unwrap();
         assert_eq!(CsigSetup::new(&c, 1).unwrap_err().0, "step");
+    }
+
+    fn with(text: &str) -> Result<CsigSetup, (String, String)> {
+        let c: CsigConfig = toml::from_str(text).unwrap();
+        CsigSetup::new(&c, 100_000_000_000)
+    }
+
+    #[test]
+    fn default_delay_buckets_are_fine_up_to_sixteen_us() {
+        let s = setup(TagSize::Compact, SignalType::Delay);
+        let e = &s.encoding;
+        assert_eq!(e.max_code(), 31);
+        // Code k counts the edges at or below the value (ps).
+        assert_eq!((e.encode(0.0), e.encode(499_999.0), e.encode(500_000.0)), (0, 0, 1));
+        assert_eq!((e.encode(999_999.0), e.encode(1_000_000.0), e.encode(1_999_999.0)), (1, 2, 2));
+        // 13.5 us: 500 ns and 1 .. 13 us are below it.
+        assert_eq!(e.encode(13_500_000.0), 14);
+        assert_eq!(e.encode(17_000_000.0), 17);
+        assert_eq!(e.encode(2e9), 31);
+        // Max-type conservative decode: the upper edge; the top band its lower edge.
+        assert_eq!(s.decode(14), 14e6);
+        assert_eq!(s.decode(0), 500e3);
+        assert_eq!(s.decode(31), 1e9);
+        // 1 us of resolution from 1 to 16 us, at most 2 us to 24 us.
+        for code in 2..=16 {
+            let (lo, hi) = e.range(code);
+            assert_eq!(hi - lo, 1e6, "code {code}");
+        }
+        assert!((17..=20).all(|k| e.range(k).1 - e.range(k).0 == 2e6));
+    }
+
+    #[test]
+    fn bucket_lists_quantize_scripted_values() {
+        let s = with("type = \"delay\"\nbuckets.delay = [\"1us\", \"5us\", \"20us\"]").unwrap();
+        let e = &s.encoding;
+        let got: Vec<u32> = [0.0, 999_999.0, 1e6, 4_999_999.0, 5e6, 19e6, 20e6, 1e12].iter().map(|&x| e.encode(x)).collect();
+        assert_eq!(got, [0, 0, 1, 1, 2, 2, 3, 3]);
+        assert_eq!(e.max_code(), 3);
+        assert_eq!((s.decode(0), s.decode(1), s.decode(3)), (1e6, 5e6, 20e6));
+        // Another type's list is not this run's.
+        let a = with("type = \"abw_c\"\nbuckets.abw_c = [0.1, 0.5, 0.9]\nbuckets.delay = [\"3us\"]").unwrap();
+        assert_eq!([0.05, 0.1, 0.6, 1.0].map(|x| a.encoding.encode(x)), [0, 1, 2, 3]);
+        assert_eq!(a.initial(), 3);
+        assert_eq!(a.decode(2), 0.5, "min-type conservative decode: the lower edge");
+        let r = with("type = \"abw\"\nbuckets.abw = [\"10Gbps\", \"50Gbps\"]").unwrap();
+        assert_eq!([9e9, 10e9, 60e9].map(|x| r.encoding.encode(x)), [0, 1, 2]);
+        // `bands` is the selected type's list written directly.
+        assert_eq!(with("type = \"delay\"\nbands = [\"1us\", \"5us\", \"20us\"]").unwrap().encoding, s.encoding);
+    }
+
+    #[test]
+    fn presets_give_the_former_defaults() {
+        // geometric: 100 ns to 1 ms in 31 edges, the compact delay default before `target`.
+        let g = with("type = \"nqd\"\nbuckets.nqd = \"geometric\"").unwrap();
+        let Encoding::Bands(t) = &g.encoding else { panic!() };
+        let r = (1e9f64 / 1e5).powf(1.0 / 30.0);
+        assert_eq!(t.len(), 31);
+        assert_eq!((t[0], t[30]), (1e5, 1e9));
+        assert!(t.windows(2).all(|w| (w[1] / w[0] - r).abs() < 1e-4));
+        let l = with("type = \"delay\"\nbuckets.delay = \"linear\"\ndelay_max = \"31us\"").unwrap();
+        assert_eq!([999_999.0, 1e6, 30.5e6, 40e6].map(|x| l.encoding.encode(x)), [0, 1, 30, 31]);
+        // Fewer codes: every other target edge, 1 ms kept.
+        let n = with("type = \"delay\"\nvalue_bits = 4").unwrap();
+        let Encoding::Bands(t) = &n.encoding else { panic!() };
+        assert_eq!(t.len(), 15);
+        assert_eq!((t[0], t[14]), (1e6, 1e9));
+    }
+
+    #[test]
+    fn bucket_errors_name_the_key_and_the_edge() {
+        let err = |t: &str| with(t).unwrap_err();
+        let (k, m) = err("type = \"delay\"\nbuckets.delay = [\"1us\", \"2us\", \"2us\"]");
+        assert_eq!(k, "buckets.delay[2]");
+        assert!(m.contains("strictly increasing"), "{m}");
+        assert_eq!(err("type = \"delay\"\nbuckets.delay = [\"0us\"]").0, "buckets.delay[0]");
+        assert_eq!(err("type = \"delay\"\nbuckets.delay = [\"1Gbps\"]").0, "buckets.delay[0]");
+        // Checked even when the run's type is another.
+        assert_eq!(err("type = \"delay\"\nbuckets.abw_c = [0.5, 0.25]").0, "buckets.abw_c[1]");
+        let many = (1..=32).map(|i| format!("\"{i}us\"")).collect::<Vec<_>>().join(", ");
+        let (k, m) = err(&format!("type = \"delay\"\nbuckets.delay = [{many}]"));
+        assert_eq!(k, "buckets.delay");
+        assert!(m.contains("1 to 31 edges (5 value bits), got 32"), "{m}");
+        assert_eq!(err("type = \"delay\"\nvalue_bits = 2\nbuckets.delay = [\"1us\", \"2us\", \"3us\", \"4us\"]").0, "buckets.delay");
+        assert_eq!(err("type = \"delay\"\nbuckets.delay = []").0, "buckets.delay");
+        assert_eq!(err("type = \"abw_c\"\nbuckets.abw_c = \"geometric\"").0, "buckets.abw_c");
+        assert_eq!(err("type = \"delay\"\nbands = [\"1us\"]\nbuckets.delay = [\"1us\"]").0, "bands");
+        assert_eq!(err("type = \"delay\"\nsize = \"wide\"\nbuckets.delay = [\"1us\"]").0, "buckets.delay");
+        assert_eq!(err("type = \"delay\"\nbuckets.delay = \"geometric\"\ndelay_min = \"1ms\"").0, "delay_min");
+        assert!(toml::from_str::<CsigConfig>("type = \"delay\"\nbuckets.latency = [\"1us\"]").is_err(), "unknown type key");
+    }
+
+    #[test]
+    fn bucket_codes_survive_the_wire() {
+        use crate::wire::CsigRepr;
+        for text in ["type = \"delay\"", "type = \"delay\"\nbuckets.delay = [\"1us\", \"5us\", \"20us\"]", "type = \"abw_c\"\nbuckets.abw_c = [0.1, 0.5, 0.9]"] {
+            let s = with(text).unwrap();
+            let scale = if s.sig.is_min() { 1e-6 } else { 1e3 };
+            for x in [0.0, 400.0, 500.0, 1_000.0, 4_999.0, 13_500.0, 23_000.0, 70_000.0, 999_999.0, 2e6] {
+                let x = x * scale;
+                let code = s.encoding.encode(x);
+                let repr = CsigRepr { size: crate::wire::TagSize::Compact, sig_type: s.sig as u8, value: code, locator: 9, d: false };
+                let mut buf = [0u8; 4];
+                assert_eq!(s.codec.emit(&repr, &mut buf), Ok(4));
+                let (back, _) = s.codec.parse(&buf).unwrap();
+                assert_eq!(back, repr, "{text}: {x}");
+                let (lo, hi) = s.encoding.range(back.value);
+                assert!(lo <= x && x < hi, "{text}: {x} decoded to [{lo}, {hi})");
+            }
+        }
     }
 }

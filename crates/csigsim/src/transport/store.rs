@@ -53,6 +53,9 @@ pub struct FlowRecord {
     pub trims: u64,
     pub ce_marks: u64,
     pub cnps: u64,
+    /// The controller's decision counts, if it counts them (taken from
+    /// the state with the other sender counters; None before the flow starts).
+    pub decisions: Option<crate::cc::Decisions>,
     /// Sent and not yet acknowledged (only ever true of a flow in progress).
     pub in_flight: bool,
     /// Sending-rate cap from the scenario (u64::MAX: none).
@@ -89,6 +92,7 @@ impl FlowRecord {
             trims: 0,
             ce_marks: 0,
             cnps: 0,
+            decisions: None,
             in_flight: false,
             rate_cap: f.rate_cap,
             line_rate_bps,
@@ -137,6 +141,7 @@ impl FlowRecord {
         self.trims = f.trims;
         self.ce_marks = f.ce_marks;
         self.cnps = f.cnps;
+        self.decisions = crate::cc::CongestionControl::decisions(&f.cc);
         self.in_flight = f.snd_nxt.max(f.high_sent) > f.snd_una;
     }
 }

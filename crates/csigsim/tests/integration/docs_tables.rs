@@ -346,3 +346,37 @@ fn dcqcn_rev_incast() {
     }
     doc_block("docs/cc/dcqcn-rev.md", "docs_tables::dcqcn_rev_incast", &t);
 }
+
+/// docs/signals.md "Why these delay buckets": S1's non-victim : victim
+/// throughput ratio under CSIG max(Delay) with no quantization, the wide
+/// tag, and the compact tag's default and former buckets; the default
+/// compact tag must stay within 10% of the unquantized ratio.
+#[test]
+fn csig_buckets_s1() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/nscc_parking_lot.toml");
+    let unq: &[&str] = &["signals.csig.value_bits=31", "signals.csig.locator_bits=3", "signals.csig.step=\"1ps\""];
+    let cases: [(&str, &str, &[&str]); 4] = [
+        ("none (`size = \"wide\"`, `value_bits = 31`, `locator_bits = 3`, `step = \"1ps\"`: 2^31 ps, 2.1 ms, before saturation)", "", unq),
+        ("wide, 8 bytes (the scenario's)", "128 ns steps", &[]),
+        ("compact, 4 bytes, `target` (default)", "31 edges above", &["signals.csig.size=\"compact\""]),
+        ("compact, 4 bytes, `geometric` (former default)", "100 ns to 1 ms", &["signals.csig.size=\"compact\"", "signals.csig.buckets.delay=\"geometric\""]),
+    ];
+    let figs = par_map(&cases, |&(_, _, sets)| {
+        let mut ov = vec![csigsim::Override::parse("transport.nscc.delay_signal=\"csig\"").unwrap()];
+        ov.extend(sets.iter().map(|s| csigsim::Override::parse(s).unwrap()));
+        let out = csigsim::run(csigsim::scenario::load_file(&path, &ov, None).unwrap(), |_| true);
+        let f = &out.tables.flows;
+        // Goodput over the run (the flows are longer than it), as S1's figure.
+        let gbps = |i: usize| f.delivered_bytes[i] as f64 * 8.0 / (out.summary.sim_time_ns - f.start_ps[i] as f64 / 1e3);
+        let (victim, others) = (gbps(1), (gbps(0) + gbps(2)) / 2.0);
+        (others / victim, victim, others)
+    });
+    let (none, compact) = (figs[0].0, figs[2].0);
+    assert!((compact / none - 1.0).abs() < 0.10, "default compact buckets {compact:.3}:1 against {none:.3}:1 unquantized");
+    assert!(figs[3].0 > compact, "the former geometric buckets were further off");
+    let mut t = String::from("| tag | buckets | ratio | victim Gb/s | non-victims Gb/s |\n|---|---|---|---|---|\n");
+    for (&(tag, buckets, _), &(r, v, o)) in cases.iter().zip(&figs) {
+        t += &format!("| {tag} | {buckets} | {r:.3}:1 | {v:.2} | {o:.2} |\n");
+    }
+    doc_block("docs/signals.md", "docs_tables::csig_buckets_s1", &t);
+}

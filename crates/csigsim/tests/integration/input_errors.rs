@@ -304,3 +304,11 @@ fn unit_errors_fit_on_one_line_and_greek_mu_is_micro() {
     let mu = GOOD.replacen("delay = \"1us\"", "delay = \"1\u{3bc}s\"", 1);
     csigsim::scenario::load_str(&mu, "mu.toml", Path::new("."), &[], None).unwrap();
 }
+
+#[test]
+fn csig_bucket_edges_are_located_by_position() {
+    let text = format!("{GOOD}[signals.csig]\ntype = \"delay\"\n[signals.csig.buckets]\ndelay = [\"1us\",\n  \"5us\",\n  \"4us\"]\n");
+    check(&text, "signals.csig.buckets.delay[2]", 19, "strictly increasing");
+    let e = with_sets(GOOD, &["signals.csig.type=\"delay\"", "signals.csig.buckets.abw_c=[0.5, 1.5, 0.7]"]);
+    refused(&e, "signals.csig.buckets.abw_c[2]", "edge 2 is not above edge 1");
+}

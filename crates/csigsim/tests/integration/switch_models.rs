@@ -267,3 +267,82 @@ fn switch_model_keys_are_validated_with_key_and_position() {
     check(&format!("{base}trim_victim = \"either\"\n"), "switch.trim_victim", "not \"trim\"");
     check(&format!("{base}mode = \"trim\"\ntrim_victim = \"oldest\"\n"), "switch.trim_victim", "unknown variant");
 }
+
+/// Eight senders at 400 Gb/s into one 100 Gb/s port of a trimming switch
+/// with a small buffer: a flood of trimmed headers (1,000 B each, so that a
+/// few of them outweigh a data packet) meets a full data queue.
+fn header_flood(service: &str) -> String {
+    let hosts: Vec<String> = (0..8).map(|i| format!("h{i}")).collect();
+    let links: Vec<String> = hosts.iter().map(|h| format!("  {{ a = \"{h}\", b = \"s\", rate = \"400Gbps\", delay = \"1us\" }},\n")).collect();
+    let flows: Vec<String> = hosts.iter().map(|h| format!("[[flow]]\nsrc = \"{h}\"\ndst = \"rx\"\nsize = {}\n", 16 * 4096)).collect();
+    format!(
+        "name = \"header flood\"\n[topology]\nkind = \"custom\"\nhosts = [{}, \"rx\"]\nswitches = [\"s\"]\nlinks = [\n{}  {{ a = \"s\", b = \"rx\", rate = \"100Gbps\", delay = \"1us\" }},\n]\n\
+         [switch]\nmode = \"trim\"\nbuffer = \"40KB\"\ntrim_size = 1000\nheader_service = \"{service}\"\n{}",
+        hosts.iter().map(|h| format!("\"{h}\"")).collect::<Vec<_>>().join(", "),
+        links.concat(),
+        flows.concat()
+    )
+}
+
+/// For each packet trimmed at s (its first frame on s -> rx a header): the
+/// data packets that started on s -> rx after the header reached s and
+/// before the header itself did.
+fn data_ahead_of_headers(service: &str) -> Vec<usize> {
+    let dir = std::env::temp_dir().join(format!("csigsim-headers-{service}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sc = csigsim::scenario::load_str(&header_flood(service), "t.toml", Path::new("."), &[], None).unwrap_or_else(|e| panic!("{e}"));
+    let filter = csigsim::output::capture::CaptureFilter { snaplen: 128, ..Default::default() };
+    let opts = csigsim::RunOptions { capture: Some((dir.join("c.pcap"), filter)), ..Default::default() };
+    let out = csigsim::run_with(sc, &opts, |_| true).unwrap();
+    assert_eq!(out.summary.flows_completed, 8);
+    let index = std::fs::read_to_string(dir.join("c.pcap.csv")).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    // (flow, psn) -> when its first copy reached s; the frames on s -> rx.
+    let mut reached = std::collections::HashMap::new();
+    let mut out_frames: Vec<(f64, bool, (u32, u32))> = Vec::new();
+    for row in index.lines().skip(1) {
+        let c: Vec<&str> = row.split(',').collect();
+        let (t, from, to, kind) = (c[1].parse::<f64>().unwrap(), c[2], c[3], c[4]);
+        let key = (c[5].parse::<u32>().unwrap(), c[6].parse::<u32>().unwrap());
+        if kind == "data" && to == "s" {
+            // Serialized at 400 Gb/s, then 1 us on the link.
+            let wire: f64 = c[7].parse().unwrap();
+            reached.entry(key).or_insert(t + wire * 8.0 / 400.0 + 1000.0);
+        } else if from == "s" && to == "rx" && (kind == "data" || kind == "trimmed") {
+            out_frames.push((t, kind == "data", key));
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut ahead = Vec::new();
+    for &(t, data, key) in &out_frames {
+        if !seen.insert(key) || data {
+            continue;
+        }
+        let at = reached[&key];
+        ahead.push(out_frames.iter().filter(|&&(u, d, _)| d && u > at + 1e-3 && u < t).count());
+    }
+    assert!(ahead.len() >= 20, "the flood trims: {} headers", ahead.len());
+    ahead
+}
+
+#[test]
+fn strict_headers_never_wait_behind_data() {
+    let strict = data_ahead_of_headers("strict");
+    assert!(strict.iter().all(|&n| n == 0), "{strict:?}");
+    // Taking turns, some header let a data packet go first.
+    let weighted = data_ahead_of_headers("weighted");
+    assert!(weighted.iter().any(|&n| n > 0), "{weighted:?}");
+}
+
+#[test]
+fn header_weight_is_checked() {
+    let base = "[switch]\nmode = \"trim\"\n";
+    let check = |extra: &str, needle: &str| {
+        let e = csigsim::scenario::load_str(&format!("{}{base}{extra}", crate::common::dumbbell(1, "")), "t.toml", Path::new("."), &[], None);
+        let e = e.expect_err("refused");
+        assert_eq!(e.key.as_deref(), Some("switch.header_weight"), "{e}");
+        assert!(e.msg.contains(needle), "{e}");
+    };
+    check("header_weight = 0\n", "at least 1");
+    check("header_service = \"strict\"\nheader_weight = 4\n", "applies to header_service");
+}

@@ -49,7 +49,7 @@ fn check_flows(out: &RunOutput) {
     let rows = csv_rows(&out.flows_csv(), &header::<csigsim::output::FlowTable>());
     assert_eq!(rows.len(), t.len());
     for (i, r) in rows.iter().enumerate() {
-        assert_eq!(r.len(), 20);
+        assert_eq!(r.len(), 28);
         assert_eq!(r[0], t.flow_id[i].to_string());
         assert_eq!((r[1].as_str(), r[2].as_str(), r[3].as_str()), (t.flow_name(i), t.src_name(i), t.dst_name(i)));
         assert_eq!(r[4], t.size_bytes[i].to_string());
@@ -75,6 +75,10 @@ fn check_flows(out: &RunOutput) {
         assert_eq!(r[18], t.sender_finish_ps[i].map_or_else(String::new, fmt_ns));
         assert_eq!(t.sender_fct_ps[i], t.sender_finish_ps[i].map(|f| f - t.start_ps[i]));
         assert_eq!(r[19], t.sender_fct_ps[i].map_or_else(String::new, fmt_ns));
+        let decisions = [t.nscc_fair[i], t.nscc_proportional[i], t.nscc_fast[i], t.nscc_noop[i], t.nscc_decrease[i], t.nscc_decrease_applied[i], t.nscc_quick_adapt[i], t.nscc_ignored[i]];
+        for (k, v) in decisions.iter().enumerate() {
+            assert_eq!(r[20 + k], opt(*v), "row {i} column {}", 20 + k);
+        }
         if let (Some(s), Some(f)) = (t.sender_finish_ps[i], t.finish_ps[i]) {
             assert!(s > f, "row {i}: the final ACK arrives after the last byte");
         }
@@ -163,4 +167,45 @@ fn optional_tables_are_absent_when_off() {
     assert!(out.tables.links.is_none() && out.tables.cc.is_none());
     assert_eq!((out.links_csv(), out.cc_csv()), (String::new(), String::new()));
     assert!(out.tables.signals.is_some());
+}
+
+/// flows.csv's `nscc_` columns: NSCC's decisions per flow, empty for other
+/// congestion controls. On S1 (the parking lot) with CSIG max(Delay), the
+/// victim's decisions are mostly multiplicative decreases; every counted
+/// ACK is in one case, so each flow's cases add up to at least its
+/// fulfilled increases' ACKs and the sub-counts stay within their case.
+#[test]
+fn nscc_decision_counts_per_flow() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/nscc_parking_lot.toml");
+    let run = |sets: &[&str]| {
+        let ov: Vec<csigsim::Override> = sets.iter().map(|s| csigsim::Override::parse(s).unwrap()).collect();
+        csigsim::run(csigsim::scenario::load_file(&path, &ov, None).unwrap(), |_| true)
+    };
+    let out = run(&["stop=\"2ms\"", "transport.nscc.delay_signal=\"csig\""]);
+    check_flows(&out);
+    let f = &out.tables.flows;
+    for i in 0..f.len() {
+        let (fair, prop, fast, noop, dec, applied) = (
+            f.nscc_fair[i].unwrap(),
+            f.nscc_proportional[i].unwrap(),
+            f.nscc_fast[i].unwrap(),
+            f.nscc_noop[i].unwrap(),
+            f.nscc_decrease[i].unwrap(),
+            f.nscc_decrease_applied[i].unwrap(),
+        );
+        assert!(fast <= prop && applied <= dec, "flow {i}");
+        assert!(fair + prop + noop + dec > 1000, "flow {i} took decisions on its ACKs");
+    }
+    let share = |i: usize| {
+        let all = f.nscc_fair[i].unwrap() + f.nscc_proportional[i].unwrap() + f.nscc_noop[i].unwrap() + f.nscc_decrease[i].unwrap();
+        f.nscc_decrease[i].unwrap() as f64 / all as f64
+    };
+    assert!(share(1) > 0.5, "the victim mostly decreases: {:.2}", share(1));
+    // The CSV writes the counts; another algorithm leaves them empty.
+    let text = out.flows_csv();
+    let line = text.lines().nth(2).unwrap();
+    assert!(line.ends_with(&format!(",{},{},{},{},{},{},{},{}", f.nscc_fair[1].unwrap(), f.nscc_proportional[1].unwrap(), f.nscc_fast[1].unwrap(), f.nscc_noop[1].unwrap(), f.nscc_decrease[1].unwrap(), f.nscc_decrease_applied[1].unwrap(), f.nscc_quick_adapt[1].unwrap(), f.nscc_ignored[1].unwrap())), "{line}");
+    let d = run(&["stop=\"200us\"", "transport.cc=\"dctcp\""]);
+    assert!(d.tables.flows.nscc_fair.iter().chain(&d.tables.flows.nscc_decrease).all(Option::is_none));
+    assert!(d.flows_csv().lines().nth(1).unwrap().ends_with(",,,,,,,,"));
 }
