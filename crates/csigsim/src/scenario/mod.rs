@@ -36,6 +36,8 @@ pub struct Scenario {
     pub transport: TransportConfig,
     pub monitor: MonitorConfig,
     pub signals: crate::signal::SignalSetup,
+    /// `[engine]`: packet or flow level.
+    pub engine: EngineConfig,
     /// The flows, workload by workload (`[[flow]]` entries first): flow
     /// ids run on from one workload to the next.
     pub workloads: Vec<crate::workload::Workload>,
@@ -391,6 +393,9 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, bu
         count += w.len() as u64;
         workloads.push(w);
     }
+    if sf.engine.fidelity == Fidelity::Flow && sf.transport.connection.is_some() {
+        return Err(err("engine.fidelity", "connections of several queue pairs ([transport.connection]) are not modelled at flow level: use fidelity = \"packet\"".into()));
+    }
     let connections = match &sf.transport.connection {
         None => None,
         Some(c) => {
@@ -431,6 +436,7 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, bu
         transport: sf.transport,
         monitor: sf.monitor,
         signals,
+        engine: sf.engine,
         workloads,
         collectives: extras.collectives,
         rpcs: extras.rpcs,
