@@ -103,6 +103,8 @@ struct Fluid {
     split: bool,
     mtu: u64,
     header: u64,
+    ack_size: u64,
+    ack_every: u64,
 }
 
 /// Events between two progress callbacks at flow level.
@@ -129,6 +131,8 @@ impl Fluid {
             split: t.entropy != crate::lb::EntropyMode::default(),
             mtu,
             header,
+            ack_size: t.ack_size as u64,
+            ack_every: t.ack_every.max(1) as u64,
         }
     }
 
@@ -168,7 +172,7 @@ impl Fluid {
         let (volume, latency, first_tx) = match coarse {
             Some(k) => {
                 let c = &self.coarse[k];
-                (c.volume(self.mtu, self.header), self.coarse_latency[k][(flow.0 - c.first) as usize], 0)
+                (c.volume(self.mtu, self.header, self.ack_size, self.ack_every), self.coarse_latency[k][(flow.0 - c.first) as usize], 0)
             }
             None => {
                 let first = size.min(self.mtu) + self.header;

@@ -48,9 +48,17 @@ impl Coarse {
         (wire(p.chunk) * (p.slices - 1) + wire(last), first)
     }
 
-    /// Wire bytes of transfer `flow` (every step of its edge and channel).
-    pub fn volume(&self, mtu: u64, header: u64) -> u64 {
-        self.step_wire(mtu, header).0 * self.plan.steps as u64
+    /// Bytes a transfer moves through the fluid: per step, its wire bytes
+    /// less the first packet (counted in the chain's latency) plus the
+    /// ACKs of the step it receives, which leave on the same NIC link ahead
+    /// of its data (`acks`: the ACK bytes per data packet sent).
+    pub fn volume(&self, mtu: u64, header: u64, ack_size: u64, ack_every: u64) -> u64 {
+        let p = &self.plan;
+        let (step, first) = self.step_wire(mtu, header);
+        let last = p.per_channel - p.chunk * (p.slices - 1);
+        let pkts = p.chunk.div_ceil(mtu) * (p.slices - 1) + last.div_ceil(mtu);
+        let acks = pkts.div_ceil(ack_every) * ack_size;
+        (step - first.min(mtu + header) + acks) * p.steps as u64
     }
 
     /// The latency the steps add to each transfer beyond its bytes at its
