@@ -222,12 +222,12 @@ fn run_flow(sc: Scenario, opts: &RunOptions, started: std::time::Instant, mut pr
     if opts.capture.is_some() {
         return Err("a packet capture needs packets: engine.fidelity = \"flow\" has none (use \"packet\")".into());
     }
-    let (mut w, coarse) = flowsim::build(sc);
+    let mut w = World::new(sc);
     let streamer = stream_writer(opts, &w)?.map(|(s, st)| {
         w.observers_mut().stream_to(s);
         st
     });
-    let reason = flowsim::run(&mut w, coarse, &mut progress);
+    let reason = flowsim::run(&mut w, &mut progress);
     let watchdog = watchdog::Watchdog::new(&w, 0);
     let guard = watchdog::Guard::new(0, w.now(), w.stats());
     let mut threads = output::Threads::ONE;

@@ -263,17 +263,10 @@ fn caps(w: &World) -> Vec<f64> {
         .collect()
 }
 
-/// Rewrites the scenario's ring plans for flow level (see [`ring`]) and
-/// builds the world.
-pub fn build(mut sc: crate::Scenario) -> (World, Vec<ring::Coarse>) {
-    let coarse = ring::coarsen(&mut sc);
-    (World::new(sc), coarse)
-}
-
 /// Runs `w` at flow level to completion or its stop time; answers why it
 /// ended, as [`crate::run_with`]'s loop does.
-pub fn run(w: &mut World, coarse: Vec<ring::Coarse>, progress: &mut impl FnMut(&crate::Progress) -> bool) -> &'static str {
-    let mut f = Fluid::new(w, coarse);
+pub fn run(w: &mut World, progress: &mut impl FnMut(&crate::Progress) -> bool) -> &'static str {
+    let mut f = Fluid::new(w, w.scenario().flow_rings.clone());
     let stop = w.stop_ps();
     let mut events: u64 = 0;
     let mut next_look = PROGRESS_EVENTS;
@@ -384,20 +377,17 @@ fn drained(w: &mut World, f: &mut Fluid, slot: u32, t: u64, freed: &mut Vec<u32>
     let flow = FlowId(l.flow);
     let r = w.c.transport.flows.record_mut(flow);
     r.bytes_sent = r.size + r.npkts as u64 * f.header;
+    // The sender is done when the last ACK is back: its arrival, and the
+    // way back of the unloaded round trip (a full packet out, an ACK back).
+    let back = r.base_rtt_ps.saturating_sub(l.latency.min(r.base_rtt_ps / 2 + 1));
+    r.sender_done_ps = Some(t + l.latency + back);
     w.c.transport.apps.sent(&mut w.ctx, flow, t + l.first_tx);
 }
 
 /// Flow `flow` arrived whole at its receiver at `t`.
 fn arrived(w: &mut World, flow: FlowId, t: u64) {
-    let ack = w.scenario().transport.ack_size as u64;
-    let (src, dst) = {
-        let r = w.c.transport.flows.spec(flow);
-        (r.src, r.dst)
-    };
-    let back = w.c.net.walk_path(dst, src, ack).latency_ps;
     let r = w.c.transport.flows.record_mut(flow);
     r.finish_ps = Some(t);
-    r.sender_done_ps = Some(t + back);
     r.rcv_nxt = r.npkts;
     w.ctx.stats.flows_completed += 1;
     w.c.transport.apps.arrived(&mut w.ctx, flow);

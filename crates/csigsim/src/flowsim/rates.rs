@@ -144,6 +144,10 @@ impl Fabric {
                 level = 0.0;
             }
             let tight = level * (1.0 + 1e-12) + TINY;
+            // Rates in whole bits per second: flows that fill together at
+            // rounding apart keep one rate (and drain together), and a
+            // whole rate on a whole capacity drains in exact picoseconds.
+            let level = level.floor();
             let full = |fab: &Fabric, s: &Share| {
                 s.cap <= tight || s.links.iter().any(|&(l, _)| fab.rising[l as usize] > TINY && fab.left[l as usize].max(0.0) / fab.rising[l as usize] <= tight)
             };
@@ -216,14 +220,14 @@ mod tests {
     /// a link's fair share.
     #[test]
     fn caps_and_split_flows() {
-        let mut fab = Fabric::new(vec![100.0, 100.0, 100.0]);
-        let mut s = vec![Share { cap: 10.0, ..share(&[(0, 1.0)]) }, share(&[(0, 1.0)]), share(&[(1, 0.5), (2, 0.5)]), share(&[(1, 1.0)])];
+        let mut fab = Fabric::new(vec![100e9, 100e9, 100e9]);
+        let mut s = vec![Share { cap: 10e9, ..share(&[(0, 1.0)]) }, share(&[(0, 1.0)]), share(&[(1, 0.5), (2, 0.5)]), share(&[(1, 1.0)])];
         for (i, x) in s.iter().enumerate() {
             fab.add(i as u32, x);
         }
         fab.fill(&[0, 1, 2, 3], &mut s, &mut Vec::new());
-        assert_eq!((s[0].rate, s[1].rate), (10.0, 90.0));
-        // Link 1: 0.5 x + y = 100 with x = y: both 66.67.
-        assert!((s[2].rate - 200.0 / 3.0).abs() < 1e-9 && (s[3].rate - 200.0 / 3.0).abs() < 1e-9);
+        assert_eq!((s[0].rate, s[1].rate), (10e9, 90e9));
+        // Link 1: 0.5 x + y = 100 G with x = y: both 66.67 G, in whole bits/s.
+        assert_eq!((s[2].rate, s[3].rate), (66_666_666_666.0, 66_666_666_666.0));
     }
 }

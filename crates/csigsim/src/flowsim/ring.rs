@@ -15,10 +15,10 @@
 
 use crate::id::HostId;
 use crate::net::Network;
-use crate::scenario::Scenario;
+use crate::workload::rpc::RpcSpec;
 use crate::workload::collective::ring::RingPlan;
 use crate::workload::collective::{CollectiveSpec, FlowDep};
-use crate::workload::{FlowSpec, Flows};
+use crate::workload::{FlowSpec, Flows, Workload};
 
 /// A coarsened ring workload: its transfers are flows `first..first + len`,
 /// numbered group by group, iteration by iteration, rank by rank, channel by channel.
@@ -97,16 +97,16 @@ impl Coarse {
     }
 }
 
-/// Rewrites every ring plan of `sc` into its transfers (the flows of the
-/// workloads after it are renumbered, and the collectives' step ranges
-/// with them: each instance has one step, its transfers); answers the
-/// coarsened workloads.
-pub fn coarsen(sc: &mut Scenario) -> Vec<Coarse> {
+/// Rewrites every ring plan among `workloads` into its transfers (the
+/// flows of the workloads after it are renumbered, and the collectives'
+/// step ranges and the RPCs with them: each ring instance has one step,
+/// its transfers); answers the coarsened workloads.
+pub fn coarsen(workloads: &mut [Workload], collectives: &mut [CollectiveSpec], rpcs: &mut [RpcSpec]) -> Vec<Coarse> {
     let mut out = Vec::new();
     let mut shift: i64 = 0;
     // Old flow ranges and their shifts, to renumber the collectives and RPCs.
     let mut moved: Vec<(u32, u32, i64, Option<usize>)> = Vec::new();
-    for w in sc.workloads.iter_mut() {
+    for w in workloads.iter_mut() {
         let old_first = w.first;
         let old_len = w.len();
         w.first = (w.first as i64 + shift) as u32;
@@ -124,7 +124,7 @@ pub fn coarsen(sc: &mut Scenario) -> Vec<Coarse> {
     }
     let at = |flow: u32| moved.iter().find(|m| (m.0..m.0 + m.1).contains(&flow)).copied();
     let mut instance = vec![0u32; out.len()];
-    for spec in sc.collectives.iter_mut() {
+    for spec in collectives.iter_mut() {
         let Some((_, _, sh, coarse)) = spec.steps.first().and_then(|r| at(r.start)) else { continue };
         match coarse {
             None => spec.steps.iter_mut().for_each(|r| *r = (r.start as i64 + sh) as u32..(r.end as i64 + sh) as u32),
@@ -133,11 +133,11 @@ pub fn coarsen(sc: &mut Scenario) -> Vec<Coarse> {
                 let per = c.plan.n * c.plan.channels;
                 let a = c.first + instance[k] * per;
                 instance[k] += 1;
-                *spec = CollectiveSpec { steps: vec![a..a + per], ..spec.clone() };
+                spec.steps = vec![a..a + per];
             }
         }
     }
-    for r in sc.rpcs.iter_mut() {
+    for r in rpcs.iter_mut() {
         if let Some((_, _, sh, _)) = at(r.flow) {
             r.flow = (r.flow as i64 + sh) as u32;
         }

@@ -38,6 +38,9 @@ pub struct Scenario {
     pub signals: crate::signal::SignalSetup,
     /// `[engine]`: packet or flow level.
     pub engine: EngineConfig,
+    /// At flow level: the ring collectives, each rewritten into one
+    /// transfer per edge and channel (`crate::flowsim::ring`).
+    pub flow_rings: Vec<crate::flowsim::ring::Coarse>,
     /// The flows, workload by workload (`[[flow]]` entries first): flow
     /// ids run on from one workload to the next.
     pub workloads: Vec<crate::workload::Workload>,
@@ -422,6 +425,12 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, bu
             Some(plan)
         }
     };
+    // At flow level a ring collective moves as one transfer per edge and
+    // channel: its memory is that of the transfers.
+    let flow_rings = match sf.engine.fidelity {
+        Fidelity::Flow => crate::flowsim::ring::coarsen(&mut workloads, &mut extras.collectives, &mut extras.rpcs),
+        Fidelity::Packet => Vec::new(),
+    };
     let selective = sf.transport.retransmit == crate::transport::config::Retransmit::Selective;
     check_memory(&topology, &workloads, &makers, (sf.transport.mtu, selective, sf.switch.buffer.0), budget, err)?;
     check_link_rows(&sf.monitor, sf.stop, &topology, &workloads, budget, err)?;
@@ -437,6 +446,7 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, bu
         monitor: sf.monitor,
         signals,
         engine: sf.engine,
+        flow_rings,
         workloads,
         collectives: extras.collectives,
         rpcs: extras.rpcs,
