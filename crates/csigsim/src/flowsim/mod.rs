@@ -70,6 +70,10 @@ enum Due {
     Drain(u32, u32),
     /// Flow `0` has arrived whole at its receiver.
     Arrive(u32),
+    /// What the applications and the failure schedule ask for.
+    Start(u32),
+    Timer(u32),
+    Change(u32),
 }
 
 /// A fluid flow in progress.
@@ -273,13 +277,17 @@ pub fn run(w: &mut World, progress: &mut impl FnMut(&crate::Progress) -> bool) -
     let mut started: Vec<u32> = Vec::new();
     let mut freed: Vec<u32> = Vec::new();
     let mut set: Vec<u32> = Vec::new();
+    // The world's queue holds the first flow starts and the link changes;
+    // from here on what the applications schedule is staged and taken
+    // into the fluid model's own queue, which keeps one order for both.
+    let mut initial = 0;
+    while let Some((t, ev)) = w.ctx.q.pop() {
+        take(&mut f, t, ev.event());
+        initial += 1;
+    }
+    w.ctx.staged = Some(Vec::new());
     let reason = loop {
-        let tq = w.ctx.q.peek_time();
-        let tf = f.next_due();
-        let t = match (tq, tf) {
-            (None, None) => break "completed",
-            (a, b) => a.unwrap_or(u64::MAX).min(b.unwrap_or(u64::MAX)),
-        };
+        let Some(t) = f.next_due() else { break "completed" };
         if stop.is_some_and(|s| t > s) {
             let s = stop.expect("a stop time");
             w.ctx.now = w.ctx.now.max(s);
@@ -288,38 +296,30 @@ pub fn run(w: &mut World, progress: &mut impl FnMut(&crate::Progress) -> bool) -
         }
         w.ctx.now = t;
         let mut rerouted = false;
-        // Everything due at `t`: the fluid's own first, then the queue's
-        // (what the applications schedule at `t` joins in).
-        loop {
-            if f.next_due() == Some(t) {
-                let Reverse((_, _, d)) = f.due.pop().expect("peeked");
-                events += 1;
-                match d {
-                    Due::Drain(slot, _) => drained(w, &mut f, slot, t, &mut freed),
-                    Due::Arrive(flow) => arrived(w, FlowId(flow), t),
-                }
-                continue;
-            }
-            if w.ctx.q.peek_time() == Some(t) {
-                let (_, ev) = w.ctx.q.pop().expect("peeked");
-                events += 1;
-                match ev.event() {
-                    Event::FlowStart { flow } => {
-                        if !w.c.transport.flows.spec(flow).started {
-                            started.push(f.start(w, flow, t));
-                        }
+        // Everything due at `t`, what the applications schedule at `t` included.
+        while f.next_due() == Some(t) {
+            let Reverse((_, _, d)) = f.due.pop().expect("peeked");
+            events += 1;
+            match d {
+                Due::Drain(slot, _) => drained(w, &mut f, slot, t, &mut freed),
+                Due::Arrive(flow) => arrived(w, FlowId(flow), t),
+                Due::Start(flow) => {
+                    if !w.c.transport.flows.spec(FlowId(flow)).started {
+                        started.push(f.start(w, FlowId(flow), t));
                     }
-                    Event::AppTimer { op } => w.c.transport.apps.timer(&mut w.ctx, op),
-                    Event::LinkChange { change } => {
-                        w.c.net.link_change(&mut w.ctx, &mut w.c.obs, change);
-                        rerouted = true;
-                    }
-                    // The packet engine's own events are never scheduled here.
-                    _ => {}
                 }
-                continue;
+                Due::Timer(op) => w.c.transport.apps.timer(&mut w.ctx, op),
+                Due::Change(change) => {
+                    w.c.net.link_change(&mut w.ctx, &mut w.c.obs, change);
+                    rerouted = true;
+                }
             }
-            break;
+            let staged = w.ctx.staged.as_mut().expect("staged");
+            if !staged.is_empty() {
+                for (at, ev) in std::mem::take(staged) {
+                    take(&mut f, at, ev.event());
+                }
+            }
         }
         // The rates of the flows that share a link with a change.
         f.fab.begin(f.live.len());
@@ -351,11 +351,25 @@ pub fn run(w: &mut World, progress: &mut impl FnMut(&crate::Progress) -> bool) -
             }
         }
     };
+    w.ctx.staged = None;
+    w.fluid_events = events.saturating_sub(initial);
     if let Some(m) = f.meters.take() {
         let rows = m.finish(w.ctx.now, &f.fab.cap);
         w.c.obs.put_link_rows(rows);
     }
     reason
+}
+
+/// An event the world would have queued, into the fluid model's queue.
+fn take(f: &mut Fluid, t: u64, ev: Event) {
+    let d = match ev {
+        Event::FlowStart { flow } => Due::Start(flow.0),
+        Event::AppTimer { op } => Due::Timer(op),
+        Event::LinkChange { change } => Due::Change(change),
+        // The packet engine's own events are never scheduled at flow level.
+        _ => return,
+    };
+    f.push(t, d);
 }
 
 /// Slot `slot`'s fluid is through at `t`: its links are freed, the
