@@ -171,3 +171,38 @@ fn unmodelled_keys_are_listed_and_bad_fidelity_refused() {
     assert_eq!(e.key.as_deref(), Some("engine.fidelity"), "{e}");
     let _ = load(THREE_HOP);
 }
+
+/// Flow level against packet level on small versions of the rows of
+/// docs/fidelity.md's error table: each error inside the bound the page
+/// documents for its row (collective CCT 1%, incast max FCT 5%, ECMP
+/// permutation max FCT 20%).
+#[test]
+fn flow_level_error_stays_inside_the_documented_bounds() {
+    let ft4 = "[topology]\nkind = \"fat_tree\"\nk = 4\nrate = \"100Gbps\"\ndelay = \"1us\"\n";
+    let ls2 = "[topology]\nkind = \"leaf_spine\"\nleaves = 4\nspines = 2\nhosts_per_leaf = 4\nrate = \"100Gbps\"\noversubscription = 2\ndelay = \"1us\"\n";
+    let dctcp = "[switch]\nbuffer = \"32MB\"\necn = { kmin = \"100KB\", kmax = \"400KB\", pmax = 0.2 }\n[transport]\ncc = \"dctcp\"\nretransmit = \"selective\"\n";
+    let ring = "[switch]\nmode = \"pfc\"\n[[workload]]\nkind = \"collective\"\nop = \"all_reduce\"\nsize = \"4MB\"\n";
+    let cases: Vec<(&str, String, f64)> = vec![
+        ("ring all-reduce, non-blocking", format!("{ft4}{ring}"), 0.01),
+        ("ring all-reduce, 2:1", format!("{ls2}{ring}"), 0.01),
+        ("incast 15 to 1", format!("{ft4}{dctcp}[[workload]]\nkind = \"incast\"\nreceiver = \"h0\"\ncount = 15\nsize = \"1MB\"\n"), 0.05),
+        ("permutation, ECMP", format!("{ft4}{dctcp}[[workload]]\nkind = \"permutation\"\nsize = \"2MB\"\n"), 0.20),
+    ];
+    for (row, text, bound) in cases {
+        let figure = |sets: &[&str]| {
+            let out = csigsim::run(load_with(&text, sets), |_| true);
+            assert_eq!(out.summary.flows_completed as usize, out.summary.flows_total, "{row}");
+            match &out.tables.collectives {
+                Some(t) => {
+                    let total = t.step.iter().position(|s| s.is_none()).expect("instance row");
+                    t.time_ps[total].unwrap() as f64
+                }
+                None => out.summary.fct_max_ns.unwrap(),
+            }
+        };
+        let (packet, flow) = (figure(&[]), figure(&[FLOW]));
+        let err = (flow - packet) / packet;
+        println!("{row}: packet {packet:.0}, flow {flow:.0}, error {:+.2}%", err * 100.0);
+        assert!(err.abs() <= bound, "{row}: flow level {flow} against packet level {packet}: {:+.2}% is outside {:.0}%", err * 100.0, bound * 100.0);
+    }
+}
