@@ -133,7 +133,7 @@ pub fn coarsen(workloads: &mut [Workload], collectives: &mut [CollectiveSpec], r
                 let per = c.plan.n * c.plan.channels;
                 let a = c.first + instance[k] * per;
                 instance[k] += 1;
-                spec.steps = vec![a..a + per];
+                spec.steps = std::iter::once(a..a + per).collect();
             }
         }
     }
