@@ -35,6 +35,7 @@ pub mod budget;
 pub mod cc;
 pub mod de;
 pub mod engine;
+pub mod flowsim;
 pub mod hugepages;
 pub mod id;
 pub mod lb;
@@ -124,6 +125,9 @@ pub fn run(sc: Scenario, progress: impl FnMut(&Progress) -> bool) -> RunOutput {
 /// cannot be opened or written (a message naming the problem).
 pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progress) -> bool) -> Result<RunOutput, String> {
     let started = std::time::Instant::now();
+    if sc.engine.fidelity == scenario::config::Fidelity::Flow {
+        return run_flow(sc, opts, started, progress);
+    }
     let parts = opts.partitions.max(opts.threads);
     // The partitions' worlds are built side by side when the run will
     // likely be cut (a capture or a refusal of the scenario keeps it on one
@@ -209,6 +213,27 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
             }
         }
     };
+    finish_run(w, started, reason, watchdog, guard, threads, streamer)
+}
+
+/// [`run_with`] at flow level ([`flowsim`]): on one thread whatever
+/// `threads` asks (the output says so), no capture (there are no packets).
+fn run_flow(sc: Scenario, opts: &RunOptions, started: std::time::Instant, mut progress: impl FnMut(&Progress) -> bool) -> Result<RunOutput, String> {
+    if opts.capture.is_some() {
+        return Err("a packet capture needs packets: engine.fidelity = \"flow\" has none (use \"packet\")".into());
+    }
+    let mut w = World::new(sc);
+    let streamer = stream_writer(opts, &w)?.map(|(s, st)| {
+        w.observers_mut().stream_to(s);
+        st
+    });
+    let reason = flowsim::run(&mut w, &mut progress);
+    let watchdog = watchdog::Watchdog::new(&w, 0);
+    let guard = watchdog::Guard::new(0, w.now(), w.stats());
+    let mut threads = output::Threads::ONE;
+    if opts.threads > 1 || opts.partitions > 1 {
+        threads.refused = Some("a flow-level run (engine.fidelity = \"flow\") runs on one thread".into());
+    }
     finish_run(w, started, reason, watchdog, guard, threads, streamer)
 }
 

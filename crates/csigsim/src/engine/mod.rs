@@ -51,6 +51,8 @@ pub struct World {
     pub(crate) c: Components,
     stop_ps: Option<u64>,
     pub(crate) sc: Scenario,
+    /// Events a flow-level run handled beyond those of this world's queue.
+    pub(crate) fluid_events: u64,
 }
 
 impl Components {
@@ -270,7 +272,7 @@ impl World {
         // Where the stages run far apart, the pending events outgrow the
         // caches too.
         ctx.q.fetch_ahead_blocks(prefetch_spacing >= FAR_PREFETCH_SPACING);
-        World { ctx, c: Components { net, transport, obs, prefetch_spacing }, stop_ps: sc.stop.map(|s| s.0), sc }
+        World { ctx, c: Components { net, transport, obs, prefetch_spacing }, stop_ps: sc.stop.map(|s| s.0), sc, fluid_events: 0 }
     }
 
     /// Runs until the queue is empty, the stop time, or `max_events` events.
@@ -332,7 +334,7 @@ impl World {
 
     /// Events handled so far.
     pub fn events(&self) -> u64 {
-        self.ctx.q.popped()
+        self.ctx.q.popped() + self.fluid_events
     }
 
     pub fn stats(&self) -> &Stats {

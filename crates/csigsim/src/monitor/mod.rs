@@ -428,6 +428,18 @@ impl Observers {
         self.check_held(now);
     }
 
+    /// Adds closed rows to the link monitors, per port, in window order,
+    /// after every row they hold (the flow-level engine meters the links
+    /// itself); before [`Observers::finish`].
+    pub(crate) fn put_link_rows(&mut self, rows: Vec<Vec<LinkWindow>>) {
+        if let Some(l) = &mut self.links {
+            for (m, r) in l.iter_mut().zip(rows) {
+                self.held += r.len();
+                m.rows.extend(r);
+            }
+        }
+    }
+
     /// Closes every monitor's windows at the end of the run (`end`); a
     /// streaming run hands its last rows to the sink.
     pub fn finish(&mut self, end: u64) {

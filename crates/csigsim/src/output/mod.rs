@@ -75,6 +75,10 @@ pub struct Summary {
     pub max_switch_buffer_bytes: u64,
     pub invariants_ok: bool,
     pub invariant_violations: Vec<String>,
+    /// A flow-level run's rung and what it does not model; absent at
+    /// packet level.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fidelity: Option<FidelityNote>,
     /// What the scenario's set-up warns of (the command prints them first);
     /// absent when none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -83,6 +87,15 @@ pub struct Summary {
     /// out of events before every flow completed; absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diagnosis: Option<diagnosis::Diagnosis>,
+}
+
+/// summary.json's `fidelity` of a flow-level run.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FidelityNote {
+    /// "flow".
+    pub engine: String,
+    /// What the scenario sets that the flow level does not model.
+    pub not_modelled: Vec<String>,
 }
 
 /// Everything a run produced, in memory: the summary and the typed tables.
@@ -363,6 +376,7 @@ pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::w
         max_switch_buffer_bytes: w.switches().iter().map(|s| s.max_used()).max().unwrap_or(0),
         invariants_ok: violations.is_empty(),
         invariant_violations: violations,
+        fidelity: (sc.engine.fidelity == crate::scenario::config::Fidelity::Flow).then(|| FidelityNote { engine: "flow".into(), not_modelled: crate::flowsim::not_modelled(sc) }),
         warnings: sc.transport.warnings(sc.switch.routing),
         diagnosis: match end_reason {
             "stalled" | "completed" => diagnosis::diagnose(w, end_reason, mark),

@@ -31,9 +31,39 @@ pub struct ScenarioFile {
     #[serde(default)]
     pub signals: crate::signal::SignalsConfig,
     #[serde(default)]
+    pub engine: EngineConfig,
+    #[serde(default)]
     pub flow: Vec<FlowEntry>,
     #[serde(default)]
     pub workload: Vec<WorkloadEntry>,
+}
+
+/// `[engine]`: which rung of the fidelity ladder runs the scenario.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct EngineConfig {
+    #[serde(default)]
+    pub fidelity: Fidelity,
+}
+
+/// `engine.fidelity`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Fidelity {
+    /// Every packet through queues, congestion control and signals.
+    #[default]
+    Packet,
+    /// Flows as fluids at their max-min fair rates (`crate::flowsim`).
+    Flow,
+}
+
+impl Fidelity {
+    pub fn name(self) -> &'static str {
+        match self {
+            Fidelity::Packet => "packet",
+            Fidelity::Flow => "flow",
+        }
+    }
 }
 
 fn default_name() -> String {

@@ -36,6 +36,11 @@ pub struct Scenario {
     pub transport: TransportConfig,
     pub monitor: MonitorConfig,
     pub signals: crate::signal::SignalSetup,
+    /// `[engine]`: packet or flow level.
+    pub engine: EngineConfig,
+    /// At flow level: the ring collectives, each rewritten into one
+    /// transfer per edge and channel (`crate::flowsim::ring`).
+    pub flow_rings: Vec<crate::flowsim::ring::Coarse>,
     /// The flows, workload by workload (`[[flow]]` entries first): flow
     /// ids run on from one workload to the next.
     pub workloads: Vec<crate::workload::Workload>,
@@ -391,6 +396,9 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, bu
         count += w.len() as u64;
         workloads.push(w);
     }
+    if sf.engine.fidelity == Fidelity::Flow && sf.transport.connection.is_some() {
+        return Err(err("engine.fidelity", "connections of several queue pairs ([transport.connection]) are not modelled at flow level: use fidelity = \"packet\"".into()));
+    }
     let connections = match &sf.transport.connection {
         None => None,
         Some(c) => {
@@ -417,6 +425,12 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, bu
             Some(plan)
         }
     };
+    // At flow level a ring collective moves as one transfer per edge and
+    // channel: its memory is that of the transfers.
+    let flow_rings = match sf.engine.fidelity {
+        Fidelity::Flow => crate::flowsim::ring::coarsen(&mut workloads, &mut extras.collectives, &mut extras.rpcs),
+        Fidelity::Packet => Vec::new(),
+    };
     let selective = sf.transport.retransmit == crate::transport::config::Retransmit::Selective;
     check_memory(&topology, &workloads, &makers, (sf.transport.mtu, selective, sf.switch.buffer.0), budget, err)?;
     check_link_rows(&sf.monitor, sf.stop, &topology, &workloads, budget, err)?;
@@ -431,6 +445,8 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, bu
         transport: sf.transport,
         monitor: sf.monitor,
         signals,
+        engine: sf.engine,
+        flow_rings,
         workloads,
         collectives: extras.collectives,
         rpcs: extras.rpcs,

@@ -100,6 +100,11 @@ impl FlowRecord {
         }
     }
 
+    /// The sending-rate cap from the scenario in bits/s (u64::MAX: none).
+    pub fn rate_cap(&self) -> u64 {
+        self.rate_cap
+    }
+
     /// Payload bytes the receiver has in order.
     pub fn delivered_bytes(&self) -> u64 {
         (self.rcv_nxt as u64 * self.mss as u64).min(self.size)
@@ -234,6 +239,12 @@ impl FlowStore {
     #[inline]
     pub fn spec(&self, id: FlowId) -> &FlowRecord {
         &self.records[id.ix()]
+    }
+
+    /// The flow's stored record, to write what came of it where no state
+    /// is kept (the flow-level engine).
+    pub(crate) fn record_mut(&mut self, id: FlowId) -> &mut FlowRecord {
+        &mut self.records[id.ix()]
     }
 
     /// The flow's state, if it has one now.

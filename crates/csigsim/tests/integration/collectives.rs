@@ -7,7 +7,7 @@ use csigsim::World;
 
 /// A ring AllReduce of `size` bytes per rank on hosts h0..h(n-1) of a
 /// `k`-ary fat tree at 100 Gb/s, lossless, no congestion control.
-fn ring(k: u32, n: u32, size: &str) -> String {
+pub(crate) fn ring(k: u32, n: u32, size: &str) -> String {
     let hosts: Vec<String> = (0..n).map(|i| format!("\"h{i}\"")).collect();
     format!(
         "name = \"ring\"\n[topology]\nkind = \"fat_tree\"\nk = {k}\nrate = \"100Gbps\"\ndelay = \"1us\"\n[switch]\nmode = \"pfc\"\n\
@@ -22,7 +22,7 @@ fn ring(k: u32, n: u32, size: &str) -> String {
 /// `r - 1`, so the last step at rank `r` ends a chain over the 2 (n - 1)
 /// consecutive ring edges before it, each adding one full packet's
 /// store-and-forward latency; the slowest such chain.
-fn analytic_ps(w: &World, n: u32, size: u64) -> f64 {
+pub(crate) fn analytic_ps(w: &World, n: u32, size: u64) -> f64 {
     let t = &w.scenario().transport;
     let packet = (t.mtu + t.header) as u64;
     let payload_bps = 100e9 * t.mtu as f64 / packet as f64;

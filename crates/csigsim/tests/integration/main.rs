@@ -13,6 +13,7 @@ mod ecn_rules;
 mod fairness;
 mod failures;
 mod fct;
+mod flow_level;
 mod flow_states;
 mod golden;
 mod graphs;

@@ -1,0 +1,208 @@
+//! The flow-level engine (`engine.fidelity = "flow"`): a lone flow's
+//! completion time to the picosecond, max-min sharing, the ring
+//! all-reduce against its analytic time, determinism, and its outputs.
+
+use crate::common::{dumbbell, load, load_with};
+use csigsim::units::tx_time_ps;
+
+const FLOW: &str = "engine.fidelity=\"flow\"";
+
+const THREE_HOP: &str = r#"
+name = "three hops"
+[topology]
+kind = "custom"
+hosts = ["h0", "h1"]
+switches = ["s0", "s1"]
+links = [
+  { a = "h0", b = "s0", rate = "100Gbps", delay = "1us" },
+  { a = "s0", b = "s1", rate = "40Gbps", delay = "2.5us" },
+  { a = "s1", b = "h1", rate = "100Gbps", delay = "700ns" },
+]
+[[flow]]
+src = "h0"
+dst = "h1"
+size = "1000000B"
+start = "3us"
+"#;
+
+/// The first packet (4160 wire bytes) store-and-forward over the three
+/// hops, the other 1,011,520 wire bytes (245 headers of 64 bytes) at the
+/// 40 Gb/s bottleneck: 5,697,600 + 202,304,000 ps.
+#[test]
+fn a_lone_flow_takes_its_analytic_time_to_the_picosecond() {
+    let out = csigsim::run(load_with(THREE_HOP, &[FLOW]), |_| true);
+    let f = &out.tables.flows;
+    let first = tx_time_ps(4160, 100_000_000_000) + 1_000_000 + tx_time_ps(4160, 40_000_000_000) + 2_500_000 + tx_time_ps(4160, 100_000_000_000) + 700_000;
+    assert_eq!(first, 5_697_600);
+    let rest = tx_time_ps(1_000_000 + 245 * 64 - 4160, 40_000_000_000);
+    assert_eq!(rest, 202_304_000);
+    assert_eq!(f.fct_ps[0], Some(208_001_600));
+    assert_eq!(f.fct_ps[0], Some(f.ideal_fct_ps[0]), "the ideal FCT is the lone flow's");
+    assert_eq!(f.start_ps[0], 3_000_000);
+    assert_eq!(out.summary.flows_completed, 1);
+    assert!(out.summary.invariants_ok);
+    assert_eq!(out.summary.fidelity.as_ref().map(|n| n.engine.as_str()), Some("flow"));
+}
+
+/// Two flows share the 100 Gb/s bottleneck at 50 Gb/s each until the
+/// shorter one's fluid is through; the longer then runs alone at 100.
+#[test]
+fn flows_share_a_bottleneck_max_min_and_speed_up_when_one_leaves() {
+    let text = dumbbell(
+        2,
+        "[[flow]]\nsrc = \"h0\"\ndst = \"rx\"\nsize = \"1MB\"\n[[flow]]\nsrc = \"h1\"\ndst = \"rx\"\nsize = \"3MB\"\n",
+    );
+    let out = csigsim::run(load_with(&text, &[FLOW]), |_| true);
+    let f = &out.tables.flows;
+    let wire = |size: u64| size + size.div_ceil(4096) * 64 - 4160;
+    let first = 3 * (tx_time_ps(4160, 100_000_000_000) + 1_000_000);
+    // Flow 0's fluid at 50 Gb/s.
+    let t0 = (wire(1_000_000) as f64 * 8e12 / 50e9).ceil();
+    assert_eq!(f.fct_ps[0], Some(t0 as u64 + first));
+    // Flow 1 moved as much by then, the rest at 100 Gb/s.
+    let left = wire(3_000_000) as f64 - 50e9 * t0 / 8e12;
+    let t1 = t0 + (left * 8e12 / 100e9).ceil();
+    let got = f.fct_ps[1].unwrap() as f64;
+    assert!((got - (t1 + first as f64)).abs() <= 2.0, "{got} against {}", t1 + first as f64);
+    // links.csv: the bottleneck carried both flows' wire bytes less their
+    // first packets (metered as fluid), busy the whole time.
+    let links = out.tables.links.as_ref().expect("links table");
+    let rows: Vec<_> = links.rows().filter(|r| r.from == "s0" && r.to == "s1").collect();
+    let bytes: u64 = rows.iter().map(|r| r.tx_bytes).sum();
+    let expect = wire(1_000_000) + wire(3_000_000);
+    assert!(bytes.abs_diff(expect) <= rows.len() as u64, "{bytes} against {expect}");
+    assert!(rows.iter().all(|r| r.max_queue_bytes == 0 && r.drops == 0));
+}
+
+/// A flow's rate cap holds it below its fair share; the other takes the rest.
+#[test]
+fn rate_caps_are_respected() {
+    let text = dumbbell(
+        2,
+        "[[flow]]\nsrc = \"h0\"\ndst = \"rx\"\nsize = \"1MB\"\nrate = \"20Gbps\"\n[[flow]]\nsrc = \"h1\"\ndst = \"rx\"\nsize = \"1MB\"\n",
+    );
+    let out = csigsim::run(load_with(&text, &[FLOW]), |_| true);
+    let f = &out.tables.flows;
+    let wire = 1_000_000 + 245 * 64 - 4160;
+    let first = 3 * (tx_time_ps(4160, 100_000_000_000) + 1_000_000);
+    assert_eq!(f.fct_ps[0], Some(tx_time_ps(wire, 20_000_000_000) + first));
+    assert_eq!(f.fct_ps[1], Some(tx_time_ps(wire, 80_000_000_000) + first));
+}
+
+/// A ring all-reduce's CCT on an idle non-blocking fabric, one slice per
+/// step and channel: the last step at rank `r` ends a chain over the
+/// 2 (n - 1) edges before it, each step a lone flow (its first packet's
+/// store-and-forward latency, the rest of its wire bytes at the rate)
+/// plus the ACKs of the step the rank receives, which leave on its NIC
+/// link ahead of its data; the slowest chain.
+fn ring_analytic_ps(w: &csigsim::World, n: u32, size: u64) -> f64 {
+    use csigsim::id::HostId;
+    let t = &w.scenario().transport;
+    let (mtu, header, ack) = (t.mtu as u64, t.header as u64, t.ack_size as u64);
+    let block = size / n as u64;
+    let pkts = block.div_ceil(mtu);
+    let rest = block + pkts * header - (mtu + header) + pkts.div_ceil(t.ack_every as u64) * ack;
+    let edge: Vec<u64> = (0..n).map(|r| w.path_latency(HostId(r), HostId((r + 1) % n), mtu + header).0).collect();
+    let steps = 2 * (n - 1);
+    let chain = (0..n).map(|end| (0..steps).map(|i| edge[((end + n * 2 - i) % n) as usize]).sum::<u64>()).max().unwrap();
+    (steps as u64 * tx_time_ps(rest, 100_000_000_000) + chain) as f64
+}
+
+/// Ring all-reduce on a non-blocking fat tree: the CCT within 1% of the
+/// analytic time at 8, 64 and 1024 ranks (blocks of 4 MB, 250 KB and
+/// 15.6 KB: chunk 4 MB keeps them one slice a step).
+#[test]
+fn ring_allreduce_matches_the_analytic_cct_within_one_percent() {
+    for (k, n, size, bytes) in [(4, 8, "32MB", 32_000_000u64), (8, 64, "16MB", 16_000_000), (16, 1024, "16MB", 16_000_000)] {
+        let text = crate::collectives::ring(k, n, size).replace("size = ", "chunk = \"4MB\"\nsize = ");
+        let sc = load_with(&text, &[FLOW]);
+        let w = csigsim::World::new(sc.clone());
+        let expect = ring_analytic_ps(&w, n, bytes);
+        let out = csigsim::run(sc, |_| true);
+        assert_eq!(out.summary.flows_completed as usize, out.summary.flows_total);
+        let t = out.tables.collectives.as_ref().expect("collectives table");
+        let total = t.step.iter().position(|s| s.is_none()).expect("instance row");
+        let cct = (t.finish_ps[total].unwrap() - t.start_ps[total].unwrap()) as f64;
+        println!("n={n}: flow-level CCT {:.1} us, analytic {:.1} us", cct / 1e6, expect / 1e6);
+        assert!((cct - expect).abs() / expect < 0.01, "n={n}: CCT {cct} ps against {expect} ps");
+    }
+}
+
+/// Two runs of one scenario and seed write the same bytes.
+#[test]
+fn flow_level_outputs_are_byte_identical_across_runs() {
+    let text = r#"
+name = "websearch"
+seed = 7
+[topology]
+kind = "fat_tree"
+k = 4
+rate = "100Gbps"
+delay = "1us"
+[monitor]
+window = "10us"
+[[workload]]
+kind = "poisson"
+cdf = "websearch"
+load = 0.5
+duration = "3ms"
+"#;
+    let a = csigsim::run(load_with(text, &[FLOW]), |_| true);
+    let b = csigsim::run(load_with(text, &[FLOW]), |_| true);
+    assert!(a.summary.flows_completed > 100);
+    assert_eq!(a.summary.flows_completed as usize, a.summary.flows_total);
+    assert_eq!(a.flows_csv(), b.flows_csv());
+    assert_eq!(a.links_csv(), b.links_csv());
+    let (mut sa, mut sb) = (a.summary.clone(), b.summary.clone());
+    sa.wall_s = 0.0;
+    sb.wall_s = 0.0;
+    assert_eq!(serde_json::to_string(&sa).unwrap(), serde_json::to_string(&sb).unwrap());
+}
+
+/// Keys without meaning at flow level are accepted and listed; a fidelity
+/// that does not exist is refused with its key.
+#[test]
+fn unmodelled_keys_are_listed_and_bad_fidelity_refused() {
+    let out = csigsim::run(load_with(THREE_HOP, &[FLOW, "transport.cc=\"dctcp\"", "switch.ecn={ kmin = \"10KB\", kmax = \"40KB\", pmax = 0.1 }"]), |_| true);
+    let listed = &out.summary.fidelity.as_ref().unwrap().not_modelled;
+    assert!(listed.iter().any(|k| k == "transport.cc"), "{listed:?}");
+    assert!(listed.iter().any(|k| k == "switch.ecn.kmin"), "{listed:?}");
+    let e = csigsim::scenario::load_str(THREE_HOP, "t.toml", std::path::Path::new("."), &[csigsim::Override::parse("engine.fidelity=\"fluid\"").unwrap()], None).unwrap_err();
+    assert_eq!(e.key.as_deref(), Some("engine.fidelity"), "{e}");
+    let _ = load(THREE_HOP);
+}
+
+/// Flow level against packet level on small versions of the rows of
+/// docs/fidelity.md's error table: each error inside the bound the page
+/// documents for its row (collective CCT 1%, incast max FCT 5%, ECMP
+/// permutation max FCT 20%).
+#[test]
+fn flow_level_error_stays_inside_the_documented_bounds() {
+    let ft4 = "[topology]\nkind = \"fat_tree\"\nk = 4\nrate = \"100Gbps\"\ndelay = \"1us\"\n";
+    let ls2 = "[topology]\nkind = \"leaf_spine\"\nleaves = 4\nspines = 2\nhosts_per_leaf = 4\nrate = \"100Gbps\"\noversubscription = 2\ndelay = \"1us\"\n";
+    let dctcp = "[switch]\nbuffer = \"32MB\"\necn = { kmin = \"100KB\", kmax = \"400KB\", pmax = 0.2 }\n[transport]\ncc = \"dctcp\"\nretransmit = \"selective\"\n";
+    let ring = "[switch]\nmode = \"pfc\"\n[[workload]]\nkind = \"collective\"\nop = \"all_reduce\"\nsize = \"4MB\"\n";
+    let cases: Vec<(&str, String, f64)> = vec![
+        ("ring all-reduce, non-blocking", format!("{ft4}{ring}"), 0.01),
+        ("ring all-reduce, 2:1", format!("{ls2}{ring}"), 0.01),
+        ("incast 15 to 1", format!("{ft4}{dctcp}[[workload]]\nkind = \"incast\"\nreceiver = \"h0\"\ncount = 15\nsize = \"1MB\"\n"), 0.05),
+        ("permutation, ECMP", format!("{ft4}{dctcp}[[workload]]\nkind = \"permutation\"\nsize = \"2MB\"\n"), 0.20),
+    ];
+    for (row, text, bound) in cases {
+        let figure = |sets: &[&str]| {
+            let out = csigsim::run(load_with(&text, sets), |_| true);
+            assert_eq!(out.summary.flows_completed as usize, out.summary.flows_total, "{row}");
+            match &out.tables.collectives {
+                Some(t) => {
+                    let total = t.step.iter().position(|s| s.is_none()).expect("instance row");
+                    t.time_ps[total].unwrap() as f64
+                }
+                None => out.summary.fct_max_ns.unwrap(),
+            }
+        };
+        let (packet, flow) = (figure(&[]), figure(&[FLOW]));
+        let err = (flow - packet) / packet;
+        println!("{row}: packet {packet:.0}, flow {flow:.0}, error {:+.2}%", err * 100.0);
+        assert!(err.abs() <= bound, "{row}: flow level {flow} against packet level {packet}: {:+.2}% is outside {:.0}%", err * 100.0, bound * 100.0);
+    }
+}
