@@ -1,5 +1,6 @@
 //! Fuzzing of everything that reads user or wire input: scenario loading and
-//! validation (and a short run of what validates), trace files, the CSIG tag,
+//! validation (and a short run of what validates), trace files (CSV, GOAL
+//! schedules, Chakra execution traces), the CSIG tag,
 //! frame and pcap decoders, and the unit parsers. None may panic: bad input
 //! is an error.
 //!
@@ -471,6 +472,91 @@ proptest! {
     #[test]
     fn goal_bytes(text in prop::collection::vec(any::<u8>(), 0..64)) {
         goal(&text);
+    }
+}
+
+// ---------------------------------------------------------------- Chakra traces
+
+/// Loads the three-host scenario with `files` as the ranks' Chakra traces
+/// (`t.<rank>.et`) and runs it if it validates.
+fn chakra(files: &[Vec<u8>]) {
+    let dir = std::env::temp_dir().join(format!("csigsim-fuzz-chakra-{}-{:?}", std::process::id(), std::thread::current().id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (r, f) in files.iter().enumerate() {
+        std::fs::write(dir.join(format!("t.{r}.et")), f).unwrap();
+    }
+    std::fs::write(dir.join("comm_group.json"), r#"{"g": [0, 2], "all": [0, 1, 2]}"#).unwrap();
+    let scenario = TRACE_SCENARIO.replace("kind = \"trace\"\nfile = \"trace.csv\"", "kind = \"chakra\"\npath = \"t\"");
+    load_and_run(&scenario, &dir);
+}
+
+#[test]
+fn chakra_corpus() {
+    for (path, bytes) in corpus("chakra") {
+        eprintln!("replaying {}", path.display());
+        chakra(&[bytes.clone(), bytes]);
+    }
+}
+
+const CHAKRA_ATTRS: &[&str] = &["comm_type", "comm_size", "comm_src", "comm_dst", "comm_tag", "pg_name", "is_cpu_op", "stream", "tid", "flops"];
+
+/// An attribute of a name csigsim reads (mostly), with a value of a type
+/// it reads or not.
+fn chakra_attr() -> impl Strategy<Value = csigsim::workload::chakra::et::AttributeProto> {
+    use csigsim::workload::chakra::et::{AttributeProto, Value};
+    let value = prop_oneof![
+        4 => (-2i64..5).prop_map(Value::Int64Val),
+        2 => prop_oneof![Just(0u64), Just(1), Just(4096), Just(1 << 20), Just(u64::MAX)].prop_map(Value::Uint64Val),
+        1 => any::<i32>().prop_map(Value::Int32Val),
+        1 => any::<bool>().prop_map(Value::BoolVal),
+        1 => prop_oneof![Just("g".to_string()), Just("all".to_string()), Just("x".to_string()), Just(String::new())].prop_map(Value::StringVal),
+        1 => any::<f64>().prop_map(Value::DoubleVal),
+    ];
+    (0..CHAKRA_ATTRS.len(), prop::option::weighted(0.95, value))
+        .prop_map(|(n, value)| AttributeProto { name: CHAKRA_ATTRS[n].to_string(), doc_string: String::new(), value })
+}
+
+/// Nodes of every type, with dependencies among a few ids, encoded as a
+/// rank's trace; sometimes gzipped, cut short or with a byte changed.
+fn chakra_rank() -> impl Strategy<Value = Vec<u8>> {
+    use csigsim::workload::chakra::et::{encode_stream, GlobalMetadata, Node};
+    let node = (0u64..6, 0i32..9, prop::collection::vec(0u64..7, 0..3), prop::collection::vec(0u64..7, 0..2), 0u64..2000, prop::collection::vec(chakra_attr(), 0..5))
+        .prop_map(|(id, t, data_deps, ctrl_deps, duration_micros, attr)| Node { id, r#type: t, data_deps, ctrl_deps, duration_micros, attr, ..Default::default() });
+    (prop::collection::vec(node, 0..7), 0u8..6, any::<prop::sample::Index>(), any::<u8>()).prop_map(|(nodes, how, at, byte)| {
+        let mut b = encode_stream(&GlobalMetadata { version: "0.0.4".into(), attr: vec![] }, &nodes);
+        match how {
+            0 if !b.is_empty() => b.truncate(at.index(b.len())),
+            1 if !b.is_empty() => {
+                let i = at.index(b.len());
+                b[i] = byte;
+            }
+            2 => {
+                use std::io::Write;
+                let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+                gz.write_all(&b).unwrap();
+                b = gz.finish().unwrap();
+                if byte < 32 {
+                    b.truncate(at.index(b.len()));
+                }
+            }
+            _ => {}
+        }
+        b
+    })
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn chakra_structured(files in prop::collection::vec(chakra_rank(), 1..4)) {
+        chakra(&files);
+    }
+
+    #[test]
+    fn chakra_bytes(bytes in prop::collection::vec(any::<u8>(), 0..64)) {
+        chakra(&[bytes]);
     }
 }
 
