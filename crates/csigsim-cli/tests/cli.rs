@@ -837,7 +837,9 @@ fn malformed_chakra_traces_exit_2_naming_file_rank_and_node() {
     let recv = |id: u64| node(id, node_type::COMM_RECV, &[], vec![attr("comm_src", Value::Int64Val(0)), attr("comm_size", Value::Int64Val(4096))]);
     let coll = |id: u64| node(id, node_type::COMM_COLL, &[], vec![attr("comm_type", Value::Int64Val(0)), attr("comm_size", Value::Int64Val(1 << 20)), attr("pg_name", Value::StringVal("dp".into()))]);
     let good = || vec![vec![node(1, node_type::COMP, &[], vec![]), send(2, 1)], vec![recv(9)]];
-    let mut cases: Vec<(&str, Vec<Vec<Node>>, &[&str])> = Vec::new();
+    // (case, the ranks' nodes, what the message names)
+    type Case = (&'static str, Vec<Vec<Node>>, &'static [&'static str]);
+    let mut cases: Vec<Case> = Vec::new();
     let mut r = good();
     r[1][0].r#type = 99;
     cases.push(("unknown-type", r, &["t.1.et", "rank 1, node 9", "node type 99"]));

@@ -250,8 +250,17 @@ fn rank_hosts(c: &ChakraConfig, ctx: &Ctx) -> Result<Vec<u32>, InputError> {
     }
 }
 
+/// The communicator groups of a group file: each name's ranks.
+struct Groups {
+    file: String,
+    ranks: HashMap<String, Vec<u32>>,
+}
+
+/// Sends by (source, destination, tag), in order: (rank, node index, operation).
+type SendQueues = HashMap<(u32, u32, i128), VecDeque<(u32, u32, u32)>>;
+
 /// The communicator groups by name, each a list of ranks.
-fn comm_groups(c: &ChakraConfig, ctx: &Ctx, dir: &Path, ranks: u32) -> Result<Option<(String, HashMap<String, Vec<u32>>)>, InputError> {
+fn comm_groups(c: &ChakraConfig, ctx: &Ctx, dir: &Path, ranks: u32) -> Result<Option<Groups>, InputError> {
     let path = match &c.comm_group {
         Some(f) => relative_to(ctx.base_dir, f),
         None => {
@@ -285,7 +294,7 @@ fn comm_groups(c: &ChakraConfig, ctx: &Ctx, dir: &Path, ranks: u32) -> Result<Op
         }
         out.insert(name, ranks_of);
     }
-    Ok(Some((file, out)))
+    Ok(Some(Groups { file, ranks: out }))
 }
 
 /// What a node is, read from its type and attributes.
@@ -413,7 +422,7 @@ fn kind(t: &RankTrace, n: &Node, ranks: u32, ignore: &[String]) -> Result<Kind, 
 }
 
 /// The graph of the ranks' traces on `hosts`.
-fn build(c: &ChakraConfig, ctx: &Ctx, ranks: &[RankTrace], hosts: &[u32], groups: &Option<(String, HashMap<String, Vec<u32>>)>) -> Result<Dag, InputError> {
+fn build(c: &ChakraConfig, ctx: &Ctx, ranks: &[RankTrace], hosts: &[u32], groups: &Option<Groups>) -> Result<Dag, InputError> {
     let name = label(&c.name, "chakra", ctx.idx);
     let n = ranks.len() as u32;
     for (key, v) in [("channels", c.channels), ("slots", c.slots)] {
@@ -439,8 +448,7 @@ fn build(c: &ChakraConfig, ctx: &Ctx, ranks: &[RankTrace], hosts: &[u32], groups
     let mut begins: Vec<Vec<u32>> = Vec::with_capacity(ranks.len());
     let mut dones: Vec<Vec<u32>> = Vec::with_capacity(ranks.len());
     let mut streams: HashMap<(u32, bool, u32), u32> = HashMap::new();
-    // Sends by (source, destination, tag), in order: (rank, node index, flow op).
-    let mut sends: HashMap<(u32, u32, i128), VecDeque<(u32, u32, u32)>> = HashMap::new();
+    let mut sends = SendQueues::new();
     for t in ranks {
         let mut ks = Vec::with_capacity(t.nodes.len());
         let (mut b, mut d) = (Vec::with_capacity(t.nodes.len()), Vec::with_capacity(t.nodes.len()));
@@ -595,7 +603,7 @@ fn collectives(
     ctx: &Ctx,
     ranks: &[RankTrace],
     hosts: &[u32],
-    groups: &Option<(String, HashMap<String, Vec<u32>>)>,
+    groups: &Option<Groups>,
     kinds: &[Vec<Kind>],
     begins: &[Vec<u32>],
     dones: &[Vec<u32>],
@@ -616,7 +624,7 @@ fn collectives(
             } else {
                 match groups {
                     None => return Err(node_err(t, &t.nodes[i], format!("runs on communicator group {group} and there is no comm_group file (comm_group.json beside the traces, or the key comm_group)"))),
-                    Some((file, gs)) => gs.get(group).ok_or_else(|| node_err(t, &t.nodes[i], format!("runs on communicator group {group}, which {file} does not define")))?,
+                    Some(gs) => gs.ranks.get(group).ok_or_else(|| node_err(t, &t.nodes[i], format!("runs on communicator group {group}, which {} does not define", gs.file)))?,
                 }
             };
             let Some(pos) = members.iter().position(|&m| m == t.rank) else {
@@ -634,7 +642,7 @@ fn collectives(
         rank_of_host[h as usize] = r as u32;
     }
     for (group, per_member) in &by_group {
-        let members: &[u32] = if group.is_empty() { &everyone } else { &groups.as_ref().expect("checked").1[group] };
+        let members: &[u32] = if group.is_empty() { &everyone } else { &groups.as_ref().expect("checked").ranks[group] };
         let count = per_member.iter().map(Vec::len).max().unwrap_or(0);
         for k in 0..count {
             // The k-th collective of every member; the first member's sets the terms.
