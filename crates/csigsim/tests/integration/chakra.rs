@@ -254,3 +254,29 @@ fn malformed_traces_are_refused_naming_file_rank_and_node() {
     assert!(e.file.ends_with("t.1.et") && e.msg.contains(&format!("rank 1, byte offset {meta_len}")) && e.msg.contains("truncated"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// With `intra_server = "instant"` a message or collective step between
+/// two NICs of one server takes no time and is no flow; with the default
+/// it crosses the fabric.
+#[test]
+fn intra_server_transfers_cross_the_fabric_or_take_no_time() {
+    let coll = |id: u64| {
+        node(id, node_type::COMM_COLL, &[1], vec![attr("comm_type", Value::Int64Val(et::comm_type::ALL_REDUCE)), attr("comm_size", Value::Int64Val(1 << 20))])
+    };
+    let rank = |peer: i64, sends: bool| {
+        let p2p = if sends { send(2, peer, Value::Int64Val(1 << 20), &[1]) } else { recv(2, peer, 1 << 20, &[1]) };
+        vec![comp(1, 10, &[]), p2p, coll(3)]
+    };
+    // Ranks 0 and 1 on server h0's NICs, 2 and 3 on h1's; 0 sends to 1 and 3 to 2.
+    let dir = write_traces("intra", &[rank(1, true), rank(0, false), rank(3, false), rank(2, true)]);
+    let base = "name = \"servers\"\n[topology]\nkind = \"fat_tree\"\nk = 4\nnics = 2\nrate = \"100Gbps\"\ndelay = \"1us\"\n[transport]\ncc = \"none\"\n";
+    let scenario = |extra: &str| format!("{base}[[workload]]\nkind = \"chakra\"\npath = \"t\"\nranks = [\"h0\", \"h1\"]\n{extra}");
+    let network = run_in(&dir, &scenario(""));
+    let instant = run_in(&dir, &scenario("intra_server = \"instant\""));
+    // The ring 0 -> 1 -> 2 -> 3 -> 0: 6 steps of 4 flows, half of them within a server.
+    assert_eq!(network.tables.flows.len(), 2 + 6 * 4);
+    assert_eq!(instant.tables.flows.len(), 6 * 2);
+    assert!(instant.tables.flows.src.iter().zip(&instant.tables.flows.dst).all(|(&s, &d)| s / 2 != d / 2));
+    assert!(last_arrival(&instant) < last_arrival(&network));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -651,6 +651,8 @@ fn collectives(
             let Kind::Coll { op, size, .. } = kinds[lr as usize][li as usize] else { unreachable!("a collective") };
             let lead_node = &ranks[lr as usize].nodes[li as usize];
             let mut nodes = Vec::with_capacity(members.len());
+            // Each member's node of the collective, by rank.
+            let mut node_of_rank = vec![u32::MAX; n as usize];
             for (&m, list) in members.iter().zip(per_member) {
                 let t = &ranks[m as usize];
                 let Some(&i) = list.get(k) else {
@@ -665,6 +667,7 @@ fn collectives(
                         k + 1, group_label(group), o.name(), op.name(), lead_node.id)));
                 }
                 nodes.push((m, i));
+                node_of_rank[m as usize] = i;
             }
             if members.len() < 2 {
                 // One rank: nothing to exchange.
@@ -710,7 +713,9 @@ fn collectives(
             let mut flow_ops = Vec::with_capacity(flows.len());
             for f in flows {
                 let (src, dst) = (f.src.0, f.dst.0);
-                let at = nodes[members.iter().position(|&m| m == rank_of_host[src as usize]).expect("a member")];
+                let (rs, rd) = (rank_of_host[src as usize] as usize, rank_of_host[dst as usize] as usize);
+                let (is, id) = (node_of_rank[rs], node_of_rank[rd]);
+                let at = (rs as u32, is);
                 let o = if instant(src, dst) {
                     g.op(Op::Join, at)
                 } else {
@@ -719,8 +724,6 @@ fn collectives(
                 };
                 // A rank sends once it has reached the collective; its part
                 // is complete when all it sends and receives has arrived.
-                let (rs, rd) = (rank_of_host[src as usize] as usize, rank_of_host[dst as usize] as usize);
-                let (is, id) = (nodes.iter().find(|x| x.0 as usize == rs).expect("a member").1, nodes.iter().find(|x| x.0 as usize == rd).expect("a member").1);
                 g.edges.push((o, begins[rs][is as usize]));
                 g.edges.push((dones[rs][is as usize], o));
                 g.edges.push((dones[rd][id as usize], o));
