@@ -245,6 +245,13 @@ fn malformed_traces_are_refused_naming_file_rank_and_node() {
     let mut r = ok();
     r[0][1].attr[1] = attr("comm_size", Value::DoubleVal(1.0));
     check("comm-size-type", r, "t.0.et", &["rank 0, node 2", "comm_size is a double"]);
+    // Rank 1 has a second all-reduce that rank 0 lacks.
+    let coll = |id: u64| node(id, node_type::COMM_COLL, &[], vec![attr("comm_type", Value::Int64Val(0)), attr("comm_size", Value::Int64Val(1 << 16))]);
+    check("uneven-collectives", vec![vec![coll(1)], vec![coll(1), coll(2)]], "t.1.et", &["rank 1, node 2", "no counterpart in rank 0's trace", "could never finish"]);
+    // Ranks that disagree on a collective's size.
+    let mut r = vec![vec![coll(1)], vec![coll(1)]];
+    r[1][0].attr[1] = attr("comm_size", Value::Int64Val(1 << 17));
+    check("collective-size", r, "t.1.et", &["rank 1, node 1", "all_reduce of 131072 bytes here, all_reduce of 65536 bytes in rank 0's node 1"]);
     // A truncated file: the error names the byte offset of the cut message.
     let dir = write_traces("truncated", &ok());
     let bytes = std::fs::read(dir.join("t.1.et")).unwrap();

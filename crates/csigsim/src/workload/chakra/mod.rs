@@ -645,9 +645,10 @@ fn collectives(
         let members: &[u32] = if group.is_empty() { &everyone } else { &groups.as_ref().expect("checked").ranks[group] };
         let count = per_member.iter().map(Vec::len).max().unwrap_or(0);
         for k in 0..count {
-            // The k-th collective of every member; the first member's sets the terms.
-            let lead = members.iter().zip(per_member).find(|(_, l)| !l.is_empty()).expect("a member with collectives");
-            let (lr, li) = (*lead.0, lead.1.get(k).copied().expect("the longest list"));
+            // The k-th collective of every member; the first member that has
+            // one sets the terms.
+            let lead = members.iter().zip(per_member).find(|(_, l)| l.len() > k).expect("a member with k + 1 collectives");
+            let (lr, li) = (*lead.0, lead.1[k]);
             let Kind::Coll { op, size, .. } = kinds[lr as usize][li as usize] else { unreachable!("a collective") };
             let lead_node = &ranks[lr as usize].nodes[li as usize];
             let mut nodes = Vec::with_capacity(members.len());
@@ -663,7 +664,7 @@ fn collectives(
                 let Kind::Coll { op: o, size: s, .. } = kinds[m as usize][i as usize] else { unreachable!("a collective") };
                 if (o, s) != (op, size) {
                     return Err(node_err(t, &t.nodes[i as usize], format!(
-                        "collective {} of group {} is a {} of {s} bytes here and a {} of {size} bytes in rank {lr}'s node {}",
+                        "collective {} of group {}: {} of {s} bytes here, {} of {size} bytes in rank {lr}'s node {}",
                         k + 1, group_label(group), o.name(), op.name(), lead_node.id)));
                 }
                 nodes.push((m, i));
