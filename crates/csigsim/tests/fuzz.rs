@@ -546,8 +546,43 @@ fn chakra_rank() -> impl Strategy<Value = Vec<u8>> {
     })
 }
 
+/// Well-formed nodes (compute, sends, receives, collectives with the
+/// attributes they need) with dependencies on the rank's earlier nodes:
+/// traces that mostly load, so that matching and running are exercised.
+fn chakra_well_formed() -> impl Strategy<Value = Vec<u8>> {
+    use csigsim::workload::chakra::et::{encode_stream, node_type, AttributeProto, GlobalMetadata, Node, Value};
+    let a = |name: &str, v: Value| AttributeProto { name: name.into(), doc_string: String::new(), value: Some(v) };
+    let node = (0u8..4, 0i64..3, 0i64..10, 0u64..100_000, 0u8..4, prop::collection::vec(0u64..8, 0..2), 0u64..500).prop_map(move |(k, peer, ty, size, group, deps, micros)| {
+        let (t, attr) = match k {
+            0 => (node_type::COMP, vec![a("is_cpu_op", Value::BoolVal(micros % 2 == 0))]),
+            1 => (node_type::COMM_SEND, vec![a("comm_dst", Value::Int64Val(peer)), a("comm_size", Value::Uint64Val(size))]),
+            2 => (node_type::COMM_RECV, vec![a("comm_src", Value::Int64Val(peer)), a("comm_size", Value::Int64Val(size as i64))]),
+            _ => {
+                let mut v = vec![a("comm_type", Value::Int64Val(ty)), a("comm_size", Value::Int64Val(size as i64))];
+                if group > 0 {
+                    v.push(a("pg_name", Value::StringVal(["", "g", "all", "x"][group as usize].into())));
+                }
+                (node_type::COMM_COLL, v)
+            }
+        };
+        Node { r#type: t, attr, data_deps: deps, duration_micros: micros, ..Default::default() }
+    });
+    prop::collection::vec(node, 0..8).prop_map(move |mut nodes| {
+        for (i, n) in nodes.iter_mut().enumerate() {
+            n.id = i as u64;
+            n.data_deps.retain(|&d| d < i as u64);
+        }
+        encode_stream(&GlobalMetadata::default(), &nodes)
+    })
+}
+
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn chakra_traces(files in prop::collection::vec(chakra_well_formed(), 2..4)) {
+        chakra(&files);
+    }
 
     #[test]
     fn chakra_structured(files in prop::collection::vec(chakra_rank(), 1..4)) {
