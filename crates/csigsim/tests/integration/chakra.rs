@@ -66,8 +66,12 @@ fn data_parallel_iterations_take_the_compute_and_one_exposed_all_reduce() {
         let err = measured / iteration as f64 - 1.0;
         eprintln!("{n} ranks: iteration {measured:.0} ps, analytic {iteration} ps ({:+.3}%)", 100.0 * err);
         assert!(err.abs() < 0.02, "{n} ranks: iteration {measured} ps, analytic {iteration} ps");
-        // 3 iterations x 3 layers of ring all-reduce flows.
+        // 3 iterations x 3 layers of ring all-reduce flows, a row each in collectives.csv.
         assert_eq!(out.tables.flows.len() as u64, 9 * 2 * (n as u64 - 1) * n as u64);
+        let c = out.tables.collectives.as_ref().expect("collectives.csv");
+        let whole: Vec<usize> = (0..c.step.len()).filter(|&i| c.step[i].is_none()).collect();
+        assert_eq!(whole.len(), 9);
+        assert!(whole.iter().all(|&i| c.time_ps[i].is_some_and(|t| t.abs_diff(all_reduce) < all_reduce / 50)), "{:?}", c.time_ps);
     }
 }
 
@@ -103,6 +107,12 @@ fn a_collective_native_from_chakra_and_from_goal_completes_at_the_same_time() {
     eprintln!("native {nat} ps, chakra {ch} ps, goal {go} ps");
     assert_eq!(native.tables.flows.len(), chakra.tables.flows.len());
     assert_eq!(native.tables.flows.len(), goal.tables.flows.len());
+    // collectives.csv: the trace's collective has the native one's row.
+    let whole = |o: &csigsim::output::RunOutput| {
+        let t = o.tables.collectives.as_ref().expect("collectives.csv");
+        (0..t.step.len()).filter(|&i| t.step[i].is_none()).map(|i| (t.op[i].clone(), t.ranks[i], t.size_bytes[i], t.time_ps[i])).collect::<Vec<_>>()
+    };
+    assert_eq!(whole(&chakra), whole(&native));
     for (what, t) in [("chakra", ch), ("goal", go)] {
         assert!((t as f64 / nat as f64 - 1.0).abs() < 0.01, "{what} {t} ps against native {nat} ps");
     }

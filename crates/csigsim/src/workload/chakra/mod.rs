@@ -691,7 +691,7 @@ fn collectives(
                 iterations: 1,
                 gap: Time(0),
                 start: c.start,
-                name: Some(name.to_string()),
+                name: Some(if group.is_empty() { name.to_string() } else { format!("{name}.{group}") }),
             };
             let t = &ranks[lr as usize];
             let err = |key: &str, m: String| node_err(t, lead_node, format!("its {} of {size} bytes on {} ranks (key {key}): {m}", op.name(), members.len()));
@@ -709,7 +709,8 @@ fn collectives(
             };
             let mut flows = Vec::new();
             collective::expand(&cfg, &sub, &mut flows)?;
-            let deps = out.into_inner().deps;
+            let Extras { deps, collectives: instances, .. } = out.into_inner();
+            let (base, listed) = (g.specs.len() as u32, flows.len());
             // Each flow's operation (a flow, or a join when it stays in a server).
             let mut flow_ops = Vec::with_capacity(flows.len());
             for f in flows {
@@ -729,6 +730,15 @@ fn collectives(
                 g.edges.push((dones[rs][is as usize], o));
                 g.edges.push((dones[rd][id as usize], o));
                 flow_ops.push(o);
+            }
+            // Its rows of collectives.csv (flow ids of the workload), when
+            // every step is flows (none stayed in a server).
+            if g.specs.len() - base as usize == listed {
+                ctx.out.borrow_mut().collectives.extend(instances.into_iter().map(|mut i| {
+                    i.iteration = k as u32;
+                    i.steps.iter_mut().for_each(|r| *r = r.start + base..r.end + base);
+                    i
+                }));
             }
             let mut sent_op: HashMap<u32, u32> = HashMap::new();
             for d in deps {
