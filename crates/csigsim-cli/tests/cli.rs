@@ -824,3 +824,57 @@ fn repro_writes_a_report_per_experiment_or_says_why_not() {
         let _ = std::fs::remove_dir_all(&out);
     }
 }
+
+/// Chakra traces that cannot run: `run` and `validate` exit 2 naming the
+/// rank's file, the rank and the node (or the byte offset), and write no
+/// run directory.
+#[test]
+fn malformed_chakra_traces_exit_2_naming_file_rank_and_node() {
+    use csigsim::workload::chakra::et::{encode_stream, node_type, AttributeProto, GlobalMetadata, Node, Value};
+    let attr = |name: &str, v: Value| AttributeProto { name: name.into(), doc_string: String::new(), value: Some(v) };
+    let node = |id: u64, ty: i32, deps: &[u64], attrs: Vec<AttributeProto>| Node { id, r#type: ty, data_deps: deps.to_vec(), attr: attrs, duration_micros: 5, ..Default::default() };
+    let send = |id: u64, dst: i64| node(id, node_type::COMM_SEND, &[1], vec![attr("comm_dst", Value::Int64Val(dst)), attr("comm_size", Value::Uint64Val(4096))]);
+    let recv = |id: u64| node(id, node_type::COMM_RECV, &[], vec![attr("comm_src", Value::Int64Val(0)), attr("comm_size", Value::Int64Val(4096))]);
+    let coll = |id: u64| node(id, node_type::COMM_COLL, &[], vec![attr("comm_type", Value::Int64Val(0)), attr("comm_size", Value::Int64Val(1 << 20)), attr("pg_name", Value::StringVal("dp".into()))]);
+    let good = || vec![vec![node(1, node_type::COMP, &[], vec![]), send(2, 1)], vec![recv(9)]];
+    // (case, the ranks' nodes, what the message names)
+    type Case = (&'static str, Vec<Vec<Node>>, &'static [&'static str]);
+    let mut cases: Vec<Case> = Vec::new();
+    let mut r = good();
+    r[1][0].r#type = 99;
+    cases.push(("unknown-type", r, &["t.1.et", "rank 1, node 9", "node type 99"]));
+    let mut r = good();
+    r[0].pop();
+    cases.push(("unmatched-recv", r, &["t.1.et", "rank 1, node 9", "never matched"]));
+    let mut r = good();
+    r[0][1] = send(2, 5);
+    cases.push(("unknown-rank", r, &["t.0.et", "rank 0, node 2", "comm_dst 5 is an unknown rank"]));
+    cases.push(("missing-group", vec![vec![coll(4)], vec![coll(4)]], &["t.0.et", "rank 0, node 4", "group dp", "comm_group"]));
+    let mut r = good();
+    r[0][0].ctrl_deps = vec![2];
+    cases.push(("cycle", r, &["t.0.et", "rank 0, node ", "waits for itself"]));
+    cases.push(("truncated", good(), &["t.1.et", "rank 1, byte offset", "truncated"]));
+    for (name, ranks, needles) in cases {
+        let dir = tmp(&format!("chakra-{name}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (i, nodes) in ranks.iter().enumerate() {
+            let mut bytes = encode_stream(&GlobalMetadata::default(), nodes);
+            if name == "truncated" && i == 1 {
+                bytes.truncate(bytes.len() - 2);
+            }
+            std::fs::write(dir.join(format!("t.{i}.et")), bytes).unwrap();
+        }
+        let path = dir.join("s.toml");
+        std::fs::write(&path, GOOD.split("[[flow]]").next().unwrap().to_string() + "[[workload]]\nkind = \"chakra\"\npath = \"t\"\n").unwrap();
+        let out = dir.join("out");
+        let r = bin().arg("run").arg(&path).arg("--out").arg(&out).output().unwrap();
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(2), "{name}: {err}");
+        for n in needles {
+            assert!(err.contains(n), "{name}: {err} lacks {n}");
+        }
+        assert!(!out.exists(), "{name}: bad input must not create the run directory");
+        assert_eq!(bin().arg("validate").arg(&path).output().unwrap().status.code(), Some(2), "{name}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

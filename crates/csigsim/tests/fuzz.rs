@@ -1,5 +1,6 @@
 //! Fuzzing of everything that reads user or wire input: scenario loading and
-//! validation (and a short run of what validates), trace files, the CSIG tag,
+//! validation (and a short run of what validates), trace files (CSV, GOAL
+//! schedules, Chakra execution traces), the CSIG tag,
 //! frame and pcap decoders, and the unit parsers. None may panic: bad input
 //! is an error.
 //!
@@ -471,6 +472,126 @@ proptest! {
     #[test]
     fn goal_bytes(text in prop::collection::vec(any::<u8>(), 0..64)) {
         goal(&text);
+    }
+}
+
+// ---------------------------------------------------------------- Chakra traces
+
+/// Loads the three-host scenario with `files` as the ranks' Chakra traces
+/// (`t.<rank>.et`) and runs it if it validates.
+fn chakra(files: &[Vec<u8>]) {
+    let dir = std::env::temp_dir().join(format!("csigsim-fuzz-chakra-{}-{:?}", std::process::id(), std::thread::current().id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (r, f) in files.iter().enumerate() {
+        std::fs::write(dir.join(format!("t.{r}.et")), f).unwrap();
+    }
+    std::fs::write(dir.join("comm_group.json"), r#"{"g": [0, 2], "all": [0, 1, 2]}"#).unwrap();
+    let scenario = TRACE_SCENARIO.replace("kind = \"trace\"\nfile = \"trace.csv\"", "kind = \"chakra\"\npath = \"t\"");
+    load_and_run(&scenario, &dir);
+}
+
+#[test]
+fn chakra_corpus() {
+    for (path, bytes) in corpus("chakra") {
+        eprintln!("replaying {}", path.display());
+        chakra(&[bytes.clone(), bytes]);
+    }
+}
+
+const CHAKRA_ATTRS: &[&str] = &["comm_type", "comm_size", "comm_src", "comm_dst", "comm_tag", "pg_name", "is_cpu_op", "stream", "tid", "flops"];
+
+/// An attribute of a name csigsim reads (mostly), with a value of a type
+/// it reads or not.
+fn chakra_attr() -> impl Strategy<Value = csigsim::workload::chakra::et::AttributeProto> {
+    use csigsim::workload::chakra::et::{AttributeProto, Value};
+    let value = prop_oneof![
+        4 => (-2i64..5).prop_map(Value::Int64Val),
+        2 => prop_oneof![Just(0u64), Just(1), Just(4096), Just(1 << 20), Just(u64::MAX)].prop_map(Value::Uint64Val),
+        1 => any::<i32>().prop_map(Value::Int32Val),
+        1 => any::<bool>().prop_map(Value::BoolVal),
+        1 => prop_oneof![Just("g".to_string()), Just("all".to_string()), Just("x".to_string()), Just(String::new())].prop_map(Value::StringVal),
+        1 => any::<f64>().prop_map(Value::DoubleVal),
+    ];
+    (0..CHAKRA_ATTRS.len(), prop::option::weighted(0.95, value))
+        .prop_map(|(n, value)| AttributeProto { name: CHAKRA_ATTRS[n].to_string(), doc_string: String::new(), value })
+}
+
+/// Nodes of every type, with dependencies among a few ids, encoded as a
+/// rank's trace; sometimes gzipped, cut short or with a byte changed.
+fn chakra_rank() -> impl Strategy<Value = Vec<u8>> {
+    use csigsim::workload::chakra::et::{encode_stream, GlobalMetadata, Node};
+    let node = (0u64..6, 0i32..9, prop::collection::vec(0u64..7, 0..3), prop::collection::vec(0u64..7, 0..2), 0u64..2000, prop::collection::vec(chakra_attr(), 0..5))
+        .prop_map(|(id, t, data_deps, ctrl_deps, duration_micros, attr)| Node { id, r#type: t, data_deps, ctrl_deps, duration_micros, attr, ..Default::default() });
+    (prop::collection::vec(node, 0..7), 0u8..6, any::<prop::sample::Index>(), any::<u8>()).prop_map(|(nodes, how, at, byte)| {
+        let mut b = encode_stream(&GlobalMetadata { version: "0.0.4".into(), attr: vec![] }, &nodes);
+        match how {
+            0 if !b.is_empty() => b.truncate(at.index(b.len())),
+            1 if !b.is_empty() => {
+                let i = at.index(b.len());
+                b[i] = byte;
+            }
+            2 => {
+                use std::io::Write;
+                let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+                gz.write_all(&b).unwrap();
+                b = gz.finish().unwrap();
+                if byte < 32 {
+                    b.truncate(at.index(b.len()));
+                }
+            }
+            _ => {}
+        }
+        b
+    })
+}
+
+/// Well-formed nodes (compute, sends, receives, collectives with the
+/// attributes they need) with dependencies on the rank's earlier nodes:
+/// traces that mostly load, so that matching and running are exercised.
+fn chakra_well_formed() -> impl Strategy<Value = Vec<u8>> {
+    use csigsim::workload::chakra::et::{encode_stream, node_type, AttributeProto, GlobalMetadata, Node, Value};
+    let a = |name: &str, v: Value| AttributeProto { name: name.into(), doc_string: String::new(), value: Some(v) };
+    let node = (0u8..4, 0i64..3, 0i64..10, 0u64..100_000, 0u8..4, prop::collection::vec(0u64..8, 0..2), 0u64..500).prop_map(move |(k, peer, ty, size, group, deps, micros)| {
+        let (t, attr) = match k {
+            0 => (node_type::COMP, vec![a("is_cpu_op", Value::BoolVal(micros % 2 == 0))]),
+            1 => (node_type::COMM_SEND, vec![a("comm_dst", Value::Int64Val(peer)), a("comm_size", Value::Uint64Val(size))]),
+            2 => (node_type::COMM_RECV, vec![a("comm_src", Value::Int64Val(peer)), a("comm_size", Value::Int64Val(size as i64))]),
+            _ => {
+                let mut v = vec![a("comm_type", Value::Int64Val(ty)), a("comm_size", Value::Int64Val(size as i64))];
+                if group > 0 {
+                    v.push(a("pg_name", Value::StringVal(["", "g", "all", "x"][group as usize].into())));
+                }
+                (node_type::COMM_COLL, v)
+            }
+        };
+        Node { r#type: t, attr, data_deps: deps, duration_micros: micros, ..Default::default() }
+    });
+    prop::collection::vec(node, 0..8).prop_map(move |mut nodes| {
+        for (i, n) in nodes.iter_mut().enumerate() {
+            n.id = i as u64;
+            n.data_deps.retain(|&d| d < i as u64);
+        }
+        encode_stream(&GlobalMetadata::default(), &nodes)
+    })
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn chakra_traces(files in prop::collection::vec(chakra_well_formed(), 2..4)) {
+        chakra(&files);
+    }
+
+    #[test]
+    fn chakra_structured(files in prop::collection::vec(chakra_rank(), 1..4)) {
+        chakra(&files);
+    }
+
+    #[test]
+    fn chakra_bytes(bytes in prop::collection::vec(any::<u8>(), 0..64)) {
+        chakra(&[bytes]);
     }
 }
 

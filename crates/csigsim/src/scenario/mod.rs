@@ -374,6 +374,11 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, bu
                         extras.collectives.extend(p.instances(c.op, c.size.0, first));
                     }
                 }
+                // A graph's collectives (a Chakra trace's), flow ids of the workload.
+                extras.collectives.extend(own.into_inner().collectives.into_iter().map(|mut c| {
+                    c.steps.iter_mut().for_each(|r| *r = r.start + first..r.end + first);
+                    c
+                }));
                 plan
             }
             None => {

@@ -132,15 +132,27 @@ impl Dag {
     }
 
     /// An operation on a cycle, if the graph has one (Kahn's order leaves
-    /// it out).
+    /// it out). A flow's "sent" comes after its flow has begun: a flow that
+    /// waits for its own sent, through others, never begins.
     fn cycle(&self) -> Option<u32> {
         let (dependents, at) = self.dependents();
         let mut waiting: Vec<u32> = (0..self.ops.len() as u32).map(|i| self.after(i).len() as u32).collect();
+        let mut sent_of = vec![u32::MAX; self.specs.len()];
+        for (i, op) in self.ops.iter().enumerate() {
+            if let Op::Sent(f) = *op {
+                waiting[i] += 1;
+                sent_of[f as usize] = i as u32;
+            }
+        }
         let mut ready: Vec<u32> = (0..self.ops.len() as u32).filter(|&i| waiting[i as usize] == 0).collect();
         let mut done = 0;
         while let Some(op) = ready.pop() {
             done += 1;
-            for &d in &dependents[at[op as usize] as usize..at[op as usize + 1] as usize] {
+            let sent = match self.ops[op as usize] {
+                Op::Flow(f) if sent_of[f as usize] != u32::MAX => Some(sent_of[f as usize]),
+                _ => None,
+            };
+            for &d in dependents[at[op as usize] as usize..at[op as usize + 1] as usize].iter().chain(sent.as_ref()) {
                 waiting[d as usize] -= 1;
                 if waiting[d as usize] == 0 {
                     ready.push(d);
@@ -407,5 +419,9 @@ mod tests {
         assert_eq!(e.message, "flow 0 is no operation's");
         let e = Dag::new(vec![flow(0, 1)], vec![Op::Flow(0), Op::Flow(0)], vec![]).unwrap_err();
         assert_eq!((e.op, e.message.as_str()), (1, "flow 0 is also operation 0's"));
+        // A flow that waits (through a compute) for its own sent.
+        let ops = vec![Op::Compute { stream: 0, duration: Time(1) }, Op::Flow(0), Op::Sent(0)];
+        let e = Dag::new(vec![flow(0, 1)], ops, vec![(0, 2), (1, 0)]).unwrap_err();
+        assert!(e.message.contains("waits for itself through"), "{e:?}");
     }
 }

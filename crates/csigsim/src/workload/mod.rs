@@ -97,6 +97,7 @@ generators! {
     (rpc, Rpc, "rpc", RpcConfig, "RPCs of one size at a target load (Poisson), with an optional on/off bursty background; latencies in rpcs.csv"),
     (collective, Collective, "collective", CollectiveConfig, "a collective as NCCL runs it (all_reduce, all_gather, reduce_scatter, broadcast, reduce on a ring or tree; all_to_all), pipelined, with dependencies between sends"),
     (goal, Goal, "goal", GoalConfig, "a GOAL schedule (LogGOPSim, ATLAHS): per-rank sends, receives and compute with dependencies"),
+    (chakra, Chakra, "chakra", ChakraConfig, "Chakra execution traces (MLCommons, ASTRA-sim): per-rank compute, sends, receives and collectives with dependencies"),
 }
 
 pub mod app;
@@ -110,6 +111,7 @@ pub fn plan(w: &WorkloadEntry, ctx: &Ctx, plans: bool) -> Result<Option<Flows>, 
     match w {
         WorkloadEntry::Collective(c) if plans => Ok(collective::ring_plan(c, ctx)?.map(Flows::Ring)),
         WorkloadEntry::Goal(c) => Ok(Some(Flows::Dag(goal::read(c, ctx)?))),
+        WorkloadEntry::Chakra(c) => Ok(Some(Flows::Dag(chakra::read(c, ctx)?))),
         _ => Ok(None),
     }
 }

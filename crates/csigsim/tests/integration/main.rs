@@ -1,6 +1,7 @@
 //! Integration tests, compiled into one binary.
 
 mod cc_dumbbell;
+mod chakra;
 mod collectives;
 mod csig_lb;
 mod common;
