@@ -101,7 +101,7 @@ struct Fluid {
     due: BinaryHeap<Reverse<(u64, u64, Due)>>,
     seq: u64,
     meters: Option<links::LinkMeters>,
-    coarse: Vec<ring::Coarse>,
+    coarse: Vec<crate::workload::collective::coarse::Coarse>,
     coarse_latency: Vec<Vec<u64>>,
     /// Host-side entropy varies per packet: every flow is spread.
     split: bool,
@@ -115,12 +115,12 @@ struct Fluid {
 const PROGRESS_EVENTS: u64 = 1 << 16;
 
 impl Fluid {
-    fn new(w: &World, coarse: Vec<ring::Coarse>) -> Fluid {
+    fn new(w: &World, coarse: Vec<crate::workload::collective::coarse::Coarse>) -> Fluid {
         let net = w.network();
         let cap = caps(w);
         let t = &w.scenario().transport;
         let (mtu, header) = (t.mtu as u64, t.header as u64);
-        let coarse_latency = coarse.iter().map(|c| c.chain_latencies(net, mtu, header)).collect();
+        let coarse_latency = coarse.iter().map(|c| ring::chain_latencies(c, net, mtu, header)).collect();
         let meters = w.observers().link_rows().is_some().then(|| links::LinkMeters::new(cap.len(), w.observers().window_ps()));
         Fluid {
             fab: Fabric::new(cap),

@@ -39,8 +39,8 @@ pub struct Scenario {
     /// `[engine]`: packet or flow level.
     pub engine: EngineConfig,
     /// At flow level: the ring collectives, each rewritten into one
-    /// transfer per edge and channel (`crate::flowsim::ring`).
-    pub flow_rings: Vec<crate::flowsim::ring::Coarse>,
+    /// transfer per edge and channel (`workload::collective::coarse`).
+    pub flow_rings: Vec<crate::workload::collective::coarse::Coarse>,
     /// The flows, workload by workload (`[[flow]]` entries first): flow
     /// ids run on from one workload to the next.
     pub workloads: Vec<crate::workload::Workload>,
@@ -433,7 +433,7 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, bu
     // At flow level a ring collective moves as one transfer per edge and
     // channel: its memory is that of the transfers.
     let flow_rings = match sf.engine.fidelity {
-        Fidelity::Flow => crate::flowsim::ring::coarsen(&mut workloads, &mut extras.collectives, &mut extras.rpcs),
+        Fidelity::Flow => crate::workload::collective::coarse::coarsen(&mut workloads, &mut extras.collectives, &mut extras.rpcs),
         Fidelity::Packet => Vec::new(),
     };
     let selective = sf.transport.retransmit == crate::transport::config::Retransmit::Selective;

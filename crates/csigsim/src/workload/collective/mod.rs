@@ -27,6 +27,7 @@
 //! factor ([`CollectiveOp::bus_factor`]).
 
 mod alltoall;
+pub mod coarse;
 pub mod ring;
 pub mod tree;
 
