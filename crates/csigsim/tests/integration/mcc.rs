@@ -52,8 +52,8 @@ fn partial_fabric_from(cc: &str, start_ns: [u64; 4]) -> String {
     }
     links += &link("L2", "S3");
     let mut flows = String::new();
-    for i in 0..3 {
-        flows += &format!("[[flow]]\nsrc = \"a{i}\"\ndst = \"b{i}\"\nsize = \"1GB\"\nstart = \"{}ns\"\n", start_ns[i]);
+    for (i, start) in start_ns[..3].iter().enumerate() {
+        flows += &format!("[[flow]]\nsrc = \"a{i}\"\ndst = \"b{i}\"\nsize = \"1GB\"\nstart = \"{start}ns\"\n");
     }
     flows += &format!("[[flow]]\nname = \"cross\"\nsrc = \"c0\"\ndst = \"b3\"\nsize = \"1GB\"\nstart = \"{}ns\"\n", start_ns[3]);
     format!(
