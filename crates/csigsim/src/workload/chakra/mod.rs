@@ -91,11 +91,11 @@ pub struct ChakraConfig {
     /// How collectives run: as the `collective` workload's keys of the same names.
     #[serde(default)]
     pub algorithm: Option<Algorithm>,
-    #[serde(default = "default_chunk")]
+    #[serde(default = "crate::workload::collective::default_chunk")]
     pub chunk: Size,
-    #[serde(default = "default_one")]
+    #[serde(default = "crate::workload::collective::default_channels")]
     pub channels: u32,
-    #[serde(default = "default_slots")]
+    #[serde(default = "crate::workload::collective::default_slots")]
     pub slots: u32,
     /// When the trace starts: no flow begins earlier.
     #[serde(default)]
@@ -104,15 +104,6 @@ pub struct ChakraConfig {
     pub name: Option<String>,
 }
 
-fn default_chunk() -> Size {
-    Size(512 * 1024)
-}
-fn default_one() -> u32 {
-    1
-}
-fn default_slots() -> u32 {
-    8
-}
 
 /// Attributes csigsim reads.
 const READ: &[&str] = &["is_cpu_op", "stream", "comm_type", "comm_size", "comm_src", "comm_dst", "comm_tag", "pg_name"];

@@ -153,13 +153,13 @@ pub struct CollectiveConfig {
     #[serde(default)]
     pub name: Option<String>,
 }
-fn default_chunk() -> Size {
+pub(crate) fn default_chunk() -> Size {
     Size(512 * 1024)
 }
-fn default_channels() -> u32 {
+pub(crate) fn default_channels() -> u32 {
     1
 }
-fn default_slots() -> u32 {
+pub(crate) fn default_slots() -> u32 {
     8
 }
 fn default_iterations() -> u32 {
