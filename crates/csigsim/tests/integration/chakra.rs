@@ -87,17 +87,7 @@ fn a_collective_native_from_chakra_and_from_goal_completes_at_the_same_time() {
     let base = "name = \"three ways\"\n[topology]\nkind = \"fat_tree\"\nk = 4\nrate = \"100Gbps\"\ndelay = \"1us\"\n[switch]\nmode = \"pfc\"\n[transport]\ncc = \"none\"\n";
     let native = run_in(Path::new("."), &format!("{base}[[workload]]\nkind = \"collective\"\nop = \"all_reduce\"\nsize = \"{size}B\"\n"));
     let chakra = run_in(&data("allreduce16"), &format!("{base}[[workload]]\nkind = \"chakra\"\npath = \"ar\"\n"));
-    let mut goal = format!("num_ranks {n}\n");
-    for r in 0..n {
-        goal.push_str(&format!("rank {r} {{\n"));
-        for s in 0..2 * (n - 1) {
-            goal.push_str(&format!("s{s}: send {block}b to {} tag {s}\nr{s}: recv {block}b from {} tag {s}\n", (r + 1) % n, (r + n - 1) % n));
-            if s > 0 {
-                goal.push_str(&format!("s{s} requires r{}\n", s - 1));
-            }
-        }
-        goal.push_str("}\n");
-    }
+    let goal = crate::common::goal_ring_allreduce(n as usize, block);
     let dir = std::env::temp_dir().join(format!("csigsim-chakra-3ways-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("ring.goal"), &goal).unwrap();

@@ -176,3 +176,22 @@ links = [
 "#
     };
 }
+
+/// A GOAL schedule of a ring all-reduce over `n` ranks: 2 (n - 1) steps of
+/// `block` bytes, each rank sending to the next and receiving from the
+/// one before, every send after the previous step's receive.
+pub fn goal_ring_allreduce(n: usize, block: u64) -> String {
+    let mut goal = format!("num_ranks {n}\n");
+    for r in 0..n {
+        goal.push_str(&format!("rank {r} {{\n"));
+        for s in 0..2 * (n - 1) {
+            goal.push_str(&format!("s{s}: send {block}b to {} tag {s}\nr{s}: recv {block}b from {} tag {s}\n", (r + 1) % n, (r + n - 1) % n));
+            if s > 0 {
+                goal.push_str(&format!("s{s} requires r{}\n", s - 1));
+            }
+        }
+        goal.push_str("}\n");
+    }
+    goal
+}
+

@@ -111,17 +111,7 @@ fn a_goal_ring_all_reduce_matches_the_native_collective() {
         hosts.join(", "),
         links.join(", ")
     );
-    let mut goal = format!("num_ranks {n}\n");
-    for r in 0..n {
-        goal.push_str(&format!("rank {r} {{\n"));
-        for s in 0..2 * (n - 1) {
-            goal.push_str(&format!("s{s}: send {block}b to {} tag {s}\nr{s}: recv {block}b from {} tag {s}\n", (r + 1) % n, (r + n - 1) % n));
-            if s > 0 {
-                goal.push_str(&format!("s{s} requires r{}\n", s - 1));
-            }
-        }
-        goal.push_str("}\n");
-    }
+    let goal = crate::common::goal_ring_allreduce(n as usize, block);
     let dir = std::env::temp_dir().join(format!("csigsim-goal-ring-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("ring.goal"), &goal).unwrap();
