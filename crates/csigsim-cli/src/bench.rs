@@ -69,7 +69,7 @@ impl Child {
 
 /// The figures of each case, the run of median wall time of `repeat`.
 fn table(o: &Options, child: &Child, exe: &Path, cases: &[&str]) -> Result<(), Failure> {
-    // Partitioned runs add the serial merge's wall time.
+    // Partitioned runs add the wall time of the serial steps between windows.
     let merge = child.threads > 1 || child.partitions > 1;
     if !o.json {
         println!(

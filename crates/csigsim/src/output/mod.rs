@@ -128,7 +128,7 @@ pub struct Threads {
     /// Why a run asked to use several threads ran on one.
     pub refused: Option<String>,
     /// What the parallel scheduler did (windows, events that crossed
-    /// between partitions, wall time of the serial merges), when the run
+    /// between partitions, wall time of the serial steps between windows), when the run
     /// was cut into partitions.
     pub scheduler: Option<crate::sim::parallel::ParallelStats>,
 }
