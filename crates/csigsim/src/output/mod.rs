@@ -315,7 +315,8 @@ pub fn collect_to(w: &World, wall_s: f64, end_reason: &str, mark: &crate::watchd
     // flows.csv: a table, or rows written to the file as they are made.
     let n = w.flow_store().len();
     let mut rows = FlowRows::new(w);
-    let mut acc = FigureAcc::default();
+    let finished = w.flow_store().count_finished();
+    let mut acc = FigureAcc { fcts: Vec::with_capacity(finished), slow: Vec::with_capacity(finished), ..Default::default() };
     let mut ft = FlowTable { hosts: hosts.clone(), ..Default::default() };
     match flows_to {
         None => {
