@@ -13,6 +13,7 @@ use crate::sim::{Ctx, Event, Handler, PackedEvent, RunState, Stats};
 use crate::transport::{FlowBuild, FlowInit, FlowRecord, FlowShared, FlowStore, HostPort, Transport};
 
 pub mod parallel;
+pub mod threads;
 
 /// The components of a running simulation.
 pub struct Components {
