@@ -215,6 +215,13 @@ enum Cmd {
 }
 
 fn main() -> ExitCode {
+    // A closed pipe (`csigsim list | head -1`) ends the process quietly, as
+    // it does other command-line tools, not as a panic in `println!`.
+    #[cfg(unix)]
+    // SAFETY: before any thread starts; restores the signal's default action.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = std::panic::catch_unwind(|| match cli.cmd {
         Cmd::Run { scenario, out, seed, set, quiet, pcap, pcap_flow, pcap_link, pcap_start, pcap_end, snaplen, parquet, threads, max_memory, max_output, min_progress } => {

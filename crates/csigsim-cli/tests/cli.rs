@@ -171,6 +171,20 @@ fn missing_file_and_bad_set_exit_2() {
     assert!(String::from_utf8_lossy(&r.stderr).contains("transport.cc"), "{}", String::from_utf8_lossy(&r.stderr));
 }
 
+/// Output into a pipe its reader has closed (`csigsim list | head -0`)
+/// ends the process by the signal, as other tools end, not as a panic.
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_ends_the_process_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let mut child = bin().arg("list").stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.signal(), Some(13), "ended by SIGPIPE: {:?}", out.status);
+}
+
 #[test]
 fn list_names_every_kind() {
     let r = bin().arg("list").current_dir(repo()).output().unwrap();
