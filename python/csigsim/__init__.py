@@ -175,7 +175,7 @@ def run(
     overrides: OverridesLike = None,
     out: Union[str, "_os.PathLike[str]", None] = None,
     progress: Union[bool, Callable[[Progress], Any]] = False,
-    threads: int = 1,
+    threads: Union[int, str] = 1,
 ) -> Results:
     """Runs a scenario and returns its :class:`Results`.
 
@@ -194,13 +194,18 @@ def run(
     every 2^20 events (an exception it raises stops the run and propagates).
     Off by default. ``threads`` (1 to 64) runs the simulation on that many
     threads, the fabric cut into as many partitions, with the same results
-    (docs/parallel.md; a scenario that cannot be cut runs on one thread).
+    (docs/parallel.md; a scenario that cannot be cut runs on one thread);
+    ``"auto"`` takes the cores the machine's load leaves free, as the CLI's
+    ``--threads auto`` (the default stays 1: a script's runs take what it
+    asks for).
     Raises :class:`ScenarioError` on bad input; Ctrl-C stops the run and
     raises KeyboardInterrupt.
     """
     seed = _check_seed(seed)
+    if threads == "auto":
+        threads = min(_core.free_cores(), 64)
     if isinstance(threads, bool) or not isinstance(threads, _numbers.Integral) or not 1 <= int(threads) <= 64:
-        raise ValueError(f"threads must be an integer in [1, 64], got {threads!r}")
+        raise ValueError(f"threads must be an integer in [1, 64] or \"auto\", got {threads!r}")
     ov = _overrides(overrides)
     out_path = _Path(out) if out is not None else None
     kind, arg, source = _source(scenario)

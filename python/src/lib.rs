@@ -583,6 +583,13 @@ fn nearest_rank(values: numpy::PyReadonlyArray1<'_, f64>, q: f64) -> Option<f64>
 #[global_allocator]
 static ALLOC: csigsim::hugepages::HugePages = csigsim::hugepages::HugePages;
 
+/// The threads `threads="auto"` takes: the machine's cores its load
+/// leaves free, at least one (the CLI's `--threads auto`).
+#[pyfunction]
+fn free_cores() -> usize {
+    csigsim::engine::threads::free_cores()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -599,6 +606,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SweepError", cls)?;
     m.add_class::<SweepPlan>()?;
     for f in [
+        wrap_pyfunction!(free_cores, m)?,
         wrap_pyfunction!(sweep_plan, m)?,
         wrap_pyfunction!(sweep_states, m)?,
         wrap_pyfunction!(sweep_table, m)?,

@@ -105,7 +105,10 @@ def test_threads_give_the_same_results():
     assert a.links_csv == b.links_csv
     # Two hosts on one switch cannot be cut: one thread, the same results.
     assert csigsim.run(SCENARIO, threads=2).flows_csv == csigsim.run(SCENARIO).flows_csv
-    for bad in (0, 65, 1.5, True, "2"):
+    # "auto": the cores the load leaves free, the same results.
+    assert csigsim._core.free_cores() >= 1
+    assert csigsim.run(scenario, threads="auto").flows_csv == a.flows_csv
+    for bad in (0, 65, 1.5, True, "2", "Auto"):
         with pytest.raises(ValueError, match="threads"):
             csigsim.run(SCENARIO, threads=bad)
 
