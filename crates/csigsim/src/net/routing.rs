@@ -39,6 +39,9 @@ pub struct Routes {
 /// of the switch's first: see `Routes::span`.
 const LISTED: u16 = u16::MAX;
 
+/// In [`Routes::build`]'s list of groups: the count of a group that is no run.
+const LISTED_BIT: u32 = 1 << 31;
+
 pub const NO_EDGE: u32 = u32::MAX;
 
 /// The switch graph the table is computed from: for every switch, its ports
@@ -59,13 +62,28 @@ impl Routes {
             }
         }
         let ne = edges.len();
+        // Per group: its candidates as (first port, count) when they are a
+        // run of consecutive ports (every group of a fat tree), or as
+        // (start, count | LISTED_BIT) in `ports`, where only the lists that
+        // are no run are kept, each distinct one once. A run needs neither a
+        // copy nor a lookup, which was most of the build on large fabrics.
         let mut span = vec![(0u32, 0u32); ns * ne];
         let mut ports = Vec::new();
         let mut interned: std::collections::HashMap<Vec<PortId>, u32> = std::collections::HashMap::new();
         let mut list = Vec::new();
+        // Every switch's links to switches, (port, peer), in port order, as
+        // one list: the walks below read them once per edge switch.
+        let mut at = Vec::with_capacity(ns + 1);
+        let mut links: Vec<(PortId, u32)> = Vec::new();
+        for sp in g.switch_ports {
+            at.push(links.len());
+            links.extend(sp.iter().filter_map(|&(port, peer)| Some((port, peer?))));
+        }
+        at.push(links.len());
         let mut dist = vec![u32::MAX; ns];
         let mut frontier = Vec::with_capacity(ns);
         let mut next = Vec::with_capacity(ns);
+        let mut top = 0u32;
         for (e, &edge) in edges.iter().enumerate() {
             dist.iter_mut().for_each(|d| *d = u32::MAX);
             dist[edge as usize] = 0;
@@ -76,12 +94,10 @@ impl Routes {
                 d += 1;
                 next.clear();
                 for &u in &frontier {
-                    for &(_, peer) in &g.switch_ports[u as usize] {
-                        if let Some(v) = peer {
-                            if dist[v as usize] == u32::MAX {
-                                dist[v as usize] = d;
-                                next.push(v);
-                            }
+                    for &(_, v) in &links[at[u as usize]..at[u as usize + 1]] {
+                        if dist[v as usize] == u32::MAX {
+                            dist[v as usize] = d;
+                            next.push(v);
                         }
                     }
                 }
@@ -92,23 +108,32 @@ impl Routes {
                     continue;
                 }
                 list.clear();
-                for &(port, peer) in &g.switch_ports[s] {
-                    if let Some(v) = peer {
-                        if dist[v as usize] + 1 == dist[s] {
-                            list.push(port);
-                        }
+                for &(port, v) in &links[at[s]..at[s + 1]] {
+                    if dist[v as usize] + 1 == dist[s] {
+                        list.push(port);
                     }
                 }
-                let begin = *interned.entry(list.clone()).or_insert_with(|| {
-                    ports.extend_from_slice(&list);
-                    (ports.len() - list.len()) as u32
-                });
-                span[s * ne + e] = (begin, list.len() as u32);
+                let Some(&PortId(p0)) = list.first() else { continue };
+                top = top.max(list[list.len() - 1].0 + 1);
+                span[s * ne + e] = if list.windows(2).all(|w| w[1].0 == w[0].0 + 1) {
+                    (p0, list.len() as u32)
+                } else {
+                    let begin = *interned.entry(list.clone()).or_insert_with(|| {
+                        ports.extend_from_slice(&list);
+                        (ports.len() - list.len()) as u32
+                    });
+                    (begin, list.len() as u32 | LISTED_BIT)
+                };
             }
         }
+        let ident: Vec<PortId> = (0..top).map(PortId).collect();
         let groups = vec![GroupState::default(); ns * ne];
         let mut r = Routes { attach_switch, attach_port, edge_index, num_edges: ne, groups, ..Default::default() };
-        r.set_lists(ns, |i| &ports[span[i].0 as usize..(span[i].0 + span[i].1) as usize]);
+        r.set_lists(ns, |i| {
+            let (start, n) = span[i];
+            let (pool, n) = if n & LISTED_BIT != 0 { (&ports, n & !LISTED_BIT) } else { (&ident, n) };
+            &pool[start as usize..(start + n) as usize]
+        });
         r
     }
 
@@ -280,5 +305,113 @@ mod tests {
         assert_eq!(r.candidates(SwitchId(3), h0), &[PortId(8)]);
         assert_eq!(r.candidates(SwitchId(1), h0), &[PortId(3)]);
         assert_eq!(r.candidates(SwitchId(1), h1), &[PortId(4)]);
+    }
+    /// The candidates of a plain breadth-first search from the switch of
+    /// `dst`: every port of `sw` whose peer switch is one hop closer, in
+    /// port order; at `dst`'s own switch its port to the host.
+    fn reference(g: &[Vec<(PortId, Option<u32>)>], attach: &[(u32, PortId)], sw: u32, dst: usize) -> Vec<PortId> {
+        let (edge, port) = attach[dst];
+        if sw == edge {
+            return vec![port];
+        }
+        let mut dist = vec![u32::MAX; g.len()];
+        dist[edge as usize] = 0;
+        let mut queue = std::collections::VecDeque::from([edge]);
+        while let Some(u) = queue.pop_front() {
+            for &(_, v) in &g[u as usize] {
+                if let Some(v) = v.filter(|&v| dist[v as usize] == u32::MAX) {
+                    dist[v as usize] = dist[u as usize] + 1;
+                    queue.push_back(v);
+                }
+            }
+        }
+        if dist[sw as usize] == u32::MAX {
+            return Vec::new();
+        }
+        g[sw as usize].iter().filter(|&&(_, v)| v.is_some_and(|v| dist[v as usize] + 1 == dist[sw as usize])).map(|&(p, _)| p).collect()
+    }
+
+    /// Every (switch, host) of `g`: the table's candidates are the plain search's.
+    fn check_every_pair(g: &[Vec<(PortId, Option<u32>)>], attach: &[(u32, PortId)]) {
+        let r = Routes::build(&SwitchGraph { switch_ports: g }, attach.iter().map(|a| SwitchId(a.0)).collect(), attach.iter().map(|a| a.1).collect());
+        for sw in 0..g.len() as u32 {
+            for h in 0..attach.len() {
+                assert_eq!(r.candidates(SwitchId(sw), HostId(h as u32)), reference(g, attach, sw, h).as_slice(), "switch {sw}, host {h}");
+            }
+        }
+    }
+
+    /// Switches joined by links `pairs`, ports numbered in the order of
+    /// `pairs` (so that some lists are runs and some are not), and hosts on
+    /// `hosts`, each with a port of its own after the links'.
+    fn graph(ns: usize, pairs: &[(u32, u32)], hosts: &[u32]) -> (Vec<Vec<(PortId, Option<u32>)>>, Vec<(u32, PortId)>) {
+        let mut g: Vec<Vec<(PortId, Option<u32>)>> = vec![Vec::new(); ns];
+        let mut n = 0;
+        let mut port = |g: &mut Vec<Vec<(PortId, Option<u32>)>>, s: u32, peer: Option<u32>| {
+            g[s as usize].push((PortId(n), peer));
+            n += 1;
+            PortId(n - 1)
+        };
+        for &(a, b) in pairs {
+            port(&mut g, a, Some(b));
+            port(&mut g, b, Some(a));
+        }
+        let attach = hosts.iter().map(|&s| (s, port(&mut g, s, None))).collect();
+        for l in &mut g {
+            l.sort_by_key(|e| e.0);
+        }
+        (g, attach)
+    }
+
+    /// A fat tree of k = 4 (its ports in switch order, every list a run)
+    /// and irregular graphs (lists that are not runs, unreachable switches,
+    /// parallel links): the table gives every pair the plain search's
+    /// next hops.
+    #[test]
+    fn the_table_holds_every_pairs_shortest_next_hops() {
+        // Fat tree k = 4: ToRs 0..8, aggs 8..16, cores 16..20; ports
+        // numbered switch by switch.
+        let mut g: Vec<Vec<(PortId, Option<u32>)>> = vec![Vec::new(); 20];
+        let mut attach = Vec::new();
+        let mut n = 0;
+        for s in 0..20u32 {
+            let peers: Vec<Option<u32>> = match s {
+                0..8 => vec![None, None, Some(8 + s / 2 * 2), Some(9 + s / 2 * 2)],
+                8..16 => {
+                    let (pod, j) = ((s - 8) / 2, (s - 8) % 2);
+                    vec![Some(pod * 2), Some(pod * 2 + 1), Some(16 + j * 2), Some(17 + j * 2)]
+                }
+                _ => (0..4).map(|pod| Some(8 + pod * 2 + (s - 16) / 2)).collect(),
+            };
+            for peer in peers {
+                if peer.is_none() {
+                    attach.push((s, PortId(n)));
+                }
+                g[s as usize].push((PortId(n), peer));
+                n += 1;
+            }
+        }
+        check_every_pair(&g, &attach);
+        // Irregular: a ring with a chord and a parallel link, and a switch
+        // left alone (no path to or from it).
+        let (g, attach) = graph(7, &[(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, 0), (0, 3), (2, 3), (1, 4)], &[0, 2, 3, 5, 6, 6]);
+        check_every_pair(&g, &attach);
+        // Pseudo-random graphs of 12 switches.
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..20 {
+            let mut pairs = Vec::new();
+            for a in 0..12u32 {
+                for b in a + 1..12 {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    if x % 4 == 0 {
+                        pairs.push((a, b));
+                    }
+                }
+            }
+            let (g, attach) = graph(12, &pairs, &[0, 1, 4, 7, 7, 11]);
+            check_every_pair(&g, &attach);
+        }
     }
 }
