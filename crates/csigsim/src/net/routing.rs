@@ -66,11 +66,19 @@ impl Routes {
         // run of consecutive ports (every group of a fat tree), or as
         // (start, count | LISTED_BIT) in `ports`, where only the lists that
         // are no run are kept, each distinct one once. A run needs neither a
-        // copy nor a lookup, which was most of the build on large fabrics.
+        // copy nor a lookup (a lookup per group was most of the build on
+        // large fabrics).
         let mut span = vec![(0u32, 0u32); ns * ne];
         let mut ports = Vec::new();
         let mut interned: std::collections::HashMap<Vec<PortId>, u32> = std::collections::HashMap::new();
+        let mut intern = |ports: &mut Vec<PortId>, list: &[PortId]| {
+            *interned.entry(list.to_vec()).or_insert_with(|| {
+                ports.extend_from_slice(list);
+                (ports.len() - list.len()) as u32
+            })
+        };
         let mut list = Vec::new();
+        let mut first = vec![u32::MAX; ns];
         // Every switch's links to switches, (port, peer), in port order, as
         // one list: the walks below read them once per edge switch.
         let mut at = Vec::with_capacity(ns + 1);
@@ -107,34 +115,74 @@ impl Routes {
                 if s as u32 == edge || dist[s] == u32::MAX {
                     continue;
                 }
-                list.clear();
-                for &(port, v) in &links[at[s]..at[s + 1]] {
-                    if dist[v as usize] + 1 == dist[s] {
-                        list.push(port);
+                // The ports one hop closer to the edge switch, in port
+                // order: followed as (first, last, count) while they are a run.
+                let (here, ports_of) = (dist[s], &links[at[s]..at[s + 1]]);
+                let closer = |&&(_, v): &&(PortId, u32)| dist[v as usize] + 1 == here;
+                let (mut p0, mut last, mut n, mut run) = (0, 0, 0u32, true);
+                for &(PortId(p), _) in ports_of.iter().filter(closer) {
+                    if n == 0 {
+                        p0 = p;
+                    } else if p != last + 1 {
+                        run = false;
                     }
+                    (last, n) = (p, n + 1);
                 }
-                let Some(&PortId(p0)) = list.first() else { continue };
-                top = top.max(list[list.len() - 1].0 + 1);
-                span[s * ne + e] = if list.windows(2).all(|w| w[1].0 == w[0].0 + 1) {
-                    (p0, list.len() as u32)
+                if n == 0 {
+                    continue;
+                }
+                first[s] = first[s].min(p0);
+                top = top.max(last + 1);
+                span[s * ne + e] = if run {
+                    (p0, n)
                 } else {
-                    let begin = *interned.entry(list.clone()).or_insert_with(|| {
-                        ports.extend_from_slice(&list);
-                        (ports.len() - list.len()) as u32
-                    });
-                    (begin, list.len() as u32 | LISTED_BIT)
+                    list.clear();
+                    list.extend(ports_of.iter().filter(closer).map(|&(p, _)| p));
+                    (intern(&mut ports, &list), n | LISTED_BIT)
                 };
             }
         }
-        let ident: Vec<PortId> = (0..top).map(PortId).collect();
-        let groups = vec![GroupState::default(); ns * ne];
-        let mut r = Routes { attach_switch, attach_port, edge_index, num_edges: ne, groups, ..Default::default() };
-        r.set_lists(ns, |i| {
-            let (start, n) = span[i];
-            let (pool, n) = if n & LISTED_BIT != 0 { (&ports, n & !LISTED_BIT) } else { (&ident, n) };
-            &pool[start as usize..(start + n) as usize]
-        });
-        r
+        // The table: a group's run counted from its switch's first port in
+        // 2 bytes where it fits, else listed (as `set_lists` would).
+        let n = ns * ne;
+        let first: Vec<u32> = first.into_iter().map(|p| if p == u32::MAX { 0 } else { p }).collect();
+        let mut runs = vec![0u16; n];
+        let mut listed = false;
+        for (i, sp) in span.iter_mut().enumerate() {
+            let (start, count) = *sp;
+            if count == 0 {
+                continue;
+            }
+            let off = start.wrapping_sub(first[i / ne]);
+            if count & LISTED_BIT == 0 && off < 255 && count < 255 {
+                runs[i] = off as u16 | (count as u16) << 8;
+                continue;
+            }
+            if count & LISTED_BIT == 0 {
+                // A run too long or too far from the switch's first port.
+                list.clear();
+                list.extend((start..start + count).map(PortId));
+                *sp = (intern(&mut ports, &list), count);
+            }
+            runs[i] = LISTED;
+            sp.1 &= !LISTED_BIT;
+            listed = true;
+        }
+        if !listed {
+            span = Vec::new();
+        }
+        Routes {
+            attach_switch,
+            attach_port,
+            edge_index,
+            num_edges: ne,
+            runs,
+            first,
+            ident: (0..top).map(PortId).collect(),
+            span,
+            ports,
+            groups: vec![GroupState::default(); n],
+        }
     }
 
     /// Recomputes the table over `g` (the same switches, some links left
@@ -396,6 +444,16 @@ mod tests {
         // left alone (no path to or from it).
         let (g, attach) = graph(7, &[(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, 0), (0, 3), (2, 3), (1, 4)], &[0, 2, 3, 5, 6, 6]);
         check_every_pair(&g, &attach);
+        // Runs too long for a 2-byte entry (300 parallel links between
+        // switches 0 and 1) and one too far from its switch's first port
+        // (switch 1's port 600 to switch 2, 300 after its first).
+        let mut g: Vec<Vec<(PortId, Option<u32>)>> = vec![Vec::new(); 3];
+        g[0] = (0..300).map(|p| (PortId(p), Some(1))).collect();
+        g[1] = (300..600).map(|p| (PortId(p), Some(0))).chain([(PortId(600), Some(2))]).collect();
+        g[2] = vec![(PortId(601), Some(1))];
+        g[0].push((PortId(602), None));
+        g[2].push((PortId(603), None));
+        check_every_pair(&g, &[(0, PortId(602)), (2, PortId(603))]);
         // Pseudo-random graphs of 12 switches.
         let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
         for _ in 0..20 {
