@@ -88,58 +88,83 @@ impl Routes {
             links.extend(sp.iter().filter_map(|&(port, peer)| Some((port, peer?))));
         }
         at.push(links.len());
-        let mut dist = vec![u32::MAX; ns];
-        let mut frontier = Vec::with_capacity(ns);
-        let mut next = Vec::with_capacity(ns);
+        // Breadth-first searches from 64 edge switches at once, a bit each:
+        // `level[d][s]` has the bits of the edge switches `d` hops from `s`.
+        // A port of `s` is a next hop towards the edge switches in
+        // `level[d][s] & level[d - 1][peer]`.
+        let mut level: Vec<Vec<u64>> = Vec::new();
+        let mut reached = vec![0u64; ns];
         let mut top = 0u32;
-        for (e, &edge) in edges.iter().enumerate() {
-            dist.iter_mut().for_each(|d| *d = u32::MAX);
-            dist[edge as usize] = 0;
-            frontier.clear();
-            frontier.push(edge);
-            let mut d = 0;
-            while !frontier.is_empty() {
-                d += 1;
-                next.clear();
-                for &u in &frontier {
-                    for &(_, v) in &links[at[u as usize]..at[u as usize + 1]] {
-                        if dist[v as usize] == u32::MAX {
-                            dist[v as usize] = d;
-                            next.push(v);
+        // Per bit, the group being followed at one switch: its first and
+        // last port, count, and whether it is still a run.
+        let mut track = [(0u32, 0u32, 0u32, true); 64];
+        for (b, batch) in edges.chunks(64).enumerate() {
+            reached.iter_mut().for_each(|r| *r = 0);
+            let mut cur = level.pop().unwrap_or_default();
+            level.clear();
+            cur.clear();
+            cur.resize(ns, 0);
+            for (j, &edge) in batch.iter().enumerate() {
+                cur[edge as usize] |= 1 << j;
+                reached[edge as usize] |= 1 << j;
+            }
+            loop {
+                let mut next = vec![0u64; ns];
+                let mut any = false;
+                for u in 0..ns {
+                    let f = cur[u];
+                    if f == 0 {
+                        continue;
+                    }
+                    for &(_, v) in &links[at[u]..at[u + 1]] {
+                        let new = f & !reached[v as usize];
+                        if new != 0 {
+                            next[v as usize] |= new;
+                            any = true;
                         }
                     }
                 }
-                std::mem::swap(&mut frontier, &mut next);
+                // Bits reached at this level by several paths are set once.
+                for v in 0..ns {
+                    reached[v] |= next[v];
+                }
+                level.push(std::mem::replace(&mut cur, next));
+                if !any {
+                    break;
+                }
             }
+            let closer = |s: usize, v: u32| (1..level.len()).fold(0u64, |m, l| m | (level[l][s] & level[l - 1][v as usize]));
             for s in 0..ns {
-                if s as u32 == edge || dist[s] == u32::MAX {
-                    continue;
-                }
-                // The ports one hop closer to the edge switch, in port
-                // order: followed as (first, last, count) while they are a run.
-                let (here, ports_of) = (dist[s], &links[at[s]..at[s + 1]]);
-                let closer = |&&(_, v): &&(PortId, u32)| dist[v as usize] + 1 == here;
-                let (mut p0, mut last, mut n, mut run) = (0, 0, 0u32, true);
-                for &(PortId(p), _) in ports_of.iter().filter(closer) {
-                    if n == 0 {
-                        p0 = p;
-                    } else if p != last + 1 {
-                        run = false;
+                let ports_of = &links[at[s]..at[s + 1]];
+                for &(PortId(p), v) in ports_of {
+                    let mut m = closer(s, v);
+                    while m != 0 {
+                        let j = m.trailing_zeros() as usize;
+                        m &= m - 1;
+                        let t = &mut track[j];
+                        if t.2 == 0 {
+                            t.0 = p;
+                        } else if p != t.1 + 1 {
+                            t.3 = false;
+                        }
+                        (t.1, t.2) = (p, t.2 + 1);
                     }
-                    (last, n) = (p, n + 1);
                 }
-                if n == 0 {
-                    continue;
+                for (j, t) in track.iter_mut().enumerate().take(batch.len()) {
+                    let (p0, last, n, run) = std::mem::replace(t, (0, 0, 0, true));
+                    if n == 0 {
+                        continue;
+                    }
+                    first[s] = first[s].min(p0);
+                    top = top.max(last + 1);
+                    span[s * ne + b * 64 + j] = if run {
+                        (p0, n)
+                    } else {
+                        list.clear();
+                        list.extend(ports_of.iter().filter(|&&(_, v)| closer(s, v) & 1 << j != 0).map(|&(p, _)| p));
+                        (intern(&mut ports, &list), n | LISTED_BIT)
+                    };
                 }
-                first[s] = first[s].min(p0);
-                top = top.max(last + 1);
-                span[s * ne + e] = if run {
-                    (p0, n)
-                } else {
-                    list.clear();
-                    list.extend(ports_of.iter().filter(closer).map(|&(p, _)| p));
-                    (intern(&mut ports, &list), n | LISTED_BIT)
-                };
             }
         }
         // The table: a group's run counted from its switch's first port in
@@ -454,6 +479,12 @@ mod tests {
         g[0].push((PortId(602), None));
         g[2].push((PortId(603), None));
         check_every_pair(&g, &[(0, PortId(602)), (2, PortId(603))]);
+        // More edge switches than a batch of the search (64): a ring of 150
+        // with chords, a host on each.
+        let mut pairs: Vec<(u32, u32)> = (0..150).map(|a| (a, (a + 1) % 150)).collect();
+        pairs.extend((0..150).step_by(7).map(|a| (a, (a * 13 + 40) % 150)).filter(|&(a, b)| a != b));
+        let (g, attach) = graph(150, &pairs, &(0..150).collect::<Vec<u32>>());
+        check_every_pair(&g, &attach);
         // Pseudo-random graphs of 12 switches.
         let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
         for _ in 0..20 {
