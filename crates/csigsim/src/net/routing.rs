@@ -379,6 +379,9 @@ mod tests {
         assert_eq!(r.candidates(SwitchId(1), h0), &[PortId(3)]);
         assert_eq!(r.candidates(SwitchId(1), h1), &[PortId(4)]);
     }
+    /// Every switch's ports as (port, peer switch or None for a host).
+    type Graph = Vec<Vec<(PortId, Option<u32>)>>;
+
     /// The candidates of a plain breadth-first search from the switch of
     /// `dst`: every port of `sw` whose peer switch is one hop closer, in
     /// port order; at `dst`'s own switch its port to the host.
@@ -417,10 +420,10 @@ mod tests {
     /// Switches joined by links `pairs`, ports numbered in the order of
     /// `pairs` (so that some lists are runs and some are not), and hosts on
     /// `hosts`, each with a port of its own after the links'.
-    fn graph(ns: usize, pairs: &[(u32, u32)], hosts: &[u32]) -> (Vec<Vec<(PortId, Option<u32>)>>, Vec<(u32, PortId)>) {
-        let mut g: Vec<Vec<(PortId, Option<u32>)>> = vec![Vec::new(); ns];
+    fn graph(ns: usize, pairs: &[(u32, u32)], hosts: &[u32]) -> (Graph, Vec<(u32, PortId)>) {
+        let mut g: Graph = vec![Vec::new(); ns];
         let mut n = 0;
-        let mut port = |g: &mut Vec<Vec<(PortId, Option<u32>)>>, s: u32, peer: Option<u32>| {
+        let mut port = |g: &mut Graph, s: u32, peer: Option<u32>| {
             g[s as usize].push((PortId(n), peer));
             n += 1;
             PortId(n - 1)
@@ -494,7 +497,7 @@ mod tests {
                     x ^= x << 13;
                     x ^= x >> 7;
                     x ^= x << 17;
-                    if x % 4 == 0 {
+                    if x.is_multiple_of(4) {
                         pairs.push((a, b));
                     }
                 }
