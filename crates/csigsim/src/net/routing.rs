@@ -80,7 +80,7 @@ impl Routes {
         let mut list = Vec::new();
         let mut first = vec![u32::MAX; ns];
         // Every switch's links to switches, (port, peer), in port order, as
-        // one list: the walks below read them once per edge switch.
+        // one list, which the searches below read level by level.
         let mut at = Vec::with_capacity(ns + 1);
         let mut links: Vec<(PortId, u32)> = Vec::new();
         for sp in g.switch_ports {
