@@ -232,7 +232,10 @@ impl World {
         let mut build = FlowBuild::new(t, t.mtu + t.header + tag_bytes + int_bytes, sc.seed);
         let trimming = sc.switch.mode.on_refuse() == crate::net::mode::Refusal::Trim;
         let nflows = sc.flow_count();
-        let network_rtt = if nflows == 0 { 0 } else { net.fabric_rtt(max_packet, t.ack_size as u64) };
+        // The flow level runs no congestion control: it does not need the
+        // fabric's RTT, a walk of every pair of edge switches.
+        let flow_level = sc.engine.fidelity == crate::scenario::config::Fidelity::Flow;
+        let network_rtt = if nflows == 0 || flow_level { 0 } else { net.fabric_rtt(max_packet, t.ack_size as u64) };
         build.cc.prepare(&crate::cc::Fabric { network_rtt, trimming });
         let mut apps = crate::workload::app::Apps::new(&sc.workloads);
         let mut flows = FlowStore::with_capacity(nflows, build);

@@ -100,6 +100,8 @@ struct Fluid {
     free: Vec<u32>,
     due: BinaryHeap<Reverse<(u64, u64, Due)>>,
     seq: u64,
+    /// Queue length at which stale drains are dropped.
+    compact_at: usize,
     meters: Option<links::LinkMeters>,
     coarse: Vec<crate::workload::collective::coarse::Coarse>,
     coarse_latency: Vec<Vec<u64>>,
@@ -110,6 +112,9 @@ struct Fluid {
     ack_size: u64,
     ack_every: u64,
 }
+
+/// The smallest queue whose stale drains are dropped.
+const COMPACT_MIN: usize = 1 << 12;
 
 /// Events between two progress callbacks at flow level.
 const PROGRESS_EVENTS: u64 = 1 << 16;
@@ -129,6 +134,7 @@ impl Fluid {
             free: Vec::new(),
             due: BinaryHeap::new(),
             seq: 0,
+            compact_at: COMPACT_MIN,
             meters,
             coarse,
             coarse_latency,
@@ -143,6 +149,14 @@ impl Fluid {
     fn push(&mut self, t: u64, d: Due) {
         self.seq += 1;
         self.due.push(Reverse((t, self.seq, d)));
+        if self.due.len() >= self.compact_at {
+            // Every rate change leaves the flow's previous drain behind:
+            // dropping them all at once keeps the queue near its live
+            // entries (their order is kept: every key is distinct).
+            let live = &self.live;
+            self.due.retain(|Reverse((_, _, d))| !matches!(*d, Due::Drain(slot, v) if live[slot as usize].version != v));
+            self.compact_at = (2 * self.due.len()).max(COMPACT_MIN);
+        }
     }
 
     /// The next time something of the fluid model is due (stale drains popped).

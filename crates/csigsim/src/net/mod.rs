@@ -398,14 +398,18 @@ impl Network {
         };
         // Per edge switch, its two hosts with the longest access round trip.
         let mut edges: Vec<(NodeId, [Option<u32>; 2])> = Vec::new();
+        // Per node: its index in `edges` (a search of `edges` per host was
+        // hosts times edge switches).
+        let mut slot_of = vec![u32::MAX; self.num_hosts() as usize + self.switches.len()];
         for h in 0..self.num_hosts() {
             let edge = self.ports[self.ports[self.host_port[h as usize]].peer].node;
-            let slot = match edges.iter().position(|e| e.0 == edge) {
-                Some(i) => i,
-                None => {
+            let slot = match slot_of[edge.ix()] {
+                u32::MAX => {
+                    slot_of[edge.ix()] = edges.len() as u32;
                     edges.push((edge, [None, None]));
                     edges.len() - 1
                 }
+                i => i as usize,
             };
             let top = &mut edges[slot].1;
             if top[0].is_none_or(|a| access(h) > access(a)) {

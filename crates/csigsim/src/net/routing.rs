@@ -39,6 +39,9 @@ pub struct Routes {
 /// of the switch's first: see `Routes::span`.
 const LISTED: u16 = u16::MAX;
 
+/// In [`Routes::build`]'s list of groups: the count of a group that is no run.
+const LISTED_BIT: u32 = 1 << 31;
+
 pub const NO_EDGE: u32 = u32::MAX;
 
 /// The switch graph the table is computed from: for every switch, its ports
@@ -59,57 +62,152 @@ impl Routes {
             }
         }
         let ne = edges.len();
+        // Per group: its candidates as (first port, count) when they are a
+        // run of consecutive ports (every group of a fat tree), or as
+        // (start, count | LISTED_BIT) in `ports`, where only the lists that
+        // are no run are kept, each distinct one once. A run needs neither a
+        // copy nor a lookup (a lookup per group was most of the build on
+        // large fabrics).
         let mut span = vec![(0u32, 0u32); ns * ne];
         let mut ports = Vec::new();
         let mut interned: std::collections::HashMap<Vec<PortId>, u32> = std::collections::HashMap::new();
+        let mut intern = |ports: &mut Vec<PortId>, list: &[PortId]| {
+            *interned.entry(list.to_vec()).or_insert_with(|| {
+                ports.extend_from_slice(list);
+                (ports.len() - list.len()) as u32
+            })
+        };
         let mut list = Vec::new();
-        let mut dist = vec![u32::MAX; ns];
-        let mut frontier = Vec::with_capacity(ns);
-        let mut next = Vec::with_capacity(ns);
-        for (e, &edge) in edges.iter().enumerate() {
-            dist.iter_mut().for_each(|d| *d = u32::MAX);
-            dist[edge as usize] = 0;
-            frontier.clear();
-            frontier.push(edge);
-            let mut d = 0;
-            while !frontier.is_empty() {
-                d += 1;
-                next.clear();
-                for &u in &frontier {
-                    for &(_, peer) in &g.switch_ports[u as usize] {
-                        if let Some(v) = peer {
-                            if dist[v as usize] == u32::MAX {
-                                dist[v as usize] = d;
-                                next.push(v);
-                            }
-                        }
-                    }
-                }
-                std::mem::swap(&mut frontier, &mut next);
+        let mut first = vec![u32::MAX; ns];
+        // Every switch's links to switches, (port, peer), in port order, as
+        // one list, which the searches below read level by level.
+        let mut at = Vec::with_capacity(ns + 1);
+        let mut links: Vec<(PortId, u32)> = Vec::new();
+        for sp in g.switch_ports {
+            at.push(links.len());
+            links.extend(sp.iter().filter_map(|&(port, peer)| Some((port, peer?))));
+        }
+        at.push(links.len());
+        // Breadth-first searches from 64 edge switches at once, a bit each:
+        // `level[d][s]` has the bits of the edge switches `d` hops from `s`.
+        // A port of `s` is a next hop towards the edge switches in
+        // `level[d][s] & level[d - 1][peer]`.
+        let mut level: Vec<Vec<u64>> = Vec::new();
+        let mut reached = vec![0u64; ns];
+        let mut top = 0u32;
+        // Per bit, the group being followed at one switch: its first and
+        // last port, count, and whether it is still a run.
+        let mut track = [(0u32, 0u32, 0u32, true); 64];
+        for (b, batch) in edges.chunks(64).enumerate() {
+            reached.iter_mut().for_each(|r| *r = 0);
+            let mut cur = level.pop().unwrap_or_default();
+            level.clear();
+            cur.clear();
+            cur.resize(ns, 0);
+            for (j, &edge) in batch.iter().enumerate() {
+                cur[edge as usize] |= 1 << j;
+                reached[edge as usize] |= 1 << j;
             }
-            for s in 0..ns {
-                if s as u32 == edge || dist[s] == u32::MAX {
-                    continue;
-                }
-                list.clear();
-                for &(port, peer) in &g.switch_ports[s] {
-                    if let Some(v) = peer {
-                        if dist[v as usize] + 1 == dist[s] {
-                            list.push(port);
+            loop {
+                let mut next = vec![0u64; ns];
+                let mut any = false;
+                for u in 0..ns {
+                    let f = cur[u];
+                    if f == 0 {
+                        continue;
+                    }
+                    for &(_, v) in &links[at[u]..at[u + 1]] {
+                        let new = f & !reached[v as usize];
+                        if new != 0 {
+                            next[v as usize] |= new;
+                            any = true;
                         }
                     }
                 }
-                let begin = *interned.entry(list.clone()).or_insert_with(|| {
-                    ports.extend_from_slice(&list);
-                    (ports.len() - list.len()) as u32
-                });
-                span[s * ne + e] = (begin, list.len() as u32);
+                // Bits reached at this level by several paths are set once.
+                for v in 0..ns {
+                    reached[v] |= next[v];
+                }
+                level.push(std::mem::replace(&mut cur, next));
+                if !any {
+                    break;
+                }
+            }
+            let closer = |s: usize, v: u32| (1..level.len()).fold(0u64, |m, l| m | (level[l][s] & level[l - 1][v as usize]));
+            for s in 0..ns {
+                let ports_of = &links[at[s]..at[s + 1]];
+                for &(PortId(p), v) in ports_of {
+                    let mut m = closer(s, v);
+                    while m != 0 {
+                        let j = m.trailing_zeros() as usize;
+                        m &= m - 1;
+                        let t = &mut track[j];
+                        if t.2 == 0 {
+                            t.0 = p;
+                        } else if p != t.1 + 1 {
+                            t.3 = false;
+                        }
+                        (t.1, t.2) = (p, t.2 + 1);
+                    }
+                }
+                for (j, t) in track.iter_mut().enumerate().take(batch.len()) {
+                    let (p0, last, n, run) = std::mem::replace(t, (0, 0, 0, true));
+                    if n == 0 {
+                        continue;
+                    }
+                    first[s] = first[s].min(p0);
+                    top = top.max(last + 1);
+                    span[s * ne + b * 64 + j] = if run {
+                        (p0, n)
+                    } else {
+                        list.clear();
+                        list.extend(ports_of.iter().filter(|&&(_, v)| closer(s, v) & 1 << j != 0).map(|&(p, _)| p));
+                        (intern(&mut ports, &list), n | LISTED_BIT)
+                    };
+                }
             }
         }
-        let groups = vec![GroupState::default(); ns * ne];
-        let mut r = Routes { attach_switch, attach_port, edge_index, num_edges: ne, groups, ..Default::default() };
-        r.set_lists(ns, |i| &ports[span[i].0 as usize..(span[i].0 + span[i].1) as usize]);
-        r
+        // The table: a group's run counted from its switch's first port in
+        // 2 bytes where it fits, else listed (as `set_lists` would).
+        let n = ns * ne;
+        let first: Vec<u32> = first.into_iter().map(|p| if p == u32::MAX { 0 } else { p }).collect();
+        let mut runs = vec![0u16; n];
+        let mut listed = false;
+        for (i, sp) in span.iter_mut().enumerate() {
+            let (start, count) = *sp;
+            if count == 0 {
+                continue;
+            }
+            let off = start.wrapping_sub(first[i / ne]);
+            if count & LISTED_BIT == 0 && off < 255 && count < 255 {
+                runs[i] = off as u16 | (count as u16) << 8;
+                continue;
+            }
+            if count & LISTED_BIT == 0 {
+                // A run too long or too far from the switch's first port.
+                list.clear();
+                list.extend((start..start + count).map(PortId));
+                *sp = (intern(&mut ports, &list), count);
+            }
+            runs[i] = LISTED;
+            sp.1 &= !LISTED_BIT;
+            listed = true;
+        }
+        if !listed {
+            span = Vec::new();
+        }
+        Routes {
+            attach_switch,
+            attach_port,
+            edge_index,
+            num_edges: ne,
+            runs,
+            first,
+            ident: (0..top).map(PortId).collect(),
+            span,
+            ports,
+            groups: vec![GroupState::default(); n],
+        }
     }
 
     /// Recomputes the table over `g` (the same switches, some links left
@@ -280,5 +378,132 @@ mod tests {
         assert_eq!(r.candidates(SwitchId(3), h0), &[PortId(8)]);
         assert_eq!(r.candidates(SwitchId(1), h0), &[PortId(3)]);
         assert_eq!(r.candidates(SwitchId(1), h1), &[PortId(4)]);
+    }
+    /// Every switch's ports as (port, peer switch or None for a host).
+    type Graph = Vec<Vec<(PortId, Option<u32>)>>;
+
+    /// The candidates of a plain breadth-first search from the switch of
+    /// `dst`: every port of `sw` whose peer switch is one hop closer, in
+    /// port order; at `dst`'s own switch its port to the host.
+    fn reference(g: &[Vec<(PortId, Option<u32>)>], attach: &[(u32, PortId)], sw: u32, dst: usize) -> Vec<PortId> {
+        let (edge, port) = attach[dst];
+        if sw == edge {
+            return vec![port];
+        }
+        let mut dist = vec![u32::MAX; g.len()];
+        dist[edge as usize] = 0;
+        let mut queue = std::collections::VecDeque::from([edge]);
+        while let Some(u) = queue.pop_front() {
+            for &(_, v) in &g[u as usize] {
+                if let Some(v) = v.filter(|&v| dist[v as usize] == u32::MAX) {
+                    dist[v as usize] = dist[u as usize] + 1;
+                    queue.push_back(v);
+                }
+            }
+        }
+        if dist[sw as usize] == u32::MAX {
+            return Vec::new();
+        }
+        g[sw as usize].iter().filter(|&&(_, v)| v.is_some_and(|v| dist[v as usize] + 1 == dist[sw as usize])).map(|&(p, _)| p).collect()
+    }
+
+    /// Every (switch, host) of `g`: the table's candidates are the plain search's.
+    fn check_every_pair(g: &[Vec<(PortId, Option<u32>)>], attach: &[(u32, PortId)]) {
+        let r = Routes::build(&SwitchGraph { switch_ports: g }, attach.iter().map(|a| SwitchId(a.0)).collect(), attach.iter().map(|a| a.1).collect());
+        for sw in 0..g.len() as u32 {
+            for h in 0..attach.len() {
+                assert_eq!(r.candidates(SwitchId(sw), HostId(h as u32)), reference(g, attach, sw, h).as_slice(), "switch {sw}, host {h}");
+            }
+        }
+    }
+
+    /// Switches joined by links `pairs`, ports numbered in the order of
+    /// `pairs` (so that some lists are runs and some are not), and hosts on
+    /// `hosts`, each with a port of its own after the links'.
+    fn graph(ns: usize, pairs: &[(u32, u32)], hosts: &[u32]) -> (Graph, Vec<(u32, PortId)>) {
+        let mut g: Graph = vec![Vec::new(); ns];
+        let mut n = 0;
+        let mut port = |g: &mut Graph, s: u32, peer: Option<u32>| {
+            g[s as usize].push((PortId(n), peer));
+            n += 1;
+            PortId(n - 1)
+        };
+        for &(a, b) in pairs {
+            port(&mut g, a, Some(b));
+            port(&mut g, b, Some(a));
+        }
+        let attach = hosts.iter().map(|&s| (s, port(&mut g, s, None))).collect();
+        for l in &mut g {
+            l.sort_by_key(|e| e.0);
+        }
+        (g, attach)
+    }
+
+    /// A fat tree of k = 4 (its ports in switch order, every list a run)
+    /// and irregular graphs (lists that are not runs, unreachable switches,
+    /// parallel links): the table gives every pair the plain search's
+    /// next hops.
+    #[test]
+    fn the_table_holds_every_pairs_shortest_next_hops() {
+        // Fat tree k = 4: ToRs 0..8, aggs 8..16, cores 16..20; ports
+        // numbered switch by switch.
+        let mut g: Vec<Vec<(PortId, Option<u32>)>> = vec![Vec::new(); 20];
+        let mut attach = Vec::new();
+        let mut n = 0;
+        for s in 0..20u32 {
+            let peers: Vec<Option<u32>> = match s {
+                0..8 => vec![None, None, Some(8 + s / 2 * 2), Some(9 + s / 2 * 2)],
+                8..16 => {
+                    let (pod, j) = ((s - 8) / 2, (s - 8) % 2);
+                    vec![Some(pod * 2), Some(pod * 2 + 1), Some(16 + j * 2), Some(17 + j * 2)]
+                }
+                _ => (0..4).map(|pod| Some(8 + pod * 2 + (s - 16) / 2)).collect(),
+            };
+            for peer in peers {
+                if peer.is_none() {
+                    attach.push((s, PortId(n)));
+                }
+                g[s as usize].push((PortId(n), peer));
+                n += 1;
+            }
+        }
+        check_every_pair(&g, &attach);
+        // Irregular: a ring with a chord and a parallel link, and a switch
+        // left alone (no path to or from it).
+        let (g, attach) = graph(7, &[(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, 0), (0, 3), (2, 3), (1, 4)], &[0, 2, 3, 5, 6, 6]);
+        check_every_pair(&g, &attach);
+        // Runs too long for a 2-byte entry (300 parallel links between
+        // switches 0 and 1) and one too far from its switch's first port
+        // (switch 1's port 600 to switch 2, 300 after its first).
+        let mut g: Vec<Vec<(PortId, Option<u32>)>> = vec![Vec::new(); 3];
+        g[0] = (0..300).map(|p| (PortId(p), Some(1))).collect();
+        g[1] = (300..600).map(|p| (PortId(p), Some(0))).chain([(PortId(600), Some(2))]).collect();
+        g[2] = vec![(PortId(601), Some(1))];
+        g[0].push((PortId(602), None));
+        g[2].push((PortId(603), None));
+        check_every_pair(&g, &[(0, PortId(602)), (2, PortId(603))]);
+        // More edge switches than a batch of the search (64): a ring of 150
+        // with chords, a host on each.
+        let mut pairs: Vec<(u32, u32)> = (0..150).map(|a| (a, (a + 1) % 150)).collect();
+        pairs.extend((0..150).step_by(7).map(|a| (a, (a * 13 + 40) % 150)).filter(|&(a, b)| a != b));
+        let (g, attach) = graph(150, &pairs, &(0..150).collect::<Vec<u32>>());
+        check_every_pair(&g, &attach);
+        // Pseudo-random graphs of 12 switches.
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..20 {
+            let mut pairs = Vec::new();
+            for a in 0..12u32 {
+                for b in a + 1..12 {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    if x.is_multiple_of(4) {
+                        pairs.push((a, b));
+                    }
+                }
+            }
+            let (g, attach) = graph(12, &pairs, &[0, 1, 4, 7, 7, 11]);
+            check_every_pair(&g, &attach);
+        }
     }
 }
