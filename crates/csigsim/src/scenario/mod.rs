@@ -219,11 +219,16 @@ fn culprit(text: &str, key: &str, message: &str) -> Option<String> {
     }
     let doc: toml::Table = toml::from_str(text).ok()?;
     let table = doc.get(array)?.as_array()?.get(index.parse::<usize>().ok()?)?.as_table()?;
-    fn search(t: &toml::Table, at: &str, message: &str) -> Option<String> {
+    // A string the table's kind does not know: the key holding it.
+    let unknown = message.strip_prefix("unknown variant `").and_then(|m| m.split_once('`')).map(|(v, _)| v.to_string());
+    fn search(t: &toml::Table, at: &str, message: &str, unknown: &Option<String>) -> Option<String> {
         for (k, v) in t {
             let here = format!("{at}.{k}");
+            if unknown.is_some() && v.as_str() == unknown.as_deref() && k != "kind" {
+                return Some(here);
+            }
             if let Some(inner) = v.as_table() {
-                if let Some(found) = search(inner, &here, message) {
+                if let Some(found) = search(inner, &here, message, unknown) {
                     return Some(found);
                 }
                 continue;
@@ -239,7 +244,7 @@ fn culprit(text: &str, key: &str, message: &str) -> Option<String> {
         }
         None
     }
-    search(table, key, message)
+    search(table, key, message, &unknown)
 }
 
 fn syntax_error(text: &str, file: &str, e: toml::de::Error) -> InputError {
