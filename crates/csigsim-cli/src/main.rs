@@ -376,6 +376,7 @@ fn capture_filter(
     })
 }
 
+#[allow(clippy::too_many_arguments)]
 fn cmd_run(
     path: &Path,
     out: Option<PathBuf>,

@@ -35,8 +35,8 @@ pub fn tables(w: &World) -> (Option<JobTable>, Option<JobLinkTable>) {
     let per_job: Vec<(u32, u32)> = (0..sc.jobs.len())
         .map(|j| {
             let Some(ports) = links else { return (0, 0) };
-            let used = ports.iter().filter(|c| c[j] > 0);
-            let shared = |c: &&Box<[u64]>| c[..c.len() - 1].iter().enumerate().any(|(k, &b)| k != j && b > 0);
+            let used = ports.iter().map(|c| &c[..]).filter(|c| c[j] > 0);
+            let shared = |c: &&[u64]| c[..c.len() - 1].iter().enumerate().any(|(k, &b)| k != j && b > 0);
             (used.clone().count() as u32, used.filter(shared).count() as u32)
         })
         .collect();

@@ -160,7 +160,7 @@ fn random_placement_is_deterministic_per_seed() {
     let first = draw(1);
     assert_eq!(first, draw(1));
     assert!(first.windows(2).all(|w| w[0] < w[1]), "{first:?}");
-    assert!(first.iter().all(|&h| h >= 2 && h < 16));
+    assert!(first.iter().all(|h| (2..16).contains(h)));
     let others: Vec<Vec<u32>> = (2..6).map(draw).collect();
     assert!(others.iter().any(|o| *o != first));
     let renamed = load_with(&toml, &["workload[1].job=\"c\""]);
