@@ -31,7 +31,8 @@ pub fn tables(w: &World) -> (Option<JobTable>, Option<JobLinkTable>) {
         }
         (start, end, done)
     };
-    let links = w.observers().job_bytes();
+    // The flow level moves fluids, not packets: no link bytes to share.
+    let links = w.observers().job_bytes().filter(|_| sc.engine.fidelity == crate::scenario::config::Fidelity::Packet);
     let per_job: Vec<(u32, u32)> = (0..sc.jobs.len())
         .map(|j| {
             let Some(ports) = links else { return (0, 0) };

@@ -257,3 +257,58 @@ fn a_job_alone_leaves_the_others_unstarted() {
     assert_eq!(t.flows_completed, [t.flows[0], 0]);
     assert_eq!(t.end_ps[1], None);
 }
+
+/// Traces as jobs: a GOAL schedule of 2 ranks and a Chakra trace of 8
+/// laid `contiguous` one after the other; each job starts with its first
+/// compute and ends with its last operation, and a job that waits for
+/// compute only on one rank still completes.
+#[test]
+fn trace_jobs_are_placed_and_timed() {
+    let dir = std::env::temp_dir().join(format!("csigsim-jobs-traces-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("two.goal"),
+        "num_ranks 2\nrank 0 {\n  c: calc 20000\n  s: send 1000000b to 1\n  s requires c\n}\nrank 1 {\n  r: recv 1000000b from 0\n  d: calc 5000\n  d requires r\n}\n",
+    )
+    .unwrap();
+    let chakra = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/chakra/dp8");
+    let toml = format!(
+        r#"name = "trace jobs"
+[topology]
+kind = "fat_tree"
+k = 4
+
+[[workload]]
+kind = "goal"
+job = "g"
+placement = "contiguous"
+file = "two.goal"
+
+[[workload]]
+kind = "chakra"
+job = "c"
+placement = "contiguous"
+path = "{}"
+"#,
+        chakra.display()
+    );
+    let sc = csigsim::scenario::load_str(&toml, "t.toml", &dir, &[], None).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(hosts(&sc, 0), ["h0", "h1"]);
+    assert_eq!(hosts(&sc, 1), ["h2", "h3", "h4", "h5", "h6", "h7", "h8", "h9"]);
+    let alone = csigsim::run_jobs_alone(&sc, &Default::default()).unwrap();
+    let out = csigsim::run(sc, |_| true);
+    let t = out.tables.jobs.unwrap();
+    assert_eq!(t.kind, ["goal", "chakra"]);
+    assert_eq!(t.flows_completed, t.flows);
+    // The GOAL job: 20 us of compute from 0, then 1 MB at 100 Gb/s (80 us
+    // and the headers), then 5 us more.
+    assert_eq!(t.start_ps[0], Some(0));
+    let time = t.time_ps[0].unwrap();
+    assert!((105_000_000..110_000_000).contains(&time), "{time}");
+    assert_eq!(t.iteration_mean_ps[0], t.time_ps[0]);
+    for j in 0..2 {
+        assert!(alone[j].is_some());
+        assert!(t.time_ps[j].unwrap() >= alone[j].unwrap() * 99 / 100, "job {j}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
