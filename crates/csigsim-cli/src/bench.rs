@@ -270,8 +270,16 @@ pub fn interval_rank(n: usize) -> Option<usize> {
 fn run_child(all: &[csigsim_experiments::bench::BenchCase], name: &str, threads: u32, partitions: u32) -> Result<(), Failure> {
     let case = all.iter().find(|c| c.name == name).ok_or_else(|| Failure::Internal(format!("no bench case {name}")))?;
     let sc = csigsim::scenario::load_str(&case.toml, case.name, Path::new("."), &[], None)?;
-    let opts = csigsim::RunOptions { threads: threads as usize, partitions: partitions as usize, ..Default::default() };
-    let r = csigsim::run_with(sc, &opts, |_| true).map_err(Failure::Internal)?;
+    // The run writes its files as `csigsim run` does (streamed into a
+    // directory of its own, removed after): its memory and CPU are a
+    // user's run's, outputs included.
+    let dir = std::env::temp_dir().join(format!("csigsim-bench-{}-{}", std::process::id(), case.name));
+    std::fs::create_dir_all(&dir).map_err(|e| Failure::Internal(format!("cannot create {}: {e}", dir.display())))?;
+    let opts = csigsim::RunOptions { threads: threads as usize, partitions: partitions as usize, stream_dir: Some(dir.clone()), ..Default::default() };
+    let r = csigsim::run_with(sc, &opts, |_| true).map_err(Failure::Internal);
+    let r = r.and_then(|r| r.write_dir(&dir).map(|_| r).map_err(|e| Failure::Internal(format!("cannot write {}: {e}", dir.display()))));
+    let _ = std::fs::remove_dir_all(&dir);
+    let r = r?;
     let cpu = cpu_times();
     let s = &r.summary;
     let cpu_s = cpu.map(|(u, k)| u + k);

@@ -15,7 +15,7 @@
 //! The printed summary of `csigsim run` shows the leading figures of its
 //! run directory ([`headline`]).
 
-use csigsim::output::read::{read_table, Format};
+use csigsim::output::read::{read_table, read_table_chunks, Format};
 use csigsim::output::{CollectiveTable, FlowTable, RpcTable, SignalTable};
 use csigsim::InputError;
 use std::path::Path;
@@ -234,23 +234,78 @@ fn job_figures(c: &CollectiveTable) -> Vec<Figure> {
         .collect()
 }
 
-/// Slowdown p50 and p99 of the completed flows per size bucket (the
-/// buckets with a flow), and the flows in each.
-fn bucket_figures(flows: &FlowTable) -> Vec<Figure> {
-    let mut per: Vec<Vec<f64>> = vec![Vec::new(); BUCKETS.len() + 1];
-    for i in 0..flows.len() {
-        if let Some(s) = flows.slowdown[i] {
-            per[bucket(flows.size_bytes[i] as f64)].push(s);
+/// Rows of flows.csv read at a time.
+const FLOW_CHUNK: usize = 1 << 16;
+
+/// What the figures need of flows.csv, gathered a chunk of rows at a time
+/// (a collective of millions of flows is never held as one table).
+struct FlowFigures {
+    /// Per size bucket, the completed flows' slowdowns.
+    per_bucket: Vec<Vec<f64>>,
+    fct_us: Vec<f64>,
+    slow: Vec<f64>,
+    /// Per flow name: (name, sum of size / FCT, completed flows); see
+    /// [`FlowFigures::group_throughput`].
+    groups: Vec<(String, f64, u32)>,
+    /// The names of the run's collectives, whose flows form no group.
+    collectives: Vec<String>,
+}
+
+impl FlowFigures {
+    fn new(collectives: Vec<String>) -> FlowFigures {
+        FlowFigures { per_bucket: vec![Vec::new(); BUCKETS.len() + 1], fct_us: Vec::new(), slow: Vec::new(), groups: Vec::new(), collectives }
+    }
+
+    fn add(&mut self, flows: &FlowTable) {
+        let of_collective = |n: &str| self.collectives.iter().any(|c| n.strip_prefix(c.as_str()).is_some_and(|rest| rest.is_empty() || rest.starts_with('.')));
+        for r in 0..flows.len() {
+            if let Some(s) = flows.slowdown[r] {
+                self.per_bucket[bucket(flows.size_bytes[r] as f64)].push(s);
+                self.slow.push(s);
+            }
+            if let Some(t) = flows.fct_ps[r] {
+                self.fct_us.push(t as f64 / 1e6);
+            }
+            let n = flows.flow_name(r);
+            if n.is_empty() || of_collective(n) {
+                continue;
+            }
+            let i = match self.groups.iter().position(|g| g.0 == n) {
+                Some(i) => i,
+                None if self.groups.len() < MAX_GROUPS => {
+                    self.groups.push((n.to_string(), 0.0, 0));
+                    self.groups.len() - 1
+                }
+                None => continue,
+            };
+            if let Some(t) = flows.fct_ps[r].filter(|&t| t > 0) {
+                self.groups[i].1 += flows.size_bytes[r] as f64 * 8.0 / (t as f64 / 1e3);
+                self.groups[i].2 += 1;
+            }
         }
     }
-    let mut out = Vec::new();
-    for (i, v) in per.iter().enumerate().filter(|(_, v)| !v.is_empty()) {
-        let l = bucket_label(i);
-        out.push(fig(format!("slowdown_p50[{l}]"), quantile(v, 0.5), Better::Lower));
-        out.push(fig(format!("slowdown_p99[{l}]"), quantile(v, 0.99), Better::Lower));
-        out.push(fig(format!("flows_completed[{l}]"), Some(v.len() as f64), Better::Neither));
+
+    /// Slowdown p50 and p99 of the completed flows per size bucket (the
+    /// buckets with a flow), and the flows in each.
+    fn bucket_figures(&self) -> Vec<Figure> {
+        let mut out = Vec::new();
+        for (i, v) in self.per_bucket.iter().enumerate().filter(|(_, v)| !v.is_empty()) {
+            let l = bucket_label(i);
+            out.push(fig(format!("slowdown_p50[{l}]"), quantile(v, 0.5), Better::Lower));
+            out.push(fig(format!("slowdown_p99[{l}]"), quantile(v, 0.99), Better::Lower));
+            out.push(fig(format!("flows_completed[{l}]"), Some(v.len() as f64), Better::Neither));
+        }
+        out
     }
-    out
+
+    /// `throughput_gbps[NAME]`: the mean of size / FCT over the completed
+    /// flows of each flow name (the `name` of `[[flow]]` entries and
+    /// workloads), in order of each name's first flow; unnamed flows and
+    /// the flows of the collectives (named `<collective>.<...>`) are left
+    /// out.
+    fn group_throughput(&self) -> Vec<Figure> {
+        self.groups.iter().map(|(n, sum, k)| fig(format!("throughput_gbps[{n}]"), (*k > 0).then(|| sum / *k as f64), Better::Higher)).collect()
+    }
 }
 
 /// Every figure of one run, the leading ones first.
@@ -259,16 +314,22 @@ fn figures(dir: &Path) -> Result<Vec<Figure>, InputError> {
     let file = summary_path.display().to_string();
     let text = std::fs::read_to_string(&summary_path).map_err(|e| InputError::new(&file, None, None, format!("not a run directory: {e}")))?;
     let summary: serde_json::Value = serde_json::from_str(&text).map_err(|e| InputError::new(&file, None, Some((e.line(), e.column())), e.to_string()))?;
-    let flows = read_table::<FlowTable>(dir, Format::Auto)?;
     let collectives = read_table::<CollectiveTable>(dir, Format::Auto)?;
+    // A collective's flows are named after it (`dp.r0`): their mean
+    // throughput is no figure of the collective (its CCT and busbw are).
+    let mut flows = FlowFigures::new(collectives.as_ref().map(|c| c.name.clone()).unwrap_or_default());
+    let has_flows = read_table_chunks(dir, Format::Auto, &mut FlowTable::default(), FLOW_CHUNK, |t| {
+        flows.add(t);
+        Ok(())
+    })?;
     let kinds = workload_kinds(dir);
     let mut out = Vec::new();
     // What the run was for.
     if let Some(c) = &collectives {
         out.extend(collective_figures(c));
     }
-    if let Some(f) = flows.as_ref().filter(|_| kinds.iter().any(|k| k == "poisson" || k == "rpc")) {
-        out.extend(bucket_figures(f));
+    if has_flows && kinds.iter().any(|k| k == "poisson" || k == "rpc") {
+        out.extend(flows.bucket_figures());
     }
     if let Some(r) = read_table::<RpcTable>(dir, Format::Auto)? {
         for cls in ["foreground", "background"] {
@@ -279,19 +340,14 @@ fn figures(dir: &Path) -> Result<Vec<Figure>, InputError> {
         }
     }
     // Every run's flows.
-    if let Some(flows) = &flows {
-        let fct_us: Vec<f64> = flows.fct_ps.iter().flatten().map(|&x| x as f64 / 1e6).collect();
-        let slow: Vec<f64> = flows.slowdown.iter().flatten().copied().collect();
+    if has_flows {
         for (q, name) in [(0.5, "p50"), (0.95, "p95"), (0.99, "p99"), (1.0, "max")] {
-            out.push(fig(format!("fct_{name}_us"), quantile(&fct_us, q), Better::Lower));
+            out.push(fig(format!("fct_{name}_us"), quantile(&flows.fct_us, q), Better::Lower));
         }
         for (q, name) in [(0.5, "p50"), (0.95, "p95"), (0.99, "p99")] {
-            out.push(fig(format!("slowdown_{name}"), quantile(&slow, q), Better::Lower));
+            out.push(fig(format!("slowdown_{name}"), quantile(&flows.slow, q), Better::Lower));
         }
-        // A collective's flows are named after it (`dp.r0`): their mean
-        // throughput is no figure of the collective (its CCT and busbw are).
-        let coll_names: Vec<String> = collectives.as_ref().map(|c| c.name.clone()).unwrap_or_default();
-        out.extend(group_throughput(flows, &coll_names));
+        out.extend(flows.group_throughput());
     }
     if let Some(sig) = read_table::<SignalTable>(dir, Format::Auto)? {
         out.extend(bottleneck_shares(&sig));
@@ -313,34 +369,6 @@ fn figures(dir: &Path) -> Result<Vec<Figure>, InputError> {
         out.push(fig(key, summary.get(key).and_then(|v| v.as_f64()), better));
     }
     Ok(out)
-}
-
-/// `throughput_gbps[NAME]`: the mean of size / FCT over the completed flows
-/// of each flow name (the `name` of `[[flow]]` entries and workloads), in
-/// order of each name's first flow; unnamed flows and the flows of the
-/// collectives `collectives` (named `<collective>.<...>`) are left out.
-fn group_throughput(flows: &FlowTable, collectives: &[String]) -> Vec<Figure> {
-    let of_collective = |n: &str| collectives.iter().any(|c| n.strip_prefix(c.as_str()).is_some_and(|rest| rest.is_empty() || rest.starts_with('.')));
-    let mut groups: Vec<(String, f64, u32)> = Vec::new();
-    for r in 0..flows.len() {
-        let n = flows.flow_name(r);
-        if n.is_empty() || of_collective(n) {
-            continue;
-        }
-        let i = match groups.iter().position(|g| g.0 == n) {
-            Some(i) => i,
-            None if groups.len() < MAX_GROUPS => {
-                groups.push((n.to_string(), 0.0, 0));
-                groups.len() - 1
-            }
-            None => continue,
-        };
-        if let Some(t) = flows.fct_ps[r].filter(|&t| t > 0) {
-            groups[i].1 += flows.size_bytes[r] as f64 * 8.0 / (t as f64 / 1e3);
-            groups[i].2 += 1;
-        }
-    }
-    groups.into_iter().map(|(n, sum, k)| fig(format!("throughput_gbps[{n}]"), (k > 0).then(|| sum / k as f64), Better::Higher)).collect()
 }
 
 /// `bottleneck_share[PORT]`: of the CSIG samples whose writer is named (the

@@ -71,10 +71,11 @@ enum Cmd {
         /// Also write a .parquet twin of each CSV file.
         #[arg(long)]
         parquet: bool,
-        /// Run on this many threads, the fabric cut into as many partitions
-        /// (docs/parallel.md); the outputs are the same as on one.
-        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
-        threads: u32,
+        /// Run on this many threads (1 to 64), the fabric cut into as many
+        /// partitions (docs/parallel.md); the outputs are the same as on one.
+        /// auto: the cores the machine's load average leaves free, at least 1.
+        #[arg(long, default_value = "auto", value_parser = parse_threads)]
+        threads: Threads,
         /// Memory the run may take, by the estimate made before it runs
         /// (default: 8GiB, or less where this process may have less; docs/robustness.md).
         #[arg(long = "max-memory", value_name = "SIZE")]
@@ -200,9 +201,10 @@ enum Cmd {
         /// (default 1; with --against, 6 runs of each binary).
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
         repeat: Option<u32>,
-        /// Run each case on this many threads (`run --threads`).
-        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
-        threads: u32,
+        /// Run each case on this many threads (`run --threads`, auto included;
+        /// default 1, so that figures compare across machines and loads).
+        #[arg(long, default_value = "1", value_parser = parse_threads)]
+        threads: Threads,
         /// Cut each case into this many partitions (default: as many as threads).
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
         partitions: Option<u32>,
@@ -239,8 +241,8 @@ fn main() -> ExitCode {
                     None
                 }
             };
-            let opts = csigsim::RunOptions { capture, threads: threads as usize, stream_parquet: parquet, max_output: Some(budget.max_output), min_progress_ps, ..Default::default() };
-            cmd_run(&scenario, out, seed, &set, quiet, opts, &budget, isolate_jobs)
+            let opts = csigsim::RunOptions { capture, threads: threads.count(), stream_parquet: parquet, max_output: Some(budget.max_output), min_progress_ps, ..Default::default() };
+            cmd_run(&scenario, out, seed, &set, quiet, opts, &budget, threads, isolate_jobs)
         }
         Cmd::Validate { scenario, set, max_memory, max_output } => {
             let budget = limits::budget(max_memory.as_deref(), max_output.as_deref(), None)?;
@@ -258,6 +260,8 @@ fn main() -> ExitCode {
             })
         }
         Cmd::Bench { json, cases, child, repeat, threads, partitions, against } => {
+            // Resolved once: every run of the set, and the other binary's, on the same count.
+            let threads = threads.count() as u32;
             bench::cmd(bench::Options { json, cases, child, repeat, threads, partitions: partitions.unwrap_or(threads), against })
         }
         Cmd::Repro { ids, out, quick, json, jobs, no_report } => {
@@ -308,6 +312,33 @@ enum Failure {
 impl From<InputError> for Failure {
     fn from(e: InputError) -> Self {
         Failure::Input(e)
+    }
+}
+
+/// `--threads`: a count, or auto ([`csigsim::engine::threads`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Threads {
+    Auto,
+    Count(u32),
+}
+
+impl Threads {
+    /// The threads to run on; auto decides now, from the machine's load.
+    fn count(self) -> usize {
+        match self {
+            Threads::Auto => csigsim::engine::threads::free_cores().min(64),
+            Threads::Count(n) => n as usize,
+        }
+    }
+}
+
+fn parse_threads(s: &str) -> Result<Threads, String> {
+    if s == "auto" {
+        return Ok(Threads::Auto);
+    }
+    match s.parse::<u32>() {
+        Ok(n) if (1..=64).contains(&n) => Ok(Threads::Count(n)),
+        _ => Err("expected auto or a number of threads from 1 to 64".into()),
     }
 }
 
@@ -376,6 +407,7 @@ fn capture_filter(
     })
 }
 
+// The command's flags, one by one as clap gives them.
 #[allow(clippy::too_many_arguments)]
 fn cmd_run(
     path: &Path,
@@ -385,6 +417,7 @@ fn cmd_run(
     quiet: bool,
     mut opts: csigsim::RunOptions,
     budget: &csigsim::scenario::Budget,
+    threads: Threads,
     isolate_jobs: bool,
 ) -> Result<(), Failure> {
     let sc = load(path, set, seed, budget)?;
@@ -453,7 +486,6 @@ fn cmd_run(
     // The monitor files, and with --parquet their twins, stream to disk.
     opts.stream_dir = Some(dir.staging().to_path_buf());
     let parquet = opts.stream_parquet;
-    let threads = opts.threads;
     let res = csigsim::run_with(sc, &opts, |p| {
         if let Some(b) = &bar {
             let m = progress_measure(p);
@@ -469,8 +501,10 @@ fn cmd_run(
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    if let Ok(Some(why)) = res.as_ref().map(|r| r.threads.refused.as_ref()) {
-        eprintln!("note: --threads {threads}: ran on one thread: {why}");
+    // Only a count the user gave is worth a note: auto asks for no more than
+    // the machine offers, and one thread is what it falls back to.
+    if let (Threads::Count(n), Ok(Some(why))) = (threads, res.as_ref().map(|r| r.threads.refused.as_ref())) {
+        eprintln!("note: --threads {n}: ran on one thread: {why}");
     }
     // The messages name the file: one in the staging directory is ours to
     // write (an internal error); otherwise it is the capture the user named.
@@ -654,6 +688,8 @@ fn print_summary(r: &RunOutput, out: &Path) {
         ("end", s.end_reason.clone()),
         ("simulated time", format!("{:.3} us", s.sim_time_ns / 1000.0)),
         ("wall time", format!("{:.3} s", s.wall_s)),
+        // What --threads (auto by default) came to.
+        ("threads", r.threads.partitions.to_string()),
         ("events", format!("{} ({:.2} per link hop)", s.events, s.events_per_link_hop)),
         ("link hops", format!("{} ({:.2} M/s)", s.link_hops, s.link_hops_per_s / 1e6)),
         ("flows completed", format!("{} of {}", s.flows_completed, s.flows_total)),

@@ -76,19 +76,28 @@ fn same_seed_twice_gives_identical_files() {
     let _ = std::fs::remove_dir_all(&b);
 }
 
-/// `--threads 2` writes the same files as one thread (the summary but for
+/// `--threads 2` and `--threads auto` (the default, whatever it decides on
+/// this machine) write the same files as one thread (the summary but for
 /// its wall-clock figures); a scenario that cannot be cut runs on one
-/// thread, says why, and writes its files as well.
+/// thread, says why when a count was asked for, and writes its files as
+/// well.
 #[test]
 fn threads_write_the_same_files_or_say_why_not() {
-    let (a, b) = (tmp("thr-a"), tmp("thr-b"));
-    for (d, threads) in [(&a, "1"), (&b, "2")] {
-        let r = bin().arg("run").arg(repo().join("scenarios/leaf_spine_spray_trim.toml")).args(["--quiet", "--threads", threads, "--out"]).arg(d).output().unwrap();
+    let (a, b, auto, default) = (tmp("thr-a"), tmp("thr-b"), tmp("thr-auto"), tmp("thr-default"));
+    for (d, threads) in [(&a, Some("1")), (&b, Some("2")), (&auto, Some("auto")), (&default, None)] {
+        let mut cmd = bin();
+        cmd.arg("run").arg(repo().join("scenarios/leaf_spine_spray_trim.toml")).arg("--quiet");
+        if let Some(t) = threads {
+            cmd.args(["--threads", t]);
+        }
+        let r = cmd.arg("--out").arg(d).output().unwrap();
         assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
         assert!(r.stderr.is_empty(), "{}", String::from_utf8_lossy(&r.stderr));
     }
     for f in ["flows.csv", "links.csv", "scenario.toml"] {
-        assert_eq!(std::fs::read(a.join(f)).unwrap(), std::fs::read(b.join(f)).unwrap(), "{f} differs");
+        for d in [&b, &auto, &default] {
+            assert_eq!(std::fs::read(a.join(f)).unwrap(), std::fs::read(d.join(f)).unwrap(), "{f} differs in {}", d.display());
+        }
     }
     let neutral = |d: &Path| {
         let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.join("summary.json")).unwrap()).unwrap();
@@ -96,7 +105,9 @@ fn threads_write_the_same_files_or_say_why_not() {
         v["link_hops_per_s"] = 0.into();
         v
     };
-    assert_eq!(neutral(&a), neutral(&b));
+    for d in [&b, &auto, &default] {
+        assert_eq!(neutral(&a), neutral(d));
+    }
     // A pipeline's stages sit in different pods: the next microbatch waits
     // for a flow that ends across the cut. A ring's steps do not.
     let c = tmp("thr-c");
@@ -107,8 +118,13 @@ fn threads_write_the_same_files_or_say_why_not() {
     assert!(c.join("flows.csv").exists());
     let r = bin().arg("run").arg(repo().join("scenarios/ring_allreduce.toml")).args(["--quiet", "--threads", "2", "--out"]).arg(&c).output().unwrap();
     assert!(r.status.success() && r.stderr.is_empty(), "{}", String::from_utf8_lossy(&r.stderr));
+    // auto never notes a fall-back to one thread: it asked for no count.
+    let r = bin().arg("run").arg(repo().join("scenarios/pipeline_parallel.toml")).args(["--quiet", "--threads", "auto", "--out"]).arg(&c).output().unwrap();
+    assert!(r.status.success() && r.stderr.is_empty(), "{}", String::from_utf8_lossy(&r.stderr));
     refused_run("threads-0", &["--threads", "0"], &["--threads"]);
-    for d in [&a, &b, &c] {
+    refused_run("threads-65", &["--threads", "65"], &["--threads", "auto"]);
+    refused_run("threads-word", &["--threads", "many"], &["--threads", "auto"]);
+    for d in [&a, &b, &c, &auto, &default] {
         let _ = std::fs::remove_dir_all(d);
     }
 }

@@ -83,13 +83,17 @@ pub struct RunOptions {
     pub capture: Option<(std::path::PathBuf, monitor::capture::CaptureFilter)>,
     /// Write links.csv, signals.csv and cc.csv into this directory while the
     /// run goes on, instead of keeping their rows in memory: the memory a
-    /// run needs then does not grow with its simulated time. The output has
-    /// no tables for them; [`RunOutput::streamed`] names the files.
+    /// run needs then does not grow with its simulated time. flows.csv goes
+    /// there too, at the end, a row at a time (a collective of millions of
+    /// flows never holds its flows table). The output has no tables for
+    /// them; [`RunOutput::streamed`] names the files.
     pub stream_dir: Option<std::path::PathBuf>,
     /// With `stream_dir`: also write the Parquet twins of the streamed files
     /// there as the run goes (`links.parquet`, `signals.parquet`,
-    /// `cc.parquet`, a row group at a time; the `parquet` feature), so that
-    /// `RunOutput::write_parquet` need not hold their rows.
+    /// `cc.parquet`, `flows.parquet`, a row group at a time; the `parquet`
+    /// feature), so that `RunOutput::write_parquet` need not hold their
+    /// rows. Without it, `write_parquet` of a streamed run fails: its flows
+    /// table is not there to write from.
     pub stream_parquet: bool,
     /// Run on this many threads, the fabric cut into as many partitions
     /// ([`engine::parallel`]); 0 and 1 run the sequential engine. The
@@ -179,7 +183,7 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
                 });
                 let (w, reason, stats) = run_parallel(p, &mut watchdog, &mut guard, &mut progress);
                 threads.scheduler = Some(stats);
-                return finish_run(w, started, reason, watchdog, guard, threads, streamer);
+                return finish_run(w, started, reason, watchdog, guard, threads, streamer, opts.stream_parquet);
             }
             Err(refused) => {
                 let (back, why) = *refused;
@@ -231,7 +235,7 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
             }
         }
     };
-    finish_run(w, started, reason, watchdog, guard, threads, streamer)
+    finish_run(w, started, reason, watchdog, guard, threads, streamer, opts.stream_parquet)
 }
 
 /// [`run_with`] at flow level ([`flowsim`]): on one thread whatever
@@ -252,7 +256,7 @@ fn run_flow(sc: Scenario, opts: &RunOptions, started: std::time::Instant, mut pr
     if opts.threads > 1 || opts.partitions > 1 {
         threads.refused = Some("a flow-level run (engine.fidelity = \"flow\") runs on one thread".into());
     }
-    finish_run(w, started, reason, watchdog, guard, threads, streamer)
+    finish_run(w, started, reason, watchdog, guard, threads, streamer, opts.stream_parquet)
 }
 
 /// A stream writer and what the output says of its files.
@@ -270,7 +274,9 @@ fn stream_writer(opts: &RunOptions, w: &World) -> Result<Option<StreamedSink>, S
 
 /// The end of a run, on one thread or several: brings the watchdog's last
 /// progress up to the end, closes the monitors, the capture and the
-/// streamed files, and collects the outputs.
+/// streamed files, and collects the outputs (with a stream directory,
+/// writing flows.csv and with `parquet` its twin there).
+#[allow(clippy::too_many_arguments)]
 fn finish_run(
     mut w: World,
     started: std::time::Instant,
@@ -279,6 +285,7 @@ fn finish_run(
     guard: watchdog::Guard,
     threads: output::Threads,
     streamer: Option<output::Streamed>,
+    parquet: bool,
 ) -> Result<RunOutput, String> {
     if reason != "stalled" {
         // Bring the last progress up to the end of the run.
@@ -301,8 +308,13 @@ fn finish_run(
         limit = Some(guard.diagnosis(w.now(), w.stats()));
     }
     let wall = started.elapsed().as_secs_f64();
-    let mut out = output::collect_watched(&w, wall, reason, watchdog.mark());
-    out.streamed = streamer;
+    // A run that streams its monitor files streams flows.csv too, at the end.
+    let flows_to = streamer.as_ref().map(|st| (st.dir.as_path(), parquet));
+    let mut out = output::collect_to(&w, wall, reason, watchdog.mark(), flows_to).map_err(|e| format!("cannot write {}: {e}", flows_to.map_or_else(Default::default, |t| t.0.display().to_string())))?;
+    if let (Some(mut st), Some(flows)) = (streamer, out.streamed.take()) {
+        st.files.extend(flows.files);
+        out.streamed = Some(st);
+    }
     out.threads = threads;
     out.limit = limit;
     Ok(out)

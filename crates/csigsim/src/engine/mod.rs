@@ -13,6 +13,7 @@ use crate::sim::{Ctx, Event, Handler, PackedEvent, RunState, Stats};
 use crate::transport::{FlowBuild, FlowInit, FlowRecord, FlowShared, FlowStore, HostPort, Transport};
 
 pub mod parallel;
+pub mod threads;
 
 /// The components of a running simulation.
 pub struct Components {
@@ -113,19 +114,19 @@ impl Handler for Components {
             }
             Event::NicWake { host } => transport.on_nic_wake(ctx, obs, &mut Self::host_port(net, host), host),
             Event::FlowStart { flow } => {
-                let src = transport.flows.spec(flow).src;
+                let src = transport.flows.src(flow);
                 transport.on_flow_start(ctx, obs, &mut Self::host_port(net, src), flow)
             }
             Event::FlowTimer { flow } => {
-                let src = transport.flows.spec(flow).src;
+                let src = transport.flows.src(flow);
                 transport.on_flow_timer(ctx, obs, &mut Self::host_port(net, src), flow)
             }
             Event::AckTimer { flow } => {
-                let dst = transport.flows.spec(flow).dst;
+                let dst = transport.flows.dst(flow);
                 transport.on_ack_timer(ctx, obs, &mut Self::host_port(net, dst), flow)
             }
             Event::CcTimer { flow } => {
-                let src = transport.flows.spec(flow).src;
+                let src = transport.flows.src(flow);
                 transport.on_cc_timer(ctx, obs, &mut Self::host_port(net, src), flow)
             }
             Event::LinkChange { change } => net.link_change(ctx, obs, change),
@@ -234,7 +235,7 @@ impl World {
         let network_rtt = if nflows == 0 { 0 } else { net.fabric_rtt(max_packet, t.ack_size as u64) };
         build.cc.prepare(&crate::cc::Fabric { network_rtt, trimming });
         let mut apps = crate::workload::app::Apps::new(&sc.workloads);
-        let mut flows = Vec::with_capacity(nflows);
+        let mut flows = FlowStore::with_capacity(nflows, build);
         // Each flow's base RTT (`Network::base_rtt`: a full packet out, an
         // ACK back) and links, walked once per run of flows of one pair.
         let (mut out, mut back) = (PathMemo::new(&net), PathMemo::new(&net));
@@ -248,7 +249,7 @@ impl World {
             let line_rate_bps = net.ports()[net.host_port(f.src)].rate_bps();
             let entropy = Stream::new(sc.seed, id.0 as u64, Purpose::FlowEntropy).next_u64() as u32;
             let spec = FlowInit { src: f.src, dst: f.dst, size: f.size, start_ps: f.start.0, rate_cap: f.rate_cap, name: &f.name };
-            flows.push(FlowRecord::new(id, &spec, t.mtu, entropy, base_rtt_ps, line_rate_bps, hops));
+            flows.push(&FlowRecord::new(id, &spec, t.mtu, entropy, base_rtt_ps, line_rate_bps, hops));
             // A flow that waits for others is started by its application.
             if !waits && !muted.iter().any(|r| r.contains(&id.0)) {
                 ctx.push(f.start.0, Event::FlowStart { flow: id });
@@ -266,7 +267,7 @@ impl World {
         }
         // A flow's state is built when it starts and retired when it is over.
         ctx.pkts.count_flows(flows.len());
-        let mut transport = Transport::new(sc.topology.hosts.len(), FlowStore::new(flows, build), shared);
+        let mut transport = Transport::new(sc.topology.hosts.len(), flows, shared);
         transport.apps = apps;
         if let (Some(plan), Some(cfg)) = (&sc.connections, sc.transport.connection) {
             transport.set_connections(crate::transport::connection::Connections::new(cfg, plan));
@@ -324,9 +325,11 @@ impl World {
         self.ctx.now = self.ctx.now.max(t);
     }
 
-    /// Closes the monitor windows at the end of the run.
+    /// Closes the monitor windows at the end of the run, and lets the
+    /// workloads drop what only a running world needs. Nothing runs after.
     pub fn finish(&mut self) {
         self.c.obs.finish(self.ctx.now);
+        self.c.transport.apps.end();
     }
 
     /// The simulated time now, in picoseconds.

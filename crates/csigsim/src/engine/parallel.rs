@@ -164,7 +164,7 @@ impl Split {
         let flows = |i: u32| store.spec(FlowId(i));
         let name = |i: u32| w.sc.flow_name(FlowId(i));
         let part = |h: crate::id::HostId| self.node_part[h.ix()];
-        let ends_in = |f: &crate::transport::FlowRecord| if f.npkts == 0 { part(f.src) } else { part(f.dst) };
+        let ends_in = |f: crate::transport::FlowRecord| if f.npkts == 0 { part(f.src) } else { part(f.dst) };
         let mut refusal = None;
         w.sc.for_each_dep(|d| {
             let f = flows(d.flow);

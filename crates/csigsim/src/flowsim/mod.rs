@@ -162,7 +162,7 @@ impl Fluid {
     /// Flow `flow` starts at `now`: its fluid joins the links of its path.
     fn start(&mut self, w: &mut World, flow: FlowId, now: u64) -> u32 {
         let (src, dst, size, npkts, entropy, cap) = {
-            let r = w.c.transport.flows.record_mut(flow);
+            let mut r = w.c.transport.flows.record_mut(flow);
             r.started = true;
             r.start_ps = now;
             (r.src, r.dst, r.size, r.npkts as u64, r.entropy, r.rate_cap())
@@ -389,7 +389,7 @@ fn drained(w: &mut World, f: &mut Fluid, slot: u32, t: u64, freed: &mut Vec<u32>
     f.free.push(slot);
     f.push(t + l.latency, Due::Arrive(l.flow));
     let flow = FlowId(l.flow);
-    let r = w.c.transport.flows.record_mut(flow);
+    let mut r = w.c.transport.flows.record_mut(flow);
     r.bytes_sent = r.size + r.npkts as u64 * f.header;
     // The sender is done when the last ACK is back: its arrival, and the
     // way back of the unloaded round trip (a full packet out, an ACK back).
@@ -400,7 +400,7 @@ fn drained(w: &mut World, f: &mut Fluid, slot: u32, t: u64, freed: &mut Vec<u32>
 
 /// Flow `flow` arrived whole at its receiver at `t`.
 fn arrived(w: &mut World, flow: FlowId, t: u64) {
-    let r = w.c.transport.flows.record_mut(flow);
+    let mut r = w.c.transport.flows.record_mut(flow);
     r.finish_ps = Some(t);
     r.rcv_nxt = r.npkts;
     w.ctx.stats.flows_completed += 1;
@@ -454,7 +454,7 @@ fn settle_unfinished(w: &mut World, f: &Fluid) {
             continue;
         }
         let moved = (l.left - f.shares[s].rate * (now.saturating_sub(l.since)) as f64 / 8e12).max(0.0);
-        let r = w.c.transport.flows.record_mut(FlowId(l.flow));
+        let mut r = w.c.transport.flows.record_mut(FlowId(l.flow));
         let wire = (r.size + r.npkts as u64 * f.header) as f64;
         let sent = (wire - moved).max(0.0);
         r.bytes_sent = sent as u64;

@@ -180,75 +180,85 @@ struct FlowFigures {
     throughput_max_gbps: Option<f64>,
 }
 
-fn flow_figures(t: &FlowTable, end_ps: u64) -> FlowFigures {
-    use crate::stats::nearest_rank;
-    let mut fcts: Vec<u64> = t.fct_ps.iter().flatten().copied().collect();
-    fcts.sort_unstable();
-    let mut slow: Vec<f64> = t.slowdown.iter().flatten().copied().collect();
-    slow.sort_by(f64::total_cmp);
-    // Each started flow's average throughput: payload delivered in order over
-    // the time from its start to its completion (or to the end of the run).
-    let tputs: Vec<f64> = (0..t.len())
-        .filter(|&i| t.start_ps[i] < end_ps)
-        .map(|i| {
-            t.delivered_bytes[i] as f64 * 8.0 / (t.finish_ps[i].unwrap_or(end_ps) - t.start_ps[i]).max(1) as f64 * 1e3
-        })
-        .collect();
-    FlowFigures {
-        fct_p50_ns: nearest_rank(&fcts, 0.5).map(|v| v as f64 / 1000.0),
-        fct_p99_ns: nearest_rank(&fcts, 0.99).map(|v| v as f64 / 1000.0),
-        fct_max_ns: fcts.last().map(|&v| v as f64 / 1000.0),
-        slowdown_p50: nearest_rank(&slow, 0.5),
-        slowdown_p99: nearest_rank(&slow, 0.99),
-        throughput_min_gbps: tputs.iter().copied().reduce(f64::min),
-        throughput_max_gbps: tputs.iter().copied().reduce(f64::max),
+/// What the summary's figures need of each flow, gathered as the rows of
+/// flows.csv are made (a run that streams them holds no flows table).
+#[derive(Default)]
+struct FigureAcc {
+    fcts: Vec<u64>,
+    slow: Vec<f64>,
+    throughput_min_gbps: Option<f64>,
+    throughput_max_gbps: Option<f64>,
+}
+
+impl FigureAcc {
+    /// Adds the last row of `t`; `end_ps` is the end of the run.
+    fn add_last(&mut self, t: &FlowTable, end_ps: u64) {
+        let i = t.len() - 1;
+        self.fcts.extend(t.fct_ps[i]);
+        self.slow.extend(t.slowdown[i]);
+        // Each started flow's average throughput: payload delivered in order
+        // over the time from its start to its completion (or to the end of
+        // the run).
+        if t.start_ps[i] < end_ps {
+            let tput = t.delivered_bytes[i] as f64 * 8.0 / (t.finish_ps[i].unwrap_or(end_ps) - t.start_ps[i]).max(1) as f64 * 1e3;
+            self.throughput_min_gbps = Some(self.throughput_min_gbps.map_or(tput, |m| m.min(tput)));
+            self.throughput_max_gbps = Some(self.throughput_max_gbps.map_or(tput, |m| m.max(tput)));
+        }
+    }
+
+    fn figures(mut self) -> FlowFigures {
+        use crate::stats::nearest_rank;
+        self.fcts.sort_unstable();
+        self.slow.sort_by(f64::total_cmp);
+        FlowFigures {
+            fct_p50_ns: nearest_rank(&self.fcts, 0.5).map(|v| v as f64 / 1000.0),
+            fct_p99_ns: nearest_rank(&self.fcts, 0.99).map(|v| v as f64 / 1000.0),
+            fct_max_ns: self.fcts.last().map(|&v| v as f64 / 1000.0),
+            slowdown_p50: nearest_rank(&self.slow, 0.5),
+            slowdown_p99: nearest_rank(&self.slow, 0.99),
+            throughput_min_gbps: self.throughput_min_gbps,
+            throughput_max_gbps: self.throughput_max_gbps,
+        }
     }
 }
 
-/// The collector: the one place that reads the simulation's state at the end
-/// of a run. It copies what the outputs need into the summary and the tables
-/// in one pass; everything after it (figures, CSV, Python columns) works on
-/// the tables alone.
-pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
-    collect_watched(w, wall_s, end_reason, &crate::watchdog::Mark::default())
+/// Makes the rows of flows.csv from the flows' records, one at a time.
+struct FlowRows<'w> {
+    w: &'w World,
+    paths: crate::net::PathMemo,
+    /// Each name's index: the flow before's if it has the same (a
+    /// collective's flows come in runs), else looked up.
+    name_code: std::collections::HashMap<&'w str, u32>,
+    last_name: Option<(&'w str, u32)>,
 }
 
-/// [`collect`] for a run watched by a [`crate::watchdog::Watchdog`], whose
-/// last progress is `mark`: a run that stalled or ran out of events with
-/// flows unfinished gets a [`diagnosis::Diagnosis`].
-pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::watchdog::Mark) -> RunOutput {
-    let sc = w.scenario();
-    let window_ps = w.observers().window_ps();
-    let now = w.now();
-    let hosts = &sc.topology.hosts;
+impl<'w> FlowRows<'w> {
+    fn new(w: &'w World) -> FlowRows<'w> {
+        FlowRows { w, paths: crate::net::PathMemo::new(w.network()), name_code: std::collections::HashMap::new(), last_name: None }
+    }
 
-    // flows.csv
-    let n = w.flow_store().len();
-    let mut ft = FlowTable { hosts: hosts.clone(), ..FlowTable::with_capacity(n) };
-    let mut paths = crate::net::PathMemo::new(w.network());
-    // Each name's index: the flow before's if it has the same (a
-    // collective's flows come in runs), else looked up.
-    let mut name_code: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
-    let mut last_name: Option<(&str, u32)> = None;
-    for (i, f) in w.flow_store().records().enumerate() {
+    /// Appends flow `i`'s row to `ft`, whose names it adds to.
+    fn push(&mut self, i: usize, ft: &mut FlowTable) {
+        let (w, sc) = (self.w, self.w.scenario());
+        let f = w.flow_store().record(crate::id::FlowId(i as u32));
         // Ideal FCT: the flow alone on its path: the first packet's
         // store-and-forward latency plus the remaining wire bytes at the
         // path's slowest rate.
         let first = (f.payload(0) + sc.transport.header) as u64;
         let total_wire = f.size + f.npkts as u64 * sc.transport.header as u64;
-        let path = paths.walk(w.network(), f.src, f.dst, first);
+        let path = self.paths.walk(w.network(), f.src, f.dst, first);
         let ideal = path.latency_ps.saturating_add(crate::units::tx_time_ps(total_wire.saturating_sub(first), path.slowest_bps));
         let fct = f.finish_ps.map(|fp| fp - f.start_ps);
         ft.flow_id.push(f.id.0);
         let name = sc.flow_name(crate::id::FlowId(i as u32));
-        let code = match last_name {
+        let code = match self.last_name {
             Some((last, code)) if last == name => code,
-            _ => *name_code.entry(name).or_insert_with(|| {
+            _ => *self.name_code.entry(name).or_insert_with(|| {
                 ft.names.push(name.to_string());
                 ft.names.len() as u32 - 1
             }),
         };
-        last_name = Some((name, code));
+        self.last_name = Some((name, code));
         ft.name.push(code);
         ft.src.push(f.src.0);
         ft.dst.push(f.dst.0);
@@ -277,6 +287,67 @@ pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::w
         ft.nscc_decrease_applied.push(d.map(|d| d.decrease_applied));
         ft.nscc_quick_adapt.push(d.map(|d| d.quick_adapt));
         ft.nscc_ignored.push(d.map(|d| d.ignored));
+    }
+}
+
+/// The collector: the one place that reads the simulation's state at the end
+/// of a run. It copies what the outputs need into the summary and the tables
+/// in one pass; everything after it (figures, CSV, Python columns) works on
+/// the tables alone.
+pub fn collect(w: &World, wall_s: f64, end_reason: &str) -> RunOutput {
+    collect_watched(w, wall_s, end_reason, &crate::watchdog::Mark::default())
+}
+
+/// [`collect`] for a run watched by a [`crate::watchdog::Watchdog`], whose
+/// last progress is `mark`: a run that stalled or ran out of events with
+/// flows unfinished gets a [`diagnosis::Diagnosis`].
+pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::watchdog::Mark) -> RunOutput {
+    collect_to(w, wall_s, end_reason, mark, None).expect("a collector that writes no file cannot fail")
+}
+
+/// [`collect_watched`], with `flows_to` = (a directory, whether with
+/// Parquet twins): flows.csv (and with `true` flows.parquet) written there
+/// as its rows are made, one at a time, the output holding no flows table
+/// and naming the files in [`RunOutput::streamed`]. A collective of millions
+/// of flows thus never holds its flows table (about 300 bytes a flow).
+pub fn collect_to(w: &World, wall_s: f64, end_reason: &str, mark: &crate::watchdog::Mark, flows_to: Option<(&Path, bool)>) -> io::Result<RunOutput> {
+    let sc = w.scenario();
+    let mut streamed_flows: Vec<&'static str> = Vec::new();
+    let window_ps = w.observers().window_ps();
+    let now = w.now();
+    let hosts = &sc.topology.hosts;
+
+    // flows.csv: a table, or rows written to the file as they are made.
+    let n = w.flow_store().len();
+    let mut rows = FlowRows::new(w);
+    let finished = w.flow_store().count_finished();
+    let mut acc = FigureAcc { fcts: Vec::with_capacity(finished), slow: Vec::with_capacity(finished), ..Default::default() };
+    let mut ft = FlowTable { hosts: hosts.clone(), ..Default::default() };
+    match flows_to {
+        None => {
+            ft = FlowTable { hosts: hosts.clone(), ..FlowTable::with_capacity(n) };
+            for i in 0..n {
+                rows.push(i, &mut ft);
+                acc.add_last(&ft, now);
+            }
+        }
+        Some((dir, parquet)) => {
+            let mut files = Vec::new();
+            let mut out = Stream::create(dir, FlowTable { hosts: hosts.clone(), ..Default::default() }, parquet, &mut files)?;
+            let (mut int, mut line) = (itoa::Buffer::new(), Vec::with_capacity(256));
+            for i in 0..n {
+                out.row(
+                    |t| {
+                        rows.push(i, t);
+                        acc.add_last(t, now);
+                    },
+                    &mut int,
+                    &mut line,
+                )?;
+            }
+            out.close()?;
+            streamed_flows = files;
+        }
     }
 
     // links.csv: the monitor's non-idle windows, per port.
@@ -334,7 +405,7 @@ pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::w
         t
     });
 
-    let figures = flow_figures(&ft, now);
+    let figures = acc.figures();
     let violations = w.check_invariants();
     let s = w.stats();
     let events = w.events();
@@ -392,28 +463,28 @@ pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::w
     let rpcs = (!sc.rpcs.is_empty()).then(|| {
         let mut t = RpcTable { hosts: hosts.clone(), ..Default::default() };
         for r in &sc.rpcs {
-            let i = r.flow as usize;
+            let f = w.flow_store().record(crate::id::FlowId(r.flow));
             t.flow_id.push(r.flow);
             t.name.push(r.name.clone());
             t.class.push(r.class.into());
-            t.src.push(ft.src[i]);
-            t.dst.push(ft.dst[i]);
-            t.size_bytes.push(ft.size_bytes[i]);
-            t.start_ps.push(ft.start_ps[i]);
-            t.finish_ps.push(ft.finish_ps[i]);
-            t.latency_ps.push(ft.fct_ps[i]);
+            t.src.push(f.src.0);
+            t.dst.push(f.dst.0);
+            t.size_bytes.push(f.size);
+            t.start_ps.push(f.start_ps);
+            t.finish_ps.push(f.finish_ps);
+            t.latency_ps.push(f.finish_ps.map(|fp| fp - f.start_ps));
         }
         t
     });
     let (jobs, job_links) = jobs::tables(w);
-    RunOutput {
+    Ok(RunOutput {
         summary,
         tables: Tables { flows: ft, links, signals, cc, collectives, rpcs, jobs, job_links },
         scenario_toml: sc.resolved_toml.clone(),
-        streamed: None,
+        streamed: flows_to.map(|(dir, _)| Streamed { dir: dir.to_path_buf(), files: streamed_flows }),
         threads: Threads::ONE,
         limit: None,
-    }
+    })
 }
 
 /// Name, unit and scale (to the unit) of each signal series, as signals.csv
@@ -752,9 +823,11 @@ impl RunOutput {
         let mut sj = serde_json::to_string_pretty(&self.summary).map_err(io::Error::other)?;
         sj.push('\n');
         std::fs::write(dir.join("summary.json"), sj)?;
-        write_file(&dir.join("flows.csv"), Some(&self.tables.flows), csv::write_flows)?;
         // A reused run directory must not keep another run's optional files.
         let streamed = |name: &str| self.copy_streamed(name, dir);
+        if !streamed("flows.csv")? {
+            write_file(&dir.join("flows.csv"), Some(&self.tables.flows), csv::write_flows)?;
+        }
         if !streamed("links.csv")? {
             write_file(&dir.join("links.csv"), self.tables.links.as_ref(), csv::write_links)?;
         }
@@ -789,7 +862,7 @@ impl RunOutput {
 
     /// The text of `flows.csv`.
     pub fn flows_csv(&self) -> String {
-        csv::to_string(&self.tables.flows, csv::write_flows)
+        self.streamed_text("flows.csv").unwrap_or_else(|| csv::to_string(&self.tables.flows, csv::write_flows))
     }
 
     /// The text of a streamed file, read back; `None` if it was not streamed.

@@ -190,7 +190,13 @@ impl RunOutput {
         let t = &self.tables;
         // A streamed twin is in the streaming directory already.
         let streamed = |name: &str| self.copy_streamed(name, dir);
-        write_opt(dir, "flows", Some(&t.flows), write_table)?;
+        if !streamed("flows.parquet")? {
+            // flows.csv streamed without its twin left no table to write it from.
+            if self.streamed.as_ref().is_some_and(|st| st.files.contains(&"flows.csv")) {
+                return Err(io::Error::other("flows.csv was streamed without its Parquet twin (RunOptions::stream_parquet)"));
+            }
+            write_opt(dir, "flows", Some(&t.flows), write_table)?;
+        }
         if !streamed("links.parquet")? {
             write_opt(dir, "links", t.links.as_ref(), write_links)?;
         }

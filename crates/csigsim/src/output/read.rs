@@ -72,6 +72,14 @@ pub fn read_run(dir: &Path, format: Format) -> Result<RunTables, InputError> {
 
 /// One table of `dir`, None when its file is absent.
 pub fn read_table<T: Table>(dir: &Path, format: Format) -> Result<Option<T>, InputError> {
+    let mut t = T::default();
+    Ok(read_table_chunks(dir, format, &mut t, usize::MAX, |_| Ok(()))?.then_some(t))
+}
+
+/// One table of `dir` read `rows` rows at a time into `t`, each chunk
+/// handed to `each` and then removed (see [`read_csv_chunks`]); false when
+/// its file is absent.
+pub fn read_table_chunks<T: Table>(dir: &Path, format: Format, t: &mut T, rows: usize, each: impl FnMut(&mut T) -> Result<(), InputError>) -> Result<bool, InputError> {
     let parquet = dir.join(format!("{}.parquet", T::FILE));
     let csv = dir.join(format!("{}.csv", T::FILE));
     let from_parquet = match format {
@@ -81,14 +89,14 @@ pub fn read_table<T: Table>(dir: &Path, format: Format) -> Result<Option<T>, Inp
     };
     if from_parquet {
         if !parquet.is_file() {
-            return Ok(None);
+            return Ok(false);
         }
-        return read_parquet(&parquet).map(Some);
+        return read_parquet_chunks(&parquet, t, rows, each).map(|_| true);
     }
     if !csv.is_file() {
-        return Ok(None);
+        return Ok(false);
     }
-    read_csv(&csv).map(Some)
+    read_csv_chunks(&csv, t, rows, each).map(|_| true)
 }
 
 fn error(path: &Path, line_col: Option<(usize, usize)>, msg: impl Into<String>) -> InputError {
@@ -160,19 +168,44 @@ fn record<'a>(text: &'a str, mut pos: usize, fields: &mut Vec<Cow<'a, str>>) -> 
 /// header; a nullable column the file lacks (a file of an earlier version)
 /// is empty.
 pub fn read_csv<T: Table>(path: &Path) -> Result<T, InputError> {
-    let text = std::fs::read_to_string(path).map_err(|e| error(path, None, format!("cannot read: {e}")))?;
-    let mut fields = Vec::new();
-    let mut pos = record(&text, 0, &mut fields).map_err(|m| error(path, Some((1, 1)), m))?;
-    let header: Vec<String> = fields.iter().map(|f| f.to_string()).collect();
-    let at = columns_at::<T>(&header).map_err(|m| error(path, Some((1, 1)), m))?;
     let mut t = T::default();
+    read_csv_chunks(path, &mut t, usize::MAX, |_| Ok(()))?;
+    Ok(t)
+}
+
+/// Reads the CSV file at `path` into `t` a line at a time, handing `t` to
+/// `each` after every `rows` rows (and after the last), then removing its
+/// rows (names stay): a file of millions of rows is read in the memory of
+/// `rows` of them. With `rows` = `usize::MAX`, `t` ends up holding the
+/// whole table.
+pub fn read_csv_chunks<T: Table>(path: &Path, t: &mut T, rows: usize, mut each: impl FnMut(&mut T) -> Result<(), InputError>) -> Result<(), InputError> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(path).map_err(|e| error(path, None, format!("cannot read: {e}")))?;
+    let mut input = std::io::BufReader::with_capacity(1 << 16, file);
+    // One record at a time: its lines, until its quotes are closed.
+    let mut text = String::new();
+    let mut next_record = |text: &mut String| -> Result<bool, InputError> {
+        text.clear();
+        loop {
+            let n = input.read_line(text).map_err(|e| error(path, None, format!("cannot read: {e}")))?;
+            if n == 0 || text.bytes().filter(|&b| b == b'"').count() % 2 == 0 {
+                return Ok(!text.is_empty());
+            }
+        }
+    };
+    next_record(&mut text)?;
+    let mut fields = Vec::new();
+    record(&text, 0, &mut fields).map_err(|m| error(path, Some((1, 1)), m))?;
+    let header: Vec<String> = fields.iter().map(|f| f.to_string()).collect();
+    drop(fields);
+    let at = columns_at::<T>(&header).map_err(|m| error(path, Some((1, 1)), m))?;
     let mut codes = Codes::default();
-    let mut line = 1;
-    while pos < text.len() {
+    let mut line = 1 + text.trim_end_matches('\n').matches('\n').count();
+    let mut held = 0;
+    while next_record(&mut text)? {
         line += 1;
-        let start = pos;
-        pos = record(&text, pos, &mut fields).map_err(|m| error(path, Some((line, 1)), m))?;
-        line += text[start..pos].trim_end_matches('\n').matches('\n').count();
+        let mut fields = Vec::with_capacity(T::COLUMNS.len());
+        record(&text, 0, &mut fields).map_err(|m| error(path, Some((line, 1)), m))?;
         let mut cells = Vec::with_capacity(T::COLUMNS.len());
         for (c, i) in T::COLUMNS.iter().zip(&at) {
             let cell = match i {
@@ -185,8 +218,18 @@ pub fn read_csv<T: Table>(path: &Path) -> Result<T, InputError> {
             cells.push(cell);
         }
         t.push_cells(&cells, &mut codes).map_err(|k| error(path, Some((line, at[k].map_or(1, |i| i + 1))), format!("{}: a cell that does not fit", T::COLUMNS[k].name)))?;
+        line += text.trim_end_matches('\n').matches('\n').count();
+        held += 1;
+        if held == rows {
+            each(t)?;
+            t.clear();
+            held = 0;
+        }
     }
-    Ok(t)
+    if held > 0 || rows == usize::MAX {
+        each(t)?;
+    }
+    Ok(())
 }
 
 fn kind_name(kind: Kind) -> &'static str {
@@ -213,8 +256,15 @@ fn columns_at<T: Table>(names: &[String]) -> Result<Vec<Option<usize>>, String> 
 
 /// A table from its Parquet twin: times (DOUBLE nanoseconds) back to
 /// picoseconds, and the numbers the CSV rounds rounded as it does.
-#[cfg(feature = "parquet")]
 pub fn read_parquet<T: Table>(path: &Path) -> Result<T, InputError> {
+    let mut t = T::default();
+    read_parquet_chunks(path, &mut t, usize::MAX, |_| Ok(()))?;
+    Ok(t)
+}
+
+/// [`read_csv_chunks`] from a table's Parquet twin.
+#[cfg(feature = "parquet")]
+pub fn read_parquet_chunks<T: Table>(path: &Path, t: &mut T, chunk: usize, mut each: impl FnMut(&mut T) -> Result<(), InputError>) -> Result<(), InputError> {
     use parquet::file::reader::{FileReader, SerializedFileReader};
     use parquet::record::Field;
     let file = std::fs::File::open(path).map_err(|e| error(path, None, format!("cannot read: {e}")))?;
@@ -222,8 +272,8 @@ pub fn read_parquet<T: Table>(path: &Path) -> Result<T, InputError> {
     let names: Vec<String> = reader.metadata().file_metadata().schema_descr().columns().iter().map(|c| c.name().to_string()).collect();
     let at = columns_at::<T>(&names).map_err(|m| error(path, None, m))?;
     let rows = reader.get_row_iter(None).map_err(|e| error(path, None, e.to_string()))?;
-    let mut t = T::default();
     let mut codes = Codes::default();
+    let mut held = 0;
     for (n, row) in rows.enumerate() {
         let row = row.map_err(|e| error(path, None, format!("row {n}: {e}")))?;
         let fields: Vec<&Field> = row.get_column_iter().map(|(_, f)| f).collect();
@@ -244,13 +294,22 @@ pub fn read_parquet<T: Table>(path: &Path) -> Result<T, InputError> {
             cells.push(cell);
         }
         t.push_cells(&cells, &mut codes).map_err(|k| error(path, None, format!("row {n}, {}: a value that does not fit", T::COLUMNS[k].name)))?;
+        held += 1;
+        if held == chunk {
+            each(t)?;
+            t.clear();
+            held = 0;
+        }
     }
-    Ok(t)
+    if held > 0 || chunk == usize::MAX {
+        each(t)?;
+    }
+    Ok(())
 }
 
 /// Without the `parquet` feature, the twins cannot be read.
 #[cfg(not(feature = "parquet"))]
-pub fn read_parquet<T: Table>(path: &Path) -> Result<T, InputError> {
+pub fn read_parquet_chunks<T: Table>(path: &Path, _: &mut T, _: usize, _: impl FnMut(&mut T) -> Result<(), InputError>) -> Result<(), InputError> {
     Err(error(path, None, "reading Parquet needs the `parquet` feature"))
 }
 
@@ -267,6 +326,51 @@ mod tests {
         for s in ["", "1.0001", "-1", "1e3", ".5"] {
             assert_eq!(parse_ns(s), None, "{s}");
         }
+    }
+
+    /// Read a few rows at a time, a file gives the rows it gives whole, in
+    /// order, with names quoted over several lines and the host codes of
+    /// earlier chunks.
+    #[test]
+    fn a_file_read_in_chunks_gives_its_rows_in_order() {
+        use super::super::tables::RpcTable;
+        let mut t = RpcTable { hosts: vec!["h0".into(), "h,1".into(), "h2".into()], ..Default::default() };
+        for i in 0..11u32 {
+            t.flow_id.push(i);
+            t.name.push(["plain", "with, comma", "say \"hi\"", "two\nlines"][i as usize % 4].to_string());
+            t.class.push("foreground".into());
+            t.src.push(i % 3);
+            t.dst.push((i + 1) % 3);
+            t.size_bytes.push(1000 * i as u64);
+            t.start_ps.push(1_500 * i as u64);
+            t.finish_ps.push((i % 5 != 0).then_some(2_000_001 * i as u64));
+            t.latency_ps.push((i % 5 != 0).then_some(7));
+        }
+        let dir = std::env::temp_dir().join(format!("csigsim-read-chunks-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("rpcs.csv");
+        let mut text = Vec::new();
+        super::super::csv::write_table(&t, &mut text).unwrap();
+        std::fs::write(&path, &text).unwrap();
+        let whole: RpcTable = read_csv(&path).unwrap();
+        assert_eq!(whole, t);
+        for rows in [1, 2, 3, 4, 10, 11, 12] {
+            let (mut chunks, mut got) = (0, Vec::new());
+            let mut chunk = RpcTable::default();
+            read_csv_chunks(&path, &mut chunk, rows, |c| {
+                assert!(c.len() <= rows);
+                chunks += 1;
+                for i in 0..c.len() {
+                    assert_eq!(c.src_name(i), t.src_name(got.len()), "rows {rows}");
+                    got.push(c.flow_id[i]);
+                }
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(got, (0..11).collect::<Vec<u32>>(), "rows {rows}");
+            assert_eq!(chunks, 11usize.div_ceil(rows), "rows {rows}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

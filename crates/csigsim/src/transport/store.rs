@@ -10,6 +10,13 @@
 //! to the next flow that starts. A collective of millions of short flows
 //! thus holds the flows in progress, not every flow of the run.
 //!
+//! The records are kept packed (88 bytes a flow, [`Packed`]): what every
+//! flow of a path shares (its base RTT, hops and NIC rate) once per path
+//! class, the rare rate caps and decision counts beside, the per-flow
+//! counters in 32 bits (they saturate at 2^32 - 1 packets of one flow). A
+//! collective of 2 million flows holds 185 MB of records where the
+//! [`FlowRecord`]s it reads them as would take 420 MB.
+//!
 //! Retiring changes nothing a run does: what a retired flow would have done
 //! with an event is nothing (see [`FlowStore::retirable`]). A parallel run
 //! does not retire (a partition cannot see the packets of its flows in
@@ -156,11 +163,74 @@ const UNBORN: u32 = u32::MAX;
 /// `slot` of a flow whose state was retired.
 const RETIRED: u32 = u32::MAX - 1;
 
+/// A time that is not there ([`Packed`]'s `finish_ps` and `sender_done_ps`).
+const NO_TIME: u64 = u64::MAX;
+/// `Packed::decisions` of a flow whose controller counts none.
+const NO_DECISIONS: u32 = u32::MAX;
+/// `Packed::class_flags`: the flow has started; its data is in flight; the
+/// rest is the path class.
+const STARTED: u32 = 1 << 31;
+const IN_FLIGHT: u32 = 1 << 30;
+const CLASS: u32 = IN_FLIGHT - 1;
+
+/// A [`FlowRecord`] as the store keeps it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Packed {
+    size: u64,
+    start_ps: u64,
+    finish_ps: u64,
+    sender_done_ps: u64,
+    bytes_sent: u64,
+    src: HostId,
+    dst: HostId,
+    rcv_nxt: u32,
+    entropy: u32,
+    class_flags: u32,
+    /// Index into [`FlowStore::decisions`], or [`NO_DECISIONS`].
+    decisions: u32,
+    retransmits: u32,
+    timeouts: u32,
+    nacks: u32,
+    trims: u32,
+    ce_marks: u32,
+    cnps: u32,
+}
+
+/// What the flows of one path share: a [`FlowRecord`]'s base RTT, hops and
+/// sender NIC rate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct PathClass {
+    base_rtt_ps: u64,
+    line_rate_bps: u64,
+    hops: u32,
+}
+
+/// A counter in 32 bits, saturated.
+fn sat(v: u64) -> u32 {
+    v.min(u32::MAX as u64) as u32
+}
+
+fn time(t: Option<u64>) -> u64 {
+    t.unwrap_or(NO_TIME)
+}
+
+fn opt_time(t: u64) -> Option<u64> {
+    (t != NO_TIME).then_some(t)
+}
+
 /// Every flow's record and the states of the flows in progress, indexed by
 /// flow id (indexing a flow with no state panics: see [`FlowStore::state`]).
 #[derive(Debug)]
 pub struct FlowStore {
-    records: Vec<FlowRecord>,
+    records: Vec<Packed>,
+    /// Payload bytes a packet carries at most (every flow's `mss`).
+    mss: u32,
+    classes: Vec<PathClass>,
+    class_of: std::collections::HashMap<PathClass, u32>,
+    /// The flows with a rate cap, by flow id, and their caps.
+    rate_caps: Vec<(FlowId, u64)>,
+    /// The decision counts of the flows whose controllers count them.
+    decisions: Vec<crate::cc::Decisions>,
     /// Per flow: its state's place in `live`, or [`UNBORN`] or [`RETIRED`].
     slot: Vec<u32>,
     live: Vec<Flow>,
@@ -177,9 +247,151 @@ impl FlowStore {
     /// The flows of a run, none started; states are retired unless
     /// [`FlowStore::keep_states`] is called.
     pub fn new(records: Vec<FlowRecord>, build: FlowBuild) -> FlowStore {
-        debug_assert!(records.iter().enumerate().all(|(i, r)| r.id.ix() == i && !r.started));
-        let slot = vec![UNBORN; records.len()];
-        FlowStore { records, slot, live: Vec::new(), free: Vec::new(), build, retire: true, peak_live: 0, retired: 0 }
+        let mut s = FlowStore::with_capacity(records.len(), build);
+        for r in &records {
+            s.push(r);
+        }
+        s
+    }
+
+    /// A store with room for `n` flows and none yet: [`FlowStore::push`]
+    /// adds them in id order, none started.
+    pub fn with_capacity(n: usize, build: FlowBuild) -> FlowStore {
+        FlowStore {
+            records: Vec::with_capacity(n),
+            mss: 0,
+            classes: Vec::new(),
+            class_of: Default::default(),
+            rate_caps: Vec::new(),
+            decisions: Vec::new(),
+            slot: Vec::with_capacity(n),
+            live: Vec::new(),
+            free: Vec::new(),
+            build,
+            retire: true,
+            peak_live: 0,
+            retired: 0,
+        }
+    }
+
+    /// Adds the next flow.
+    pub fn push(&mut self, r: &FlowRecord) {
+        debug_assert!(r.id.ix() == self.records.len() && (self.mss == 0 || self.mss == r.mss));
+        self.mss = r.mss;
+        if r.rate_cap != u64::MAX {
+            self.rate_caps.push((r.id, r.rate_cap));
+        }
+        self.records.push(Packed {
+            size: 0,
+            start_ps: 0,
+            finish_ps: NO_TIME,
+            sender_done_ps: NO_TIME,
+            bytes_sent: 0,
+            src: r.src,
+            dst: r.dst,
+            rcv_nxt: 0,
+            entropy: 0,
+            class_flags: 0,
+            decisions: NO_DECISIONS,
+            retransmits: 0,
+            timeouts: 0,
+            nacks: 0,
+            trims: 0,
+            ce_marks: 0,
+            cnps: 0,
+        });
+        self.slot.push(UNBORN);
+        self.pack(r);
+    }
+
+    /// The class of a path, added if new.
+    fn class(&mut self, c: PathClass) -> u32 {
+        if let Some(&k) = self.class_of.get(&c) {
+            return k;
+        }
+        let k = self.classes.len() as u32;
+        assert!(k < CLASS, "more path classes than a record can name");
+        self.classes.push(c);
+        self.class_of.insert(c, k);
+        k
+    }
+
+    /// Writes `r` into its packed record (its rate cap stays as pushed).
+    fn pack(&mut self, r: &FlowRecord) {
+        let c = PathClass { base_rtt_ps: r.base_rtt_ps, line_rate_bps: r.line_rate_bps, hops: r.hops };
+        // Most often the class it had (a flow retired), or its predecessor's.
+        let had = self.records[r.id.ix()].class_flags & CLASS;
+        let before = r.id.ix().checked_sub(1).map_or(had, |i| self.records[i].class_flags & CLASS);
+        let class = match (self.classes.get(had as usize), self.classes.get(before as usize)) {
+            (Some(k), _) if *k == c => had,
+            (_, Some(k)) if *k == c => before,
+            _ => self.class(c),
+        };
+        let mut decisions = self.records[r.id.ix()].decisions;
+        if let Some(d) = r.decisions {
+            if decisions == NO_DECISIONS {
+                decisions = self.decisions.len() as u32;
+                self.decisions.push(d);
+            }
+            self.decisions[decisions as usize] = d;
+        }
+        debug_assert!(r.mss == self.mss && r.npkts == r.size.div_ceil(self.mss as u64) as u32, "flow {}", r.id);
+        self.records[r.id.ix()] = Packed {
+            size: r.size,
+            start_ps: r.start_ps,
+            finish_ps: time(r.finish_ps),
+            sender_done_ps: time(r.sender_done_ps),
+            bytes_sent: r.bytes_sent,
+            src: r.src,
+            dst: r.dst,
+            rcv_nxt: r.rcv_nxt,
+            entropy: r.entropy,
+            class_flags: class | if r.started { STARTED } else { 0 } | if r.in_flight { IN_FLIGHT } else { 0 },
+            decisions,
+            retransmits: sat(r.retransmits),
+            timeouts: sat(r.timeouts),
+            nacks: sat(r.nacks),
+            trims: sat(r.trims),
+            ce_marks: sat(r.ce_marks),
+            cnps: sat(r.cnps),
+        };
+    }
+
+    /// The stored record of flow `id`, unpacked.
+    fn unpack(&self, id: FlowId) -> FlowRecord {
+        let p = &self.records[id.ix()];
+        let c = self.classes[(p.class_flags & CLASS) as usize];
+        let rate_cap = match self.rate_caps.binary_search_by_key(&id, |r| r.0) {
+            Ok(i) => self.rate_caps[i].1,
+            Err(_) => u64::MAX,
+        };
+        FlowRecord {
+            id,
+            src: p.src,
+            dst: p.dst,
+            size: p.size,
+            npkts: p.size.div_ceil(self.mss as u64) as u32,
+            mss: self.mss,
+            start_ps: p.start_ps,
+            started: p.class_flags & STARTED != 0,
+            finish_ps: opt_time(p.finish_ps),
+            sender_done_ps: opt_time(p.sender_done_ps),
+            rcv_nxt: p.rcv_nxt,
+            entropy: p.entropy,
+            base_rtt_ps: c.base_rtt_ps,
+            bytes_sent: p.bytes_sent,
+            retransmits: p.retransmits as u64,
+            timeouts: p.timeouts as u64,
+            nacks: p.nacks as u64,
+            trims: p.trims as u64,
+            ce_marks: p.ce_marks as u64,
+            cnps: p.cnps as u64,
+            decisions: (p.decisions != NO_DECISIONS).then(|| self.decisions[p.decisions as usize]),
+            in_flight: p.class_flags & IN_FLIGHT != 0,
+            rate_cap,
+            line_rate_bps: c.line_rate_bps,
+            hops: c.hops,
+        }
     }
 
     /// Keeps every state built until the end of the run (a partition of a
@@ -220,7 +432,7 @@ impl FlowStore {
 
     /// What the flow is and what came of it so far.
     pub fn record(&self, id: FlowId) -> FlowRecord {
-        let mut r = self.records[id.ix()].clone();
+        let mut r = self.unpack(id);
         if let Some(f) = self.get(id) {
             r.take_outcome(f);
         }
@@ -236,15 +448,33 @@ impl FlowStore {
     /// the scenario gave (its hosts, its size as a connection set it, its
     /// scheduled start) and, only once the state is retired, what came of
     /// it ([`FlowStore::record`] reads a state in progress).
+    pub fn spec(&self, id: FlowId) -> FlowRecord {
+        self.unpack(id)
+    }
+
+    /// The flow's sending host.
     #[inline]
-    pub fn spec(&self, id: FlowId) -> &FlowRecord {
-        &self.records[id.ix()]
+    pub fn src(&self, id: FlowId) -> HostId {
+        self.records[id.ix()].src
+    }
+
+    /// The flow's receiving host.
+    #[inline]
+    pub fn dst(&self, id: FlowId) -> HostId {
+        self.records[id.ix()].dst
+    }
+
+    /// Whether the flow has started (read without touching its state, as
+    /// [`FlowStore::spec`]).
+    pub fn started(&self, id: FlowId) -> bool {
+        self.records[id.ix()].class_flags & STARTED != 0
     }
 
     /// The flow's stored record, to write what came of it where no state
-    /// is kept (the flow-level engine).
-    pub(crate) fn record_mut(&mut self, id: FlowId) -> &mut FlowRecord {
-        &mut self.records[id.ix()]
+    /// is kept (the flow-level engine): packed again when the guard goes.
+    pub(crate) fn record_mut(&mut self, id: FlowId) -> RecordMut<'_> {
+        let r = self.unpack(id);
+        RecordMut { store: self, r }
     }
 
     /// The flow's state, if it has one now.
@@ -293,7 +523,7 @@ impl FlowStore {
 
     /// A new state for the flow, as it was before it started.
     fn build_state(&self, id: FlowId, sh: &FlowShared) -> Flow {
-        let r = &self.records[id.ix()];
+        let r = &self.unpack(id);
         let params = FlowParams {
             line_rate_bps: r.line_rate_bps,
             base_rtt_ps: r.base_rtt_ps,
@@ -308,9 +538,8 @@ impl FlowStore {
     /// Sets the size of a flow not yet started (its state's too, if built).
     pub fn set_size(&mut self, id: FlowId, size: u64) {
         let r = &mut self.records[id.ix()];
-        debug_assert!(!r.started && size <= r.size);
+        debug_assert!(r.class_flags & STARTED == 0 && size <= r.size);
         r.size = size;
-        r.npkts = size.div_ceil(r.mss as u64) as u32;
         if let Some(s) = self.live.get_mut(self.slot[id.ix()] as usize) {
             s.set_size(size);
         }
@@ -354,7 +583,9 @@ impl FlowStore {
         if !Self::retirable(f, in_network) {
             return;
         }
-        self.records[id.ix()].take_outcome(f);
+        let mut r = self.unpack(id);
+        r.take_outcome(f);
+        self.pack(&r);
         self.slot[id.ix()] = RETIRED;
         self.free.push(s);
         self.retired += 1;
@@ -365,19 +596,18 @@ impl FlowStore {
     /// partition (`sender[f]`), with the receiver's counters from its
     /// receiver's (`receiver[f]`). The joined store holds no state.
     pub(crate) fn joined(parts: &[&FlowStore], sender: &[u32], receiver: &[u32]) -> FlowStore {
-        let records = (0..parts[0].len())
-            .map(|f| {
-                let id = FlowId(f as u32);
-                let (s, d) = (sender[f] as usize, receiver[f] as usize);
-                let mut r = parts[s].record(id);
-                if d != s {
-                    r.take_receiver(&parts[d].record(id));
-                }
-                r
-            })
-            .collect::<Vec<_>>();
-        let slot = vec![UNBORN; records.len()];
-        FlowStore { records, slot, live: Vec::new(), free: Vec::new(), build: parts[0].build.clone(), retire: false, peak_live: 0, retired: 0 }
+        let mut joined = FlowStore::with_capacity(parts[0].len(), parts[0].build.clone());
+        joined.retire = false;
+        for f in 0..parts[0].len() {
+            let id = FlowId(f as u32);
+            let (s, d) = (sender[f] as usize, receiver[f] as usize);
+            let mut r = parts[s].record(id);
+            if d != s {
+                r.take_receiver(&parts[d].record(id));
+            }
+            joined.push(&r);
+        }
+        joined
     }
 
     /// The earliest start of a flow that has started and not finished.
@@ -423,6 +653,34 @@ impl IndexMut<FlowId> for FlowStore {
     #[inline]
     fn index_mut(&mut self, id: FlowId) -> &mut Flow {
         &mut self.live[self.slot[id.ix()] as usize]
+    }
+}
+
+/// A flow's record to change ([`FlowStore::record_mut`]), packed back into
+/// the store when it goes.
+pub(crate) struct RecordMut<'s> {
+    store: &'s mut FlowStore,
+    r: FlowRecord,
+}
+
+impl std::ops::Deref for RecordMut<'_> {
+    type Target = FlowRecord;
+    fn deref(&self) -> &FlowRecord {
+        &self.r
+    }
+}
+
+impl std::ops::DerefMut for RecordMut<'_> {
+    fn deref_mut(&mut self) -> &mut FlowRecord {
+        &mut self.r
+    }
+}
+
+impl Drop for RecordMut<'_> {
+    fn drop(&mut self) {
+        // The flow-level engine moves no packets: its npkts follows its size.
+        self.r.npkts = self.r.size.div_ceil(self.r.mss as u64) as u32;
+        self.store.pack(&self.r);
     }
 }
 
@@ -512,6 +770,50 @@ mod tests {
         // The next flow takes its place.
         s.state(FlowId(1), &sh);
         assert_eq!((s.live(), s.peak_live(), s.live.len()), (1, 1, 1));
+    }
+
+    /// Every field of a record reads back as written; the flows of one
+    /// path share one class; counters past 32 bits saturate.
+    #[test]
+    fn a_packed_record_reads_back_as_written() {
+        let t = TransportConfig { mtu: 1000, ..Default::default() };
+        let mut s = FlowStore::with_capacity(4, FlowBuild::new(&t, 1064, 1));
+        let mut rs = Vec::new();
+        for i in 0..4u32 {
+            let init = FlowInit { src: HostId(i), dst: HostId(9 - i), size: 2500 + i as u64, start_ps: 7 * i as u64, rate_cap: if i == 2 { 40_000_000_000 } else { u64::MAX }, name: "" };
+            // Flows 0 and 1 share a path class, 2 and 3 another.
+            let r = FlowRecord::new(FlowId(i), &init, t.mtu, 11 * i, 10_000 + 5_000 * (i as u64 / 2), RATE, 2 + i / 2);
+            s.push(&r);
+            rs.push(r);
+        }
+        assert_eq!(s.classes.len(), 2);
+        for r in &rs {
+            assert_eq!(&s.record(r.id), r);
+            assert_eq!((s.src(r.id), s.dst(r.id), s.started(r.id)), (r.src, r.dst, false));
+        }
+        let mut done = rs[3].clone();
+        done.started = true;
+        done.finish_ps = Some(123_456);
+        done.sender_done_ps = Some(0);
+        done.rcv_nxt = 3;
+        done.bytes_sent = u64::MAX - 1;
+        (done.retransmits, done.timeouts, done.nacks, done.trims, done.ce_marks, done.cnps) = (1, 2, 3, 4, 5, 6);
+        done.decisions = Some(crate::cc::Decisions { fair: 1, proportional: 2, fast: 3, noop: 4, decrease: 5, decrease_applied: 6, quick_adapt: 7, ignored: 8 });
+        done.in_flight = true;
+        s.pack(&done);
+        assert_eq!(s.record(FlowId(3)), done);
+        assert_eq!(s.record(FlowId(2)), rs[2], "a neighbour is untouched");
+        assert!(s.started(FlowId(3)));
+        // A second write of the counts replaces the first, in place.
+        done.decisions.as_mut().unwrap().fair = 10;
+        done.retransmits = 1 << 40;
+        s.pack(&done);
+        let back = s.record(FlowId(3));
+        assert_eq!((back.decisions.unwrap().fair, s.decisions.len()), (10, 1));
+        assert_eq!(back.retransmits, u32::MAX as u64);
+        // The guard packs what the flow level writes.
+        s.record_mut(FlowId(0)).finish_ps = Some(9);
+        assert_eq!(s.record(FlowId(0)).finish_ps, Some(9));
     }
 
     #[test]

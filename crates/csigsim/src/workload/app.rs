@@ -106,6 +106,18 @@ pub struct Apps {
 }
 
 impl Apps {
+    /// The run is over: the ring plans' waits (16 bytes a flow) go, as
+    /// nothing waits any more. A graph keeps its operations' times, which
+    /// the outputs read.
+    pub fn end(&mut self) {
+        for a in &mut self.apps {
+            if let App::Ring(r) = a {
+                r.waiters = Vec::new();
+                r.sent = Vec::new();
+            }
+        }
+    }
+
     pub fn new(workloads: &[Workload]) -> Apps {
         let mut first = Vec::with_capacity(workloads.len() + 1);
         let mut first_op = Vec::with_capacity(workloads.len() + 1);
