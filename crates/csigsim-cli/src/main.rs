@@ -87,6 +87,10 @@ enum Cmd {
         /// second of wall time over 10 s (default 1us; 0s: never).
         #[arg(long = "min-progress", value_name = "TIME", default_value = "1us")]
         min_progress: String,
+        /// Also run each job alone on the same fabric, seed and placement,
+        /// for its slowdown in jobs.csv (docs/workloads.md#jobs).
+        #[arg(long = "isolate-jobs")]
+        isolate_jobs: bool,
     },
     /// Parse and check a scenario without running it.
     Validate {
@@ -224,7 +228,7 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let result = std::panic::catch_unwind(|| match cli.cmd {
-        Cmd::Run { scenario, out, seed, set, quiet, pcap, pcap_flow, pcap_link, pcap_start, pcap_end, snaplen, parquet, threads, max_memory, max_output, min_progress } => {
+        Cmd::Run { scenario, out, seed, set, quiet, pcap, pcap_flow, pcap_link, pcap_start, pcap_end, snaplen, parquet, threads, max_memory, max_output, min_progress, isolate_jobs } => {
             let budget = limits::budget(max_memory.as_deref(), max_output.as_deref(), Some(out.as_deref().unwrap_or(Path::new("runs"))))?;
             let min_progress_ps = limits::min_progress(&min_progress)?;
             let capture = match pcap {
@@ -245,7 +249,7 @@ fn main() -> ExitCode {
                 }
             };
             let opts = csigsim::RunOptions { capture, threads: threads.count(), stream_parquet: parquet, max_output: Some(budget.max_output), min_progress_ps, ..Default::default() };
-            cmd_run(&scenario, out, seed, &set, quiet, opts, &budget, threads)
+            cmd_run(&scenario, out, seed, &set, quiet, opts, &budget, threads, isolate_jobs)
         }
         Cmd::Validate { scenario, set, max_memory, max_output } => {
             let budget = limits::budget(max_memory.as_deref(), max_output.as_deref(), None)?;
@@ -421,8 +425,17 @@ fn cmd_run(
     mut opts: csigsim::RunOptions,
     budget: &csigsim::scenario::Budget,
     threads: Threads,
+    isolate_jobs: bool,
 ) -> Result<(), Failure> {
     let sc = load(path, set, seed, budget)?;
+    if isolate_jobs && sc.jobs.is_empty() {
+        return Err(Failure::Input(InputError::new(path.display().to_string(), None, None, "--isolate-jobs: the scenario has no jobs (a workload's `job` key)")));
+    }
+    // Each job alone first, on the same placement: its time there.
+    let alone = match isolate_jobs {
+        true => Some(csigsim::run_jobs_alone(&sc, &opts).map_err(Failure::Internal)?),
+        false => None,
+    };
     // The scenario's warnings come first (summary.json keeps them too).
     for w in sc.transport.warnings(sc.switch.routing) {
         eprintln!("warning: {w}");
@@ -503,10 +516,13 @@ fn cmd_run(
     // The messages name the file: one in the staging directory is ours to
     // write (an internal error); otherwise it is the capture the user named.
     let staging = dir.staging().display().to_string();
-    let res = res.map_err(|m| match m.contains(&staging) {
+    let mut res = res.map_err(|m| match m.contains(&staging) {
         true => limits::write_failure(m),
         false => Failure::Input(InputError::new("--pcap", None, None, m)),
     })?;
+    if let (Some(alone), Some(t)) = (&alone, res.tables.jobs.as_mut()) {
+        csigsim::output::jobs::set_alone(t, alone);
+    }
     // A run a limit ended writes no run directory (its staging goes with `dir`).
     if let Some(f) = limits::limit_failure(&res, path) {
         return Err(f);
@@ -690,6 +706,17 @@ fn print_summary(r: &RunOutput, out: &Path) {
     let headline = compare::headline(out).unwrap_or_default();
     let mut rows: Vec<(String, String)> = rows.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
     rows.extend(headline);
+    // One line per job: its time, iterations and, with --isolate-jobs, slowdown.
+    if let Some(t) = &r.tables.jobs {
+        let us = |v: Option<u64>| v.map_or_else(|| "-".into(), |x| format!("{:.3} us", x as f64 / 1e6));
+        for j in 0..t.len() {
+            let slow = t.slowdown[j].map_or_else(String::new, |x| format!(", slowdown {x:.4} (alone {})", us(t.alone_time_ps[j])));
+            rows.push((
+                format!("job {}", t.job[j]),
+                format!("{} ranks, {}, iterations {} of {} (mean {}){slow}", t.ranks[j], us(t.time_ps[j]), t.iterations_completed[j], t.iterations[j], us(t.iteration_mean_ps[j])),
+            ));
+        }
+    }
     let more: Vec<(&str, String)> = vec![
         ("FCT p50 / p99 / max", format!("{} / {} / {} us", opt(s.fct_p50_ns), opt(s.fct_p99_ns), opt(s.fct_max_ns))),
         (

@@ -908,3 +908,35 @@ fn malformed_chakra_traces_exit_2_naming_file_rank_and_node() {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
+
+/// `--isolate-jobs`: each job alone first, then jobs.csv with its alone
+/// time and slowdown, and a summary line per job; refused (exit 2) for a
+/// scenario without jobs and for a job placement that does not fit.
+#[test]
+fn isolate_jobs_writes_each_jobs_slowdown() {
+    let out = tmp("jobs");
+    let r = bin().arg("run").arg(repo().join("scenarios/two_jobs.toml")).arg("--isolate-jobs").arg("--out").arg(&out).output().unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let stdout = String::from_utf8_lossy(&r.stdout);
+    assert!(stdout.contains("job a") && stdout.contains("slowdown"), "{stdout}");
+    let jobs = std::fs::read_to_string(out.join("jobs.csv")).unwrap();
+    let lines: Vec<&str> = jobs.lines().collect();
+    assert_eq!(lines.len(), 3, "{jobs}");
+    let head: Vec<&str> = lines[0].split(',').collect();
+    let (alone, slow) = (head.iter().position(|c| *c == "alone_time_ns").unwrap(), head.iter().position(|c| *c == "slowdown").unwrap());
+    for l in &lines[1..] {
+        let cells: Vec<&str> = l.split(',').collect();
+        assert!(!cells[alone].is_empty(), "{l}");
+        assert!(cells[slow].parse::<f64>().unwrap() > 1.0, "{l}");
+    }
+    assert!(out.join("job_links.csv").exists());
+    // Without --isolate-jobs the columns are empty.
+    let r = bin().arg("run").arg(repo().join("scenarios/two_jobs.toml")).args(["--quiet", "--out"]).arg(&out).output().unwrap();
+    assert!(r.status.success());
+    let jobs = std::fs::read_to_string(out.join("jobs.csv")).unwrap();
+    assert!(jobs.lines().nth(1).unwrap().ends_with(",,"), "{jobs}");
+    std::fs::remove_dir_all(&out).unwrap();
+    refused_run("isolate-no-jobs", &["--isolate-jobs"], &["--isolate-jobs", "no jobs"]);
+    let two = std::fs::read_to_string(repo().join("scenarios/two_jobs.toml")).unwrap();
+    bad("placement", &two.replace("num_ranks = 8\nop", "num_ranks = 12\nop"), &["workload[1].placement", "needs 12 ranks"]);
+}

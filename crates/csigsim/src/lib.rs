@@ -125,6 +125,24 @@ pub fn run(sc: Scenario, progress: impl FnMut(&Progress) -> bool) -> RunOutput {
     run_with(sc, &RunOptions::default(), progress).expect("a run without capture cannot fail")
 }
 
+/// Each job of `sc` run alone on the same fabric, seed and placement
+/// ([`Scenario::alone`]), in file order: its `time_ns` there (None when it
+/// did not complete), for the slowdowns of jobs.csv
+/// ([`output::jobs::set_alone`]). The runs keep no monitor files; `opts`
+/// gives their threads and limits (not their capture or streaming).
+pub fn run_jobs_alone(sc: &Scenario, opts: &RunOptions) -> Result<Vec<Option<u64>>, String> {
+    let opts = RunOptions { capture: None, stream_dir: None, stream_parquet: false, ..opts.clone() };
+    (0..sc.jobs.len())
+        .map(|j| {
+            let mut alone = sc.alone(j);
+            alone.monitor.links = false;
+            alone.monitor.cc = false;
+            let out = run_with(alone, &opts, |_| true)?;
+            Ok(out.tables.jobs.and_then(|t| t.time_ps[j]))
+        })
+        .collect()
+}
+
 /// [`run`] with options. Fails only when the capture or the streamed files
 /// cannot be opened or written (a message naming the problem).
 pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progress) -> bool) -> Result<RunOutput, String> {

@@ -18,6 +18,8 @@ pub enum Purpose {
     TrimVictim = 7,
     /// A sender's per-packet entropy draws (REPS, oblivious spraying).
     HostEntropy = 8,
+    /// A job's random placement (`workload::job`).
+    JobPlacement = 9,
 }
 
 fn splitmix64(mut z: u64) -> u64 {

@@ -242,6 +242,9 @@ impl World {
         // Each flow's base RTT (`Network::base_rtt`: a full packet out, an
         // ACK back) and links, walked once per run of flows of one pair.
         let (mut out, mut back) = (PathMemo::new(&net), PathMemo::new(&net));
+        // Another job's flows, in a run of one job alone: never started.
+        let muted: Vec<std::ops::Range<u32>> =
+            (0..sc.workloads.len()).filter(|&k| sc.muted(k)).map(|k| sc.workloads[k].first..sc.workloads[k].first + sc.workloads[k].len()).collect();
         sc.for_each_flow(|id, f, waits| {
             let path = out.walk(&net, f.src, f.dst, max_packet);
             let base_rtt_ps = path.latency_ps + back.walk(&net, f.dst, f.src, t.ack_size as u64).latency_ps;
@@ -251,16 +254,20 @@ impl World {
             let spec = FlowInit { src: f.src, dst: f.dst, size: f.size, start_ps: f.start.0, rate_cap: f.rate_cap, name: &f.name };
             flows.push(&FlowRecord::new(id, &spec, t.mtu, entropy, base_rtt_ps, line_rate_bps, hops));
             // A flow that waits for others is started by its application.
-            if !waits {
+            if !waits && !muted.iter().any(|r| r.contains(&id.0)) {
                 ctx.push(f.start.0, Event::FlowStart { flow: id });
             }
         });
-        apps.start(&mut ctx);
+        apps.start(&mut ctx, |k| sc.muted(k));
         net.schedule_failures(&sc.failures, &mut ctx);
         let shared = FlowShared { t: sc.transport.clone(), csig: sc.signals.csig.clone(), stamp: sc.signals.stamp, tag_bytes, int_bytes };
         let nports = net.ports().len();
         let m = &sc.monitor;
-        let obs = Observers::new(m.window.0.max(1), nports, flows.len(), m.links, sc.signals.any(), m.cc, m.idle_rows);
+        let mut obs = Observers::new(m.window.0.max(1), nports, flows.len(), m.links, sc.signals.any(), m.cc, m.idle_rows);
+        if !sc.jobs.is_empty() {
+            let w = &sc.workloads;
+            obs.attach_jobs(sc.jobs.iter().map(|j| (w[j.workload].first, w[j.workload].first + w[j.workload].len())).collect(), nports);
+        }
         // A flow's state is built when it starts and retired when it is over.
         ctx.pkts.count_flows(flows.len());
         let mut transport = Transport::new(sc.topology.hosts.len(), flows, shared);

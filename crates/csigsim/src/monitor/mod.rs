@@ -15,6 +15,7 @@
 
 pub mod capture;
 pub mod cc;
+pub mod jobs;
 pub mod signals;
 
 use crate::cc::CcMetrics;
@@ -112,6 +113,10 @@ pub struct Observers {
     /// Per flow, when cc.csv is wanted.
     cc: Option<Vec<cc::FlowCcMon>>,
     capture: Option<capture::Capture>,
+    /// Per-job link bytes, when the scenario has jobs: which flows are
+    /// whose, and per port the counters.
+    jobs: jobs::JobLinks,
+    job_ports: Option<Vec<Box<[u64]>>>,
     /// Where closed rows go when the run streams; `None` keeps them in memory.
     sink: Option<Box<dyn RowSink>>,
     /// Closed rows held (links, signals and cc), and the most ever held.
@@ -183,6 +188,20 @@ impl Observers {
         swap(&mut self.links, &mut other.links, &port_in);
         swap(&mut self.signals, &mut other.signals, &flow_in);
         swap(&mut self.cc, &mut other.cc, &flow_in);
+        swap(&mut self.job_ports, &mut other.job_ports, &port_in);
+    }
+
+    /// Counts each job's bytes per link: job `j` holds flows
+    /// `ranges[j].0 .. ranges[j].1`. Attach before the run starts.
+    pub fn attach_jobs(&mut self, ranges: Vec<(u32, u32)>, ports: usize) {
+        self.jobs = jobs::JobLinks::new(ranges);
+        self.job_ports = Some((0..ports).map(|_| self.jobs.counters()).collect());
+    }
+
+    /// Per port: the wire bytes of each job, then of all packets; None
+    /// without jobs.
+    pub fn job_bytes(&self) -> Option<&[Box<[u64]>]> {
+        self.job_ports.as_deref()
     }
 
     /// A parallel run's streaming: rows go to the sink only when
@@ -344,6 +363,9 @@ impl Observers {
         }
         if let Some(c) = &mut self.capture {
             c.on_tx(port, pkts, pkt, start);
+        }
+        if let Some(j) = &mut self.job_ports {
+            self.jobs.on_tx(&mut j[port.ix()], pkts.get(pkt));
         }
     }
 

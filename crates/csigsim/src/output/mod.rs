@@ -10,6 +10,7 @@
 pub use crate::monitor::capture;
 pub mod csv;
 pub mod diagnosis;
+pub mod jobs;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 pub mod read;
@@ -147,7 +148,7 @@ pub struct Streamed {
 
 /// Every file of a run directory (a reused directory loses those the run
 /// does not write).
-pub const OUTPUT_FILES: [&str; 14] = [
+pub const OUTPUT_FILES: [&str; 18] = [
     "summary.json",
     "flows.csv",
     "links.csv",
@@ -162,6 +163,10 @@ pub const OUTPUT_FILES: [&str; 14] = [
     "cc.parquet",
     "collectives.parquet",
     "rpcs.parquet",
+    "jobs.csv",
+    "job_links.csv",
+    "jobs.parquet",
+    "job_links.parquet",
 ];
 
 /// The figures of the summary that come from the flows table.
@@ -471,9 +476,10 @@ pub fn collect_to(w: &World, wall_s: f64, end_reason: &str, mark: &crate::watchd
         }
         t
     });
+    let (jobs, job_links) = jobs::tables(w);
     Ok(RunOutput {
         summary,
-        tables: Tables { flows: ft, links, signals, cc, collectives, rpcs },
+        tables: Tables { flows: ft, links, signals, cc, collectives, rpcs, jobs, job_links },
         scenario_toml: sc.resolved_toml.clone(),
         streamed: flows_to.map(|(dir, _)| Streamed { dir: dir.to_path_buf(), files: streamed_flows }),
         threads: Threads::ONE,
@@ -833,6 +839,8 @@ impl RunOutput {
         }
         write_file(&dir.join("collectives.csv"), self.tables.collectives.as_ref(), csv::write_collectives)?;
         write_file(&dir.join("rpcs.csv"), self.tables.rpcs.as_ref(), csv::write_rpcs)?;
+        write_file(&dir.join("jobs.csv"), self.tables.jobs.as_ref(), csv::write_table)?;
+        write_file(&dir.join("job_links.csv"), self.tables.job_links.as_ref(), csv::write_table)?;
         std::fs::write(dir.join("scenario.toml"), &self.scenario_toml)?;
         Ok(())
     }

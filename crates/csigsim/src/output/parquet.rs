@@ -207,6 +207,8 @@ impl RunOutput {
             write_opt(dir, "cc", t.cc.as_ref(), write_table)?;
         }
         write_opt(dir, "collectives", t.collectives.as_ref(), write_table)?;
-        write_opt(dir, "rpcs", t.rpcs.as_ref(), write_table)
+        write_opt(dir, "rpcs", t.rpcs.as_ref(), write_table)?;
+        write_opt(dir, "jobs", t.jobs.as_ref(), write_table)?;
+        write_opt(dir, "job_links", t.job_links.as_ref(), write_table)
     }
 }

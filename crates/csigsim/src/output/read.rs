@@ -37,6 +37,8 @@ pub struct RunTables {
     pub cc: Option<CcTable>,
     pub collectives: Option<CollectiveTable>,
     pub rpcs: Option<RpcTable>,
+    pub jobs: Option<super::tables::JobTable>,
+    pub job_links: Option<super::tables::JobLinkTable>,
 }
 
 /// Reads the run directory `dir`. Its flows file is required; the other
@@ -63,6 +65,8 @@ pub fn read_run(dir: &Path, format: Format) -> Result<RunTables, InputError> {
         cc: read_table(dir, format)?,
         collectives: read_table(dir, format)?,
         rpcs: read_table(dir, format)?,
+        jobs: read_table(dir, format)?,
+        job_links: read_table(dir, format)?,
     })
 }
 

@@ -481,6 +481,8 @@ mod tests {
         check::<CcTable>(&page);
         check::<CollectiveTable>(&page);
         check::<RpcTable>(&page);
+        check::<super::super::tables::JobTable>(&page);
+        check::<super::super::tables::JobLinkTable>(&page);
     }
 
     #[test]

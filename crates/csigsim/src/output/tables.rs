@@ -21,6 +21,9 @@ pub struct Tables {
     pub collectives: Option<CollectiveTable>,
     /// Present when the scenario has an `rpc` workload.
     pub rpcs: Option<RpcTable>,
+    /// Present when the scenario has jobs; `job_links` only at packet level.
+    pub jobs: Option<JobTable>,
+    pub job_links: Option<JobLinkTable>,
 }
 
 table! {
@@ -398,5 +401,53 @@ impl CcTable {
     /// A table of the congestion control `name`, without rows.
     pub fn of(name: &str) -> CcTable {
         CcTable { ccs: vec![name.to_string()], ..Default::default() }
+    }
+}
+
+table! {
+    /// `jobs.csv`: one row per job (a `collective`, `goal` or `chakra`
+    /// entry with `job`), in file order.
+    pub struct JobTable in "jobs" {}
+    columns {
+        job: String = "job" plain, Text, "", "the job's name";
+        kind: Label = "kind" plain, Text, "", "its workload kind";
+        placement: Label = "placement" plain, Text, "", "the placement policy that laid its ranks";
+        ranks: u32 = "ranks" plain, Int, "", "its ranks";
+        /// Host names in rank order, separated by spaces.
+        hosts: String = "hosts" plain, Text, "", "its ranks' hosts, in rank order";
+        flows: u32 = "flows" plain, Int, "", "its flows";
+        flows_completed: u32 = "flows_completed" plain, Int, "", "of those, completed";
+        iterations: u32 = "iterations" plain, Int, "", "iterations it runs";
+        iterations_completed: u32 = "iterations_completed" plain, Int, "", "of those, completed";
+        start_ps: Option<u64> = "start_ns" plain, Time, "ns", "when its first flow or operation began";
+        end_ps: Option<u64> = "end_ns" plain, Time, "ns", "when its last flow or operation was complete; empty if it was not";
+        time_ps: Option<u64> = "time_ns" plain, Time, "ns", "end - start";
+        iteration_mean_ps: Option<u64> = "iteration_mean_ns" plain, Time, "ns", "mean time of its completed iterations";
+        iteration_max_ps: Option<u64> = "iteration_max_ns" plain, Time, "ns", "longest of them";
+        /// `None` when no link was watched (the flow level).
+        links: Option<u32> = "links" plain, Int, "", "directed links its packets crossed";
+        shared_links: Option<u32> = "shared_links" plain, Int, "", "of those, links another job's packets crossed too";
+        alone_time_ps: Option<u64> = "alone_time_ns" plain, Time, "ns", "time_ns of the job alone on the fabric (--isolate-jobs)";
+        /// `time / alone_time`, unrounded (the CSV writes four decimals).
+        slowdown: Option<f64> = "slowdown" plain, Dec4, "", "time_ns / alone_time_ns";
+    }
+}
+
+table! {
+    /// `job_links.csv`: one row per job and directed link its packets
+    /// crossed, jobs in file order, links in `link_id` order.
+    pub struct JobLinkTable in "job_links" {
+        /// Node names (hosts, then switches); `from` and `to` index it.
+        nodes: Vec<String>,
+    }
+    columns {
+        job: String = "job" plain, Text, "", "the job's name";
+        link_id: u32 = "link_id" plain, Int, "", "id of the sending port, as in links.csv";
+        from: u32 = "from" coded(nodes), Text, "", "the sending node";
+        to: u32 = "to" coded(nodes), Text, "", "the receiving node";
+        tx_bytes: u64 = "tx_bytes" plain, Int, "bytes", "wire bytes of the job's packets on the link";
+        link_bytes: u64 = "link_bytes" plain, Int, "bytes", "wire bytes of every packet on the link";
+        /// `tx_bytes / link_bytes`, unrounded (the CSV writes six decimals).
+        share: f64 = "share" plain, Share, "", "the job's share of the link's bytes";
     }
 }

@@ -51,6 +51,11 @@ pub struct Scenario {
     /// With `[transport.connection]`: the flows are the parts of messages,
     /// grouped into connections.
     pub connections: Option<crate::workload::connection::ConnPlan>,
+    /// The workloads that are jobs (`job = "name"`), in file order.
+    pub jobs: Vec<crate::workload::job::JobSpec>,
+    /// Run job `alone` by itself: the other jobs' flows and operations
+    /// keep their ids and never begin (`csigsim run --isolate-jobs`).
+    pub alone: Option<usize>,
     /// The scenario text after overrides, as run (for the run directory).
     pub resolved_toml: String,
 }
@@ -64,6 +69,19 @@ impl Scenario {
     /// The workload that holds `flow`.
     fn workload_of(&self, flow: FlowId) -> &crate::workload::Workload {
         &self.workloads[self.workloads.partition_point(|w| w.first <= flow.0) - 1]
+    }
+
+    /// This scenario with job `job` alone on the fabric: the other jobs'
+    /// flows keep their ids (and so their entropy and event order) and
+    /// never start, their hosts stay theirs.
+    pub fn alone(&self, job: usize) -> Scenario {
+        Scenario { alone: Some(job), ..self.clone() }
+    }
+
+    /// Whether workload `k`'s flows are left out of the run (another job's,
+    /// in a run of one job alone).
+    pub fn muted(&self, k: usize) -> bool {
+        self.alone.is_some_and(|a| self.jobs.iter().enumerate().any(|(j, s)| j != a && s.workload == k))
     }
 
     /// The name of flow `flow`.
@@ -201,11 +219,16 @@ fn culprit(text: &str, key: &str, message: &str) -> Option<String> {
     }
     let doc: toml::Table = toml::from_str(text).ok()?;
     let table = doc.get(array)?.as_array()?.get(index.parse::<usize>().ok()?)?.as_table()?;
-    fn search(t: &toml::Table, at: &str, message: &str) -> Option<String> {
+    // A string the table's kind does not know: the key holding it.
+    let unknown = message.strip_prefix("unknown variant `").and_then(|m| m.split_once('`')).map(|(v, _)| v.to_string());
+    fn search(t: &toml::Table, at: &str, message: &str, unknown: &Option<String>) -> Option<String> {
         for (k, v) in t {
             let here = format!("{at}.{k}");
+            if unknown.is_some() && v.as_str() == unknown.as_deref() && k != "kind" {
+                return Some(here);
+            }
             if let Some(inner) = v.as_table() {
-                if let Some(found) = search(inner, &here, message) {
+                if let Some(found) = search(inner, &here, message, unknown) {
                     return Some(found);
                 }
                 continue;
@@ -221,7 +244,7 @@ fn culprit(text: &str, key: &str, message: &str) -> Option<String> {
         }
         None
     }
-    search(table, key, message)
+    search(table, key, message, &unknown)
 }
 
 fn syntax_error(text: &str, file: &str, e: toml::de::Error) -> InputError {
@@ -362,11 +385,20 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, bu
     // Connections of several queue pairs rewrite every flow into its parts:
     // every workload is listed for them.
     let plans = sf.transport.connection.is_none();
+    crate::workload::job::check_names(sf.workload.iter().enumerate().map(|(i, w)| (i, w.job().map(|j| j.0))), err)?;
+    if sf.transport.connection.is_some() {
+        if let Some(i) = sf.workload.iter().position(|w| w.job().is_some()) {
+            return Err(err(&format!("workload[{i}].job"), "jobs are not tracked with [transport.connection], which rewrites every workload's flows into one list of queue-pair parts".into()));
+        }
+    }
+    let placer = crate::workload::job::Placer::default();
+    let mut jobs = Vec::new();
     for (i, w) in sf.workload.iter().enumerate() {
         let key_err = |key: &str, m| err(&format!("workload[{i}].{key}"), m);
         let own = std::cell::RefCell::new(crate::workload::Extras::default());
-        let ctx = crate::workload::Ctx { idx: i, first: count, topo: &topology, seed, base_dir, mtu: t.mtu, err: &key_err, max_flows, out: &own };
+        let ctx = crate::workload::Ctx { idx: i, first: count, topo: &topology, seed, base_dir, mtu: t.mtu, err: &key_err, max_flows, out: &own, placer: &placer };
         let first = count as u32;
+        let collectives_before = extras.collectives.len();
         let flows = match crate::workload::plan(w, &ctx, plans)? {
             Some(plan) => {
                 if let crate::workload::Flows::Ring(p) = &plan {
@@ -397,6 +429,18 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, bu
             }
         };
         let w = crate::workload::Workload { first, flows };
+        if let Some((name, kind, iterations)) = sf.workload[i].job() {
+            let (placement, hosts) = placer.placed(name).expect("a job's entry places it");
+            jobs.push(crate::workload::job::JobSpec {
+                name: name.to_string(),
+                workload: workloads.len(),
+                kind,
+                placement,
+                hosts,
+                collectives: collectives_before..extras.collectives.len(),
+                iterations,
+            });
+        }
         makers.push((format!("workload[{i}]"), w.len() as u64));
         count += w.len() as u64;
         workloads.push(w);
@@ -456,6 +500,8 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, bu
         collectives: extras.collectives,
         rpcs: extras.rpcs,
         connections,
+        jobs,
+        alone: None,
         resolved_toml: text.to_string(),
     })
 }

@@ -179,9 +179,13 @@ impl Apps {
 
     /// The run starts at `ctx.now`: the graphs' operations that wait for
     /// nothing and are not flows begin (flows that wait for nothing start
-    /// at their scheduled start, as every workload's).
-    pub fn start(&mut self, ctx: &mut Ctx) {
+    /// at their scheduled start, as every workload's). A workload `muted`
+    /// answers true for (another job, in a run of one job alone) does not.
+    pub fn start(&mut self, ctx: &mut Ctx, muted: impl Fn(usize) -> bool) {
         for k in 0..self.apps.len() {
+            if muted(k) {
+                continue;
+            }
             if let App::Dag(run) = &mut self.apps[k] {
                 let (first, first_op) = (self.first[k], self.first_op[k]);
                 let now = ctx.now;

@@ -65,6 +65,21 @@ pub struct GoalConfig {
     pub start: Time,
     #[serde(default)]
     pub name: Option<String>,
+    /// The training job the entry is ([`super::job`]).
+    #[serde(default)]
+    pub job: Option<String>,
+    /// How the job's ranks are laid on hosts (default: `hosts`).
+    #[serde(default)]
+    pub placement: Option<super::job::Policy>,
+    /// The job may run on hosts an earlier job holds.
+    #[serde(default)]
+    pub share_hosts: bool,
+}
+
+impl GoalConfig {
+    pub(crate) fn job_keys(&self) -> super::job::Keys<'_> {
+        super::job::Keys { job: self.job.as_deref(), placement: self.placement, share_hosts: self.share_hosts, list_key: "hosts", listed: self.hosts.is_some() }
+    }
 }
 
 fn default_time_unit() -> Time {
@@ -77,8 +92,8 @@ pub fn read(c: &GoalConfig, ctx: &Ctx) -> Result<Dag, InputError> {
     let fname = path.display().to_string();
     let bytes = std::fs::read(&path).map_err(|e| (ctx.err)("file", format!("cannot read {fname}: {e}")))?;
     let text = utf8(bytes, &fname)?;
-    let hosts = hosts_of(ctx.topo, &c.hosts, ctx.err)?;
     let schedule = parse(&text, &fname)?;
+    let hosts = super::job::rank_hosts(ctx, &c.job_keys(), Some(schedule.ranks), || hosts_of(ctx.topo, &c.hosts, ctx.err))?;
     if schedule.ranks as usize > hosts.len() {
         let key = if c.hosts.is_some() { "hosts" } else { "file" };
         return Err((ctx.err)(key, format!("{fname} has {} ranks and there are {} hosts to run them on", schedule.ranks, hosts.len())));
@@ -340,7 +355,7 @@ fn trailing(words: &[(usize, &str)], from: usize, line: usize, err: &impl Fn(usi
 /// The graph of a parsed schedule on `hosts`.
 fn build(s: &Schedule, c: &GoalConfig, ctx: &Ctx, hosts: &[u32], file: &str) -> Result<Dag, InputError> {
     let err = |line: usize, m: String| InputError::new(file, None, Some((line, 1)), m);
-    let name = label(&c.name, "goal", ctx.idx);
+    let name = label(&c.name.clone().or(c.job.clone()), "goal", ctx.idx);
     // Match sends and receives: per (source, destination, tag), in order.
     let mut sends: HashMap<(u32, u32, u32), std::collections::VecDeque<u32>> = HashMap::new();
     for (i, it) in s.items.iter().enumerate() {

@@ -62,6 +62,8 @@ pub struct Ctx<'a> {
     pub max_flows: u64,
     /// Dependencies and collectives the generator adds.
     pub out: &'a std::cell::RefCell<Extras>,
+    /// The hosts the jobs of earlier entries hold ([`job`]).
+    pub placer: &'a job::Placer,
 }
 
 macro_rules! generators {
@@ -103,6 +105,7 @@ generators! {
 pub mod app;
 pub mod connection;
 pub mod dag;
+pub mod job;
 
 /// The flows of workload `ctx.idx` as a plan the run generates them from,
 /// when its generator has one and `plans` allows it; None when they are to

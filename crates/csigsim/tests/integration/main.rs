@@ -22,6 +22,7 @@ mod host_entropy;
 mod host_lb;
 mod incast;
 mod input_errors;
+mod jobs;
 mod mcc;
 mod multi_nic;
 mod poisson;

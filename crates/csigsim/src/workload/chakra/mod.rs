@@ -102,6 +102,21 @@ pub struct ChakraConfig {
     pub start: Time,
     #[serde(default)]
     pub name: Option<String>,
+    /// The training job the entry is ([`super::job`]).
+    #[serde(default)]
+    pub job: Option<String>,
+    /// How the job's ranks are laid on hosts (default: `ranks`).
+    #[serde(default)]
+    pub placement: Option<super::job::Policy>,
+    /// The job may run on hosts an earlier job holds.
+    #[serde(default)]
+    pub share_hosts: bool,
+}
+
+impl ChakraConfig {
+    pub(crate) fn job_keys(&self) -> super::job::Keys<'_> {
+        super::job::Keys { job: self.job.as_deref(), placement: self.placement, share_hosts: self.share_hosts, list_key: "ranks", listed: self.ranks.is_some() }
+    }
 }
 
 
@@ -115,7 +130,7 @@ const IGNORED: &[&str] =
 /// The graph of the trace `c.path` names.
 pub fn read(c: &ChakraConfig, ctx: &Ctx) -> Result<Dag, InputError> {
     let (files, dir) = rank_files(c, ctx)?;
-    let hosts = rank_hosts(c, ctx)?;
+    let hosts = super::job::rank_hosts(ctx, &c.job_keys(), Some(files.len() as u32), || rank_hosts(c, ctx))?;
     if files.len() > hosts.len() {
         let key = if c.ranks.is_some() { "ranks" } else { "path" };
         return Err((ctx.err)(key, format!("the trace has {} ranks and there are {} hosts to run them on", files.len(), hosts.len())));
@@ -414,7 +429,7 @@ fn kind(t: &RankTrace, n: &Node, ranks: u32, ignore: &[String]) -> Result<Kind, 
 
 /// The graph of the ranks' traces on `hosts`.
 fn build(c: &ChakraConfig, ctx: &Ctx, ranks: &[RankTrace], hosts: &[u32], groups: &Option<Groups>) -> Result<Dag, InputError> {
-    let name = label(&c.name, "chakra", ctx.idx);
+    let name = label(&c.name.clone().or(c.job.clone()), "chakra", ctx.idx);
     let n = ranks.len() as u32;
     for (key, v) in [("channels", c.channels), ("slots", c.slots)] {
         if v == 0 {
@@ -683,6 +698,10 @@ fn collectives(
                 gap: Time(0),
                 start: c.start,
                 name: Some(if group.is_empty() { name.to_string() } else { format!("{name}.{group}") }),
+                job: None,
+                placement: None,
+                num_ranks: None,
+                share_hosts: false,
             };
             let t = &ranks[lr as usize];
             let err = |key: &str, m: String| node_err(t, lead_node, format!("its {} of {size} bytes on {} ranks (key {key}): {m}", op.name(), members.len()));
@@ -697,6 +716,7 @@ fn collectives(
                 err: &err,
                 max_flows: ctx.max_flows,
                 out: &out,
+                placer: ctx.placer,
             };
             let mut flows = Vec::new();
             collective::expand(&cfg, &sub, &mut flows)?;

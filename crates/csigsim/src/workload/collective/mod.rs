@@ -152,6 +152,24 @@ pub struct CollectiveConfig {
     pub start: Time,
     #[serde(default)]
     pub name: Option<String>,
+    /// The training job the entry is ([`super::job`]).
+    #[serde(default)]
+    pub job: Option<String>,
+    /// How the job's ranks are laid on hosts (default: `hosts`).
+    #[serde(default)]
+    pub placement: Option<super::job::Policy>,
+    /// With a placement policy: the job's ranks.
+    #[serde(default)]
+    pub num_ranks: Option<u32>,
+    /// The job may run on hosts an earlier job holds.
+    #[serde(default)]
+    pub share_hosts: bool,
+}
+
+impl CollectiveConfig {
+    pub(crate) fn job_keys(&self) -> super::job::Keys<'_> {
+        super::job::Keys { job: self.job.as_deref(), placement: self.placement, share_hosts: self.share_hosts, list_key: "hosts", listed: self.hosts.is_some() }
+    }
 }
 pub(crate) fn default_chunk() -> Size {
     Size(512 * 1024)
@@ -368,10 +386,21 @@ struct Setup<'a> {
 
 fn setup<'a>(c: &'a CollectiveConfig, ctx: &Ctx) -> Result<Setup<'a>, InputError> {
     let err = ctx.err;
+    let keys = c.job_keys();
+    if c.num_ranks.is_some() && matches!(c.placement, None | Some(super::job::Policy::Explicit)) {
+        return Err(err("num_ranks", "num_ranks applies with a placement policy (contiguous, random, rail_aligned); an explicit job runs on its hosts".into()));
+    }
     let groups = if c.group_layout == Some(GroupLayout::Rails) {
-        rails(c, ctx.topo, err)?
+        if c.placement.is_some_and(|p| p != super::job::Policy::Explicit) {
+            return Err(err("placement", "group_layout = \"rails\" lists servers: use placement = \"rail_aligned\" with group_size (one group per rail) instead".into()));
+        }
+        let g = rails(c, ctx.topo, err)?;
+        if let Some(job) = keys.job {
+            super::job::claim(ctx, &keys, job, super::job::Policy::Explicit, g.concat())?;
+        }
+        g
     } else {
-        let hs = hosts_of(ctx.topo, &c.hosts, err)?;
+        let hs = super::job::rank_hosts(ctx, &keys, c.num_ranks, || hosts_of(ctx.topo, &c.hosts, err))?;
         if hs.len() < 2 {
             return Err(err("hosts", "a collective needs at least two hosts".into()));
         }
@@ -430,7 +459,7 @@ fn setup<'a>(c: &'a CollectiveConfig, ctx: &Ctx) -> Result<Setup<'a>, InputError
 /// The names of an entry's groups: the entry's name, with the group's
 /// index when it has several.
 fn group_names(c: &CollectiveConfig, ctx: &Ctx, groups: usize) -> Vec<String> {
-    let tag = label(&c.name, "coll", ctx.idx);
+    let tag = label(&c.name.clone().or(c.job.clone()), "coll", ctx.idx);
     (0..groups)
         .map(|k| match c.group_layout {
             Some(GroupLayout::Rails) => format!("{tag}.r{k}"),
@@ -536,7 +565,7 @@ mod tests {
             let c: CollectiveConfig = toml::from_str(text).unwrap();
             let err = |key: &str, m: String| InputError::new("t", Some(key.into()), None, m);
             let out = std::cell::RefCell::new(super::super::Extras::default());
-            let ctx = Ctx { idx: 2, first: 0, topo: &topo, seed: 1, base_dir: std::path::Path::new("."), mtu: 1000, err: &err, max_flows: u64::MAX, out: &out };
+            let ctx = Ctx { idx: 2, first: 0, topo: &topo, seed: 1, base_dir: std::path::Path::new("."), mtu: 1000, err: &err, max_flows: u64::MAX, out: &out, placer: &Default::default() };
             let plan = ring_plan(&c, &ctx).unwrap().expect("a ring plan");
             let mut listed = Vec::new();
             expand(&c, &ctx, &mut listed).unwrap();
