@@ -174,7 +174,7 @@ const IN_FLIGHT: u32 = 1 << 30;
 const CLASS: u32 = IN_FLIGHT - 1;
 
 /// A [`FlowRecord`] as the store keeps it.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct Packed {
     size: u64,
     start_ps: u64,
@@ -281,25 +281,8 @@ impl FlowStore {
         if r.rate_cap != u64::MAX {
             self.rate_caps.push((r.id, r.rate_cap));
         }
-        self.records.push(Packed {
-            size: 0,
-            start_ps: 0,
-            finish_ps: NO_TIME,
-            sender_done_ps: NO_TIME,
-            bytes_sent: 0,
-            src: r.src,
-            dst: r.dst,
-            rcv_nxt: 0,
-            entropy: 0,
-            class_flags: 0,
-            decisions: NO_DECISIONS,
-            retransmits: 0,
-            timeouts: 0,
-            nacks: 0,
-            trims: 0,
-            ce_marks: 0,
-            cnps: 0,
-        });
+        // Written whole by `pack`, which reads only its class and its decision counts' place.
+        self.records.push(Packed { decisions: NO_DECISIONS, ..Default::default() });
         self.slot.push(UNBORN);
         self.pack(r);
     }
