@@ -76,6 +76,16 @@ class Results:
         return _frame(self._output.table("rpcs"))
 
     @cached_property
+    def jobs(self) -> _pd.DataFrame:
+        """One row per job: placement, times, links shared and, after ``--isolate-jobs``, slowdown (empty without jobs)."""
+        return _frame(self._output.table("jobs"))
+
+    @cached_property
+    def job_links(self) -> _pd.DataFrame:
+        """Each job's bytes on each link it used (empty without jobs, and at flow level)."""
+        return _frame(self._output.table("job_links"))
+
+    @cached_property
     def cc(self) -> _pd.DataFrame:
         """Congestion-control state per flow and monitor window (empty unless monitor.cc is on)."""
         return _frame(self._output.table("cc"))
@@ -106,6 +116,16 @@ class Results:
     def rpcs_csv(self) -> str:
         """The text of rpcs.csv ("" when the run has no RPC workload)."""
         return self._output.csv("rpcs")
+
+    @cached_property
+    def jobs_csv(self) -> str:
+        """The text of jobs.csv ("" when the scenario has no jobs)."""
+        return self._output.csv("jobs")
+
+    @cached_property
+    def job_links_csv(self) -> str:
+        """The text of job_links.csv ("" without jobs, and at flow level)."""
+        return self._output.csv("job_links")
 
     @cached_property
     def collectives_csv(self) -> str:
@@ -271,7 +291,8 @@ def _overrides(overrides: OverridesLike) -> List[str]:
 def read_run(run_dir: Union[str, "_os.PathLike[str]"], *, format: str = "csv") -> Any:
     """Reads a run directory (``csigsim run --out DIR``, or ``run(..., out=DIR)``)
     back into the tables :class:`Results` has: ``summary``, ``flows``,
-    ``links``, ``signals``, ``cc``, ``collectives``, ``rpcs`` (DataFrames with
+    ``links``, ``signals``, ``cc``, ``collectives``, ``rpcs``, ``jobs``,
+    ``job_links`` (DataFrames with
     the same columns, values and dtypes), ``scenario_toml`` and ``out``. The
     engine reads the files (``csigsim::output::read_run``, as ``csigsim
     compare`` does). ``format="parquet"`` reads the Parquet twins

@@ -19,8 +19,8 @@ from ._tables import frame as _frame
 class RunTables:
     """The tables of a run directory, with the attributes of :class:`csigsim.Results`
     that hold data: ``summary`` (dict), ``flows``, ``links``, ``signals``, ``cc``,
-    ``collectives``, ``rpcs`` (DataFrames; empty for a file the run did not
-    write), ``scenario_toml`` (the scenario text; "" without scenario.toml)
+    ``collectives``, ``rpcs``, ``jobs``, ``job_links`` (DataFrames; empty
+    for a file the run did not write), ``scenario_toml`` (the scenario text; "" without scenario.toml)
     and ``out`` (the directory)."""
 
     def __init__(self, out: Path, summary: Dict[str, Any], tables: Mapping[str, pd.DataFrame],
@@ -34,6 +34,8 @@ class RunTables:
         self.cc: pd.DataFrame = tables["cc"]
         self.collectives: pd.DataFrame = tables["collectives"]
         self.rpcs: pd.DataFrame = tables["rpcs"]
+        self.jobs: pd.DataFrame = tables["jobs"]
+        self.job_links: pd.DataFrame = tables["job_links"]
 
     def __repr__(self) -> str:
         return f"<csigsim.plot.RunTables {self.summary.get('name', '')!r} from {str(self.out)!r}>"

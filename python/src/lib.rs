@@ -101,7 +101,7 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 #[pyclass(frozen, name = "Output", module = "csigsim._core")]
 struct Output(RunOutput);
 
-const TABLES: [&str; 6] = ["flows", "links", "signals", "cc", "collectives", "rpcs"];
+const TABLES: [&str; 8] = ["flows", "links", "signals", "cc", "collectives", "rpcs", "jobs", "job_links"];
 
 fn unknown_table(table: &str) -> PyErr {
     PyValueError::new_err(format!("no table {table:?} (tables: {})", TABLES.join(", ")))
@@ -136,6 +136,8 @@ impl Output {
             "cc" => Ok(py.detach(|| o.cc_csv())),
             "collectives" => Ok(py.detach(|| o.collectives_csv())),
             "rpcs" => Ok(py.detach(|| o.rpcs_csv())),
+            "jobs" => Ok(py.detach(|| o.jobs_csv())),
+            "job_links" => Ok(py.detach(|| o.job_links_csv())),
             _ => Err(unknown_table(table)),
         }
     }
@@ -151,6 +153,8 @@ impl Output {
             "cc" => t.cc.as_ref().map(|c| table_columns(py, c)).transpose(),
             "collectives" => t.collectives.as_ref().map(|c| table_columns(py, c)).transpose(),
             "rpcs" => t.rpcs.as_ref().map(|r| table_columns(py, r)).transpose(),
+            "jobs" => t.jobs.as_ref().map(|j| table_columns(py, j)).transpose(),
+            "job_links" => t.job_links.as_ref().map(|j| table_columns(py, j)).transpose(),
             _ => Err(unknown_table(table)),
         }
     }
@@ -548,6 +552,8 @@ impl RunRead {
             "cc" => t.cc.as_ref().map(|c| table_columns(py, c)).transpose(),
             "collectives" => t.collectives.as_ref().map(|c| table_columns(py, c)).transpose(),
             "rpcs" => t.rpcs.as_ref().map(|r| table_columns(py, r)).transpose(),
+            "jobs" => t.jobs.as_ref().map(|j| table_columns(py, j)).transpose(),
+            "job_links" => t.job_links.as_ref().map(|j| table_columns(py, j)).transpose(),
             _ => Err(unknown_table(table)),
         }
     }

@@ -91,3 +91,19 @@ def test_read_run_names_a_bad_file(tmp_path):
     flows.write_text("\n".join(lines) + "\n")
     with pytest.raises(ValueError, match="flows.csv"):
         csigsim.read_run(res.out)
+
+
+def test_jobs_tables_in_results_and_read_back(tmp_path):
+    # Two jobs placed at random on an oversubscribed leaf-spine: jobs.csv's
+    # rows and each job's links, the same from the run and from its files.
+    r = csigsim.run(ROOT / "scenarios" / "two_jobs.toml", out=tmp_path / "jobs")
+    assert list(r.jobs["job"]) == ["a", "b"] and (r.jobs["ranks"] == 8).all()
+    assert (r.jobs["shared_links"] > 0).all() and set(r.job_links["job"]) == {"a", "b"}
+    assert r.jobs_csv == (tmp_path / "jobs" / "jobs.csv").read_text()
+    assert r.job_links_csv == (tmp_path / "jobs" / "job_links.csv").read_text()
+    back = csigsim.read_run(tmp_path / "jobs")
+    pd.testing.assert_frame_equal(back.jobs, r.jobs, obj="jobs")
+    pd.testing.assert_frame_equal(back.job_links, r.job_links, obj="job_links")
+    # Without jobs, the tables are empty.
+    plain = csigsim.run(ROOT / "scenarios" / "two_hosts.toml")
+    assert plain.jobs.empty and plain.job_links.empty and plain.jobs_csv == ""

@@ -893,6 +893,16 @@ impl RunOutput {
         self.tables.collectives.as_ref().map_or_else(String::new, |t| csv::to_string(t, csv::write_collectives))
     }
 
+    /// The text of `jobs.csv`; empty when the scenario has no jobs.
+    pub fn jobs_csv(&self) -> String {
+        self.tables.jobs.as_ref().map_or_else(String::new, |t| csv::to_string(t, csv::write_table))
+    }
+
+    /// The text of `job_links.csv`; empty without jobs or at flow level.
+    pub fn job_links_csv(&self) -> String {
+        self.tables.job_links.as_ref().map_or_else(String::new, |t| csv::to_string(t, csv::write_table))
+    }
+
     /// The text of `cc.csv`; empty unless `monitor.cc` is on.
     pub fn cc_csv(&self) -> String {
         self.streamed_text("cc.csv").unwrap_or_else(|| self.tables.cc.as_ref().map_or_else(String::new, |t| csv::to_string(t, csv::write_cc)))
