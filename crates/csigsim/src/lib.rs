@@ -309,12 +309,8 @@ fn finish_run(
     }
     let wall = started.elapsed().as_secs_f64();
     // A run that streams its monitor files streams flows.csv too, at the end.
-    let flows_to = streamer.as_ref().map(|st| (st.dir.as_path(), parquet));
-    let mut out = output::collect_to(&w, wall, reason, watchdog.mark(), flows_to).map_err(|e| format!("cannot write {}: {e}", flows_to.map_or_else(Default::default, |t| t.0.display().to_string())))?;
-    if let (Some(mut st), Some(flows)) = (streamer, out.streamed.take()) {
-        st.files.extend(flows.files);
-        out.streamed = Some(st);
-    }
+    let dir = streamer.as_ref().map(|st| st.dir.display().to_string()).unwrap_or_default();
+    let mut out = output::collect_to(&w, wall, reason, watchdog.mark(), streamer.map(|st| (st, parquet))).map_err(|e| format!("cannot write {dir}: {e}"))?;
     out.threads = threads;
     out.limit = limit;
     Ok(out)

@@ -305,14 +305,14 @@ pub fn collect_watched(w: &World, wall_s: f64, end_reason: &str, mark: &crate::w
     collect_to(w, wall_s, end_reason, mark, None).expect("a collector that writes no file cannot fail")
 }
 
-/// [`collect_watched`], with `flows_to` = (a directory, whether with
-/// Parquet twins): flows.csv (and with `true` flows.parquet) written there
-/// as its rows are made, one at a time, the output holding no flows table
-/// and naming the files in [`RunOutput::streamed`]. A collective of millions
-/// of flows thus never holds its flows table (about 300 bytes a flow).
-pub fn collect_to(w: &World, wall_s: f64, end_reason: &str, mark: &crate::watchdog::Mark, flows_to: Option<(&Path, bool)>) -> io::Result<RunOutput> {
+/// [`collect_watched`], with `flows_to` = (the files streamed so far,
+/// whether with Parquet twins): flows.csv (and with `true` flows.parquet)
+/// written into their directory as its rows are made, one at a time, the
+/// output holding no flows table and naming every streamed file in
+/// [`RunOutput::streamed`]. A collective of millions of flows thus never
+/// holds its flows table (about 300 bytes a flow).
+pub fn collect_to(w: &World, wall_s: f64, end_reason: &str, mark: &crate::watchdog::Mark, flows_to: Option<(Streamed, bool)>) -> io::Result<RunOutput> {
     let sc = w.scenario();
-    let mut streamed_flows: Vec<&'static str> = Vec::new();
     let window_ps = w.observers().window_ps();
     let now = w.now();
     let hosts = &sc.topology.hosts;
@@ -320,20 +320,19 @@ pub fn collect_to(w: &World, wall_s: f64, end_reason: &str, mark: &crate::watchd
     // flows.csv: a table, or rows written to the file as they are made.
     let n = w.flow_store().len();
     let mut rows = FlowRows::new(w);
-    let finished = w.flow_store().count_finished();
-    let mut acc = FigureAcc { fcts: Vec::with_capacity(finished), slow: Vec::with_capacity(finished), ..Default::default() };
-    let mut ft = FlowTable { hosts: hosts.clone(), ..Default::default() };
-    match flows_to {
+    // At most one completion time and slowdown a flow.
+    let mut acc = FigureAcc { fcts: Vec::with_capacity(n), slow: Vec::with_capacity(n), ..Default::default() };
+    let (ft, files_streamed) = match flows_to {
         None => {
-            ft = FlowTable { hosts: hosts.clone(), ..FlowTable::with_capacity(n) };
+            let mut ft = FlowTable { hosts: hosts.clone(), ..FlowTable::with_capacity(n) };
             for i in 0..n {
                 rows.push(i, &mut ft);
                 acc.add_last(&ft, now);
             }
+            (ft, None)
         }
-        Some((dir, parquet)) => {
-            let mut files = Vec::new();
-            let mut out = Stream::create(dir, FlowTable { hosts: hosts.clone(), ..Default::default() }, parquet, &mut files)?;
+        Some((mut st, parquet)) => {
+            let mut out = Stream::create(&st.dir, FlowTable { hosts: hosts.clone(), ..Default::default() }, parquet, &mut st.files)?;
             let (mut int, mut line) = (itoa::Buffer::new(), Vec::with_capacity(256));
             for i in 0..n {
                 out.row(
@@ -346,9 +345,9 @@ pub fn collect_to(w: &World, wall_s: f64, end_reason: &str, mark: &crate::watchd
                 )?;
             }
             out.close()?;
-            streamed_flows = files;
+            (FlowTable { hosts: hosts.clone(), ..Default::default() }, Some(st))
         }
-    }
+    };
 
     // links.csv: the monitor's non-idle windows, per port.
     let ports = w.ports();
@@ -481,7 +480,7 @@ pub fn collect_to(w: &World, wall_s: f64, end_reason: &str, mark: &crate::watchd
         summary,
         tables: Tables { flows: ft, links, signals, cc, collectives, rpcs, jobs, job_links },
         scenario_toml: sc.resolved_toml.clone(),
-        streamed: flows_to.map(|(dir, _)| Streamed { dir: dir.to_path_buf(), files: streamed_flows }),
+        streamed: files_streamed,
         threads: Threads::ONE,
         limit: None,
     })
