@@ -318,7 +318,7 @@ pub fn run(w: &mut World, progress: &mut impl FnMut(&crate::Progress) -> bool) -
                 Due::Drain(slot, _) => drained(w, &mut f, slot, t, &mut freed),
                 Due::Arrive(flow) => arrived(w, FlowId(flow), t),
                 Due::Start(flow) => {
-                    if !w.c.transport.flows.spec(FlowId(flow)).started {
+                    if !w.c.transport.flows.started(FlowId(flow)) {
                         started.push(f.start(w, FlowId(flow), t));
                     }
                 }

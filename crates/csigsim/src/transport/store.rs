@@ -302,14 +302,9 @@ impl FlowStore {
     /// Writes `r` into its packed record (its rate cap stays as pushed).
     fn pack(&mut self, r: &FlowRecord) {
         let c = PathClass { base_rtt_ps: r.base_rtt_ps, line_rate_bps: r.line_rate_bps, hops: r.hops };
-        // Most often the class it had (a flow retired), or its predecessor's.
+        // A record packed again (a flow retired) keeps its class unlooked-up.
         let had = self.records[r.id.ix()].class_flags & CLASS;
-        let before = r.id.ix().checked_sub(1).map_or(had, |i| self.records[i].class_flags & CLASS);
-        let class = match (self.classes.get(had as usize), self.classes.get(before as usize)) {
-            (Some(k), _) if *k == c => had,
-            (_, Some(k)) if *k == c => before,
-            _ => self.class(c),
-        };
+        let class = if self.classes.get(had as usize) == Some(&c) { had } else { self.class(c) };
         let mut decisions = self.records[r.id.ix()].decisions;
         if let Some(d) = r.decisions {
             if decisions == NO_DECISIONS {
