@@ -178,7 +178,7 @@ pub fn read_csv<T: Table>(path: &Path) -> Result<T, InputError> {
 /// rows (names stay): a file of millions of rows is read in the memory of
 /// `rows` of them. With `rows` = `usize::MAX`, `t` ends up holding the
 /// whole table.
-pub fn read_csv_chunks<T: Table>(path: &Path, t: &mut T, rows: usize, mut each: impl FnMut(&mut T) -> Result<(), InputError>) -> Result<(), InputError> {
+pub fn read_csv_chunks<T: Table>(path: &Path, t: &mut T, rows: usize, each: impl FnMut(&mut T) -> Result<(), InputError>) -> Result<(), InputError> {
     use std::io::BufRead;
     let file = std::fs::File::open(path).map_err(|e| error(path, None, format!("cannot read: {e}")))?;
     let mut input = std::io::BufReader::with_capacity(1 << 16, file);
@@ -201,7 +201,7 @@ pub fn read_csv_chunks<T: Table>(path: &Path, t: &mut T, rows: usize, mut each: 
     let at = columns_at::<T>(&header).map_err(|m| error(path, Some((1, 1)), m))?;
     let mut codes = Codes::default();
     let mut line = 1 + text.trim_end_matches('\n').matches('\n').count();
-    let mut held = 0;
+    let mut chunks = Chunks { rows, held: 0, each };
     while next_record(&mut text)? {
         line += 1;
         let mut fields = Vec::with_capacity(T::COLUMNS.len());
@@ -219,17 +219,43 @@ pub fn read_csv_chunks<T: Table>(path: &Path, t: &mut T, rows: usize, mut each: 
         }
         t.push_cells(&cells, &mut codes).map_err(|k| error(path, Some((line, at[k].map_or(1, |i| i + 1))), format!("{}: a cell that does not fit", T::COLUMNS[k].name)))?;
         line += text.trim_end_matches('\n').matches('\n').count();
-        held += 1;
-        if held == rows {
-            each(t)?;
+        chunks.added(t)?;
+    }
+    chunks.end(t)
+}
+
+/// Hands a table being read to `each` every `rows` rows, and at the end.
+struct Chunks<F> {
+    rows: usize,
+    held: usize,
+    each: F,
+}
+
+impl<F> Chunks<F> {
+    /// A row was added to `t`: a full chunk goes to `each`, then out of `t`.
+    fn added<T: Table>(&mut self, t: &mut T) -> Result<(), InputError>
+    where
+        F: FnMut(&mut T) -> Result<(), InputError>,
+    {
+        self.held += 1;
+        if self.held == self.rows {
+            (self.each)(t)?;
             t.clear();
-            held = 0;
+            self.held = 0;
         }
+        Ok(())
     }
-    if held > 0 || rows == usize::MAX {
-        each(t)?;
+
+    /// The last rows, if any (the whole table when read in one chunk).
+    fn end<T: Table>(mut self, t: &mut T) -> Result<(), InputError>
+    where
+        F: FnMut(&mut T) -> Result<(), InputError>,
+    {
+        if self.held > 0 || self.rows == usize::MAX {
+            (self.each)(t)?;
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 fn kind_name(kind: Kind) -> &'static str {
@@ -264,7 +290,7 @@ pub fn read_parquet<T: Table>(path: &Path) -> Result<T, InputError> {
 
 /// [`read_csv_chunks`] from a table's Parquet twin.
 #[cfg(feature = "parquet")]
-pub fn read_parquet_chunks<T: Table>(path: &Path, t: &mut T, chunk: usize, mut each: impl FnMut(&mut T) -> Result<(), InputError>) -> Result<(), InputError> {
+pub fn read_parquet_chunks<T: Table>(path: &Path, t: &mut T, chunk: usize, each: impl FnMut(&mut T) -> Result<(), InputError>) -> Result<(), InputError> {
     use parquet::file::reader::{FileReader, SerializedFileReader};
     use parquet::record::Field;
     let file = std::fs::File::open(path).map_err(|e| error(path, None, format!("cannot read: {e}")))?;
@@ -273,7 +299,7 @@ pub fn read_parquet_chunks<T: Table>(path: &Path, t: &mut T, chunk: usize, mut e
     let at = columns_at::<T>(&names).map_err(|m| error(path, None, m))?;
     let rows = reader.get_row_iter(None).map_err(|e| error(path, None, e.to_string()))?;
     let mut codes = Codes::default();
-    let mut held = 0;
+    let mut chunks = Chunks { rows: chunk, held: 0, each };
     for (n, row) in rows.enumerate() {
         let row = row.map_err(|e| error(path, None, format!("row {n}: {e}")))?;
         let fields: Vec<&Field> = row.get_column_iter().map(|(_, f)| f).collect();
@@ -294,17 +320,9 @@ pub fn read_parquet_chunks<T: Table>(path: &Path, t: &mut T, chunk: usize, mut e
             cells.push(cell);
         }
         t.push_cells(&cells, &mut codes).map_err(|k| error(path, None, format!("row {n}, {}: a value that does not fit", T::COLUMNS[k].name)))?;
-        held += 1;
-        if held == chunk {
-            each(t)?;
-            t.clear();
-            held = 0;
-        }
+        chunks.added(t)?;
     }
-    if held > 0 || chunk == usize::MAX {
-        each(t)?;
-    }
-    Ok(())
+    chunks.end(t)
 }
 
 /// Without the `parquet` feature, the twins cannot be read.
