@@ -94,18 +94,9 @@ impl Handler for Components {
                 }
             }
             Event::TxDone { port } => {
-                let p = &mut net.ports[port];
-                if p.busy_until > ctx.now {
-                    // Packets were committed behind the one that just
-                    // finished, and the end they moved was beyond the
-                    // wheel's reach (see `Port::txdone_lags`): serve the
-                    // backlog after them.
-                    let at = p.busy_until;
-                    p.txdone_lags = false;
-                    ctx.push(at, Event::TxDone { port });
+                if !net.ports[port].tx_done(port, ctx) {
                     return;
                 }
-                p.txdone_pending = false;
                 let node = net.port_node[port.ix()];
                 match net.host_of(node) {
                     Some(host) => {

@@ -290,6 +290,7 @@ impl PartHandler<PackedEvent, Crossings> for Share {
         ctx.now = t;
         c.handle(ctx, ev);
         let crate::sim::Ctx { staged, pkts, unstaged, .. } = ctx;
+        let ports = &mut c.net.ports;
         let out = staged.as_mut().expect("a partition's context stages its pushes");
         for &(at, e) in out.iter() {
             // Most pushes are for this partition's own ports: a bit a port
@@ -299,6 +300,11 @@ impl PartHandler<PackedEvent, Crossings> for Share {
                 Some(port) if bit(&self.own_ports, port.0) => self.id,
                 _ => self.owners.of(e.event()),
             };
+            if let Some(port) = e.tx_done() {
+                // Always this partition's: the port keeps where it went.
+                ports[port].txdone = part.push_own(at, e);
+                continue;
+            }
             let e = match e.arrival() {
                 // The packet goes with its arrival, and leaves this arena.
                 Some((pkt, port)) if dest != self.id => PackedEvent::new(Event::Arrive { pkt: part.mail(dest).send(pkts, pkt), port }),
@@ -308,8 +314,8 @@ impl PartHandler<PackedEvent, Crossings> for Share {
         }
         out.clear();
         // What the handler took back from this partition's queue.
-        for (at, e) in unstaged.drain(..) {
-            part.remove(at, e);
+        for (at, e, place) in unstaged.drain(..) {
+            part.remove(at, e, place);
         }
     }
 

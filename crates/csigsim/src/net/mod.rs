@@ -237,7 +237,7 @@ impl Network {
                 }
                 if let Some(e) = ecn {
                     // ECP decides at enqueue, where its root and fair-share tests are defined.
-                    self.ports[pid].mark_at_dequeue = e.mode == EcnMode::Red && sw.ecn_at.unwrap_or(EcnAt::DEFAULT) == EcnAt::Dequeue;
+                    let at_dequeue = e.mode == EcnMode::Red && sw.ecn_at.unwrap_or(EcnAt::DEFAULT) == EcnAt::Dequeue;
                     let idx = match self.markings.iter().position(|m| *m == e) {
                         Some(i) => i,
                         None => {
@@ -245,7 +245,8 @@ impl Network {
                             self.markings.len() - 1
                         }
                     };
-                    self.ports[pid].marking = idx as u16;
+                    assert!(idx < port::NO_MARKING as usize, "more than {} distinct ECN settings", port::NO_MARKING);
+                    self.ports[pid].marking = idx as u16 | if at_dequeue { port::AT_DEQUEUE } else { 0 };
                 }
             }
         }
@@ -347,7 +348,7 @@ impl Network {
     /// The ECN settings of egress port `port`, if it marks.
     pub fn marking(&self, port: PortId) -> Option<&EcnConfig> {
         let m = self.ports[port].marking;
-        (m != port::NO_MARKING).then(|| &self.markings[m as usize])
+        (m != port::NO_MARKING).then(|| &self.markings[(m & !port::AT_DEQUEUE) as usize])
     }
 
     /// Wire bytes a CSIG tag and an INT stack add to a packet.

@@ -11,13 +11,23 @@ use crate::sim::{Ctx, Event};
 use crate::units::tx_time_ps;
 use super::rings::RingPos;
 
-/// No ECN marking on this port.
-pub const NO_MARKING: u16 = u16::MAX;
+/// No ECN marking on this port ([`Port::marking`]).
+pub const NO_MARKING: u16 = 0x7fff;
+/// [`Port::marking`]: RED on this egress port happens as data leaves
+/// (`ecn_at = "dequeue"`), not as it joins.
+pub const AT_DEQUEUE: u16 = 0x8000;
+
+/// [`Port::txdone`]: no `TxDone` pending.
+pub(crate) const TXDONE_NONE: u32 = crate::sim::queue::NO_PLACE - 1;
+/// [`Port::txdone`]: the pending `TxDone` is for an earlier time than
+/// `busy_until`.
+pub(crate) const TXDONE_LAGS: u32 = crate::sim::queue::NO_PLACE - 2;
 
 /// Laid out hot first, aligned to a cache line: what forwarding a packet
 /// reads and writes (the queue's ring position and bytes, the transmitter,
 /// marking, the control class's limit) is the first line; the owner, the
-/// bytes sent, PFC ingress accounting and ECP state follow.
+/// bytes sent, PFC ingress accounting (with the XOFF sent) and ECP state
+/// follow.
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct Port {
@@ -25,24 +35,12 @@ pub struct Port {
     /// packets never wait here: they are committed to the wire as soon as
     /// they arrive (see `Network::push_ctrl`).
     pub(crate) q: RingPos,
-    /// A `TxDone` event is in the queue: for `busy_until`, unless
-    /// `txdone_lags`.
-    pub(crate) txdone_pending: bool,
     /// The data class is paused by the peer's PFC.
     pub(crate) paused: bool,
-    /// RED on this egress port happens as data leaves (`ecn_at = "dequeue"`),
-    /// not as it joins.
-    pub(crate) mark_at_dequeue: bool,
     /// The marking profile of this egress port (an index into the network's
-    /// table of resolved ECN settings), or [`NO_MARKING`].
+    /// table of resolved ECN settings), or [`NO_MARKING`]; with
+    /// [`AT_DEQUEUE`] set when RED marks as data leaves.
     pub(crate) marking: u16,
-    /// This port has sent XOFF upstream and not yet XON.
-    pub(crate) xoff_sent: bool,
-    /// The pending `TxDone` is for an earlier time than `busy_until`: what
-    /// was committed behind the packet on the wire moved the end beyond
-    /// the wheel's reach ([`Ctx::reschedule`]), so the `TxDone` pops at
-    /// the old end and is pushed again for the new one.
-    pub(crate) txdone_lags: bool,
     /// Switch ports: the switch's `ctrl_buffer` (saturated at 2^32 - 1
     /// bytes), copied here because a control packet committed to the port
     /// reads nothing else of the switch.
@@ -52,6 +50,14 @@ pub struct Port {
     /// Bytes of trimmed headers committed since the last data packet started
     /// (switch ports): trimmed headers share the wire with data by bytes.
     pub(crate) trim_run: u32,
+    /// The `TxDone` of this port in the event queue: [`TXDONE_NONE`];
+    /// [`TXDONE_LAGS`], one for an earlier time than `busy_until` (what was
+    /// committed behind the packet on the wire moved the end beyond the
+    /// wheel's reach, [`Ctx::reschedule`], so it pops at the old end and is
+    /// pushed again for the new one); or one for `busy_until`, and where
+    /// the queue put it ([`crate::sim::queue::EventQueue::push_placed`]),
+    /// for a move to find it at once.
+    pub(crate) txdone: u32,
     pub(crate) data_bytes: u64,
     /// The transmitter is busy until this time.
     pub(crate) busy_until: u64,
@@ -67,6 +73,8 @@ pub struct Port {
     /// port outside headroom, and in headroom.
     pub(crate) in_bytes: u64,
     pub(crate) in_headroom: u64,
+    /// This port has sent XOFF upstream and not yet XON.
+    pub(crate) xoff_sent: bool,
     /// PFC thresholds of this ingress port (`switch.pfc` and `pfc_rule`):
     /// XOFF at `pfc_alpha` x the free shared buffer, XON `xon_delta` below it.
     pub(crate) pfc_alpha: f64,
@@ -85,8 +93,7 @@ impl Port {
             rate_bps,
             delay_ps,
             busy_until: 0,
-            txdone_pending: false,
-            txdone_lags: false,
+            txdone: TXDONE_NONE,
             paused: false,
             q: RingPos::EMPTY,
             data_bytes: 0,
@@ -97,7 +104,6 @@ impl Port {
             xoff_sent: false,
             pfc_alpha: 0.125,
             xon_delta: 3_000,
-            mark_at_dequeue: false,
             tx_total: 0,
             last_pause_end: None,
             occupancy: Default::default(),
@@ -144,14 +150,13 @@ impl Port {
     /// current packet is out.
     #[inline(always)]
     pub(crate) fn kick(&mut self, id: PortId, ctx: &mut Ctx) -> bool {
-        if self.txdone_pending {
+        if self.txdone != TXDONE_NONE {
             return false;
         }
         if self.busy_until <= ctx.now {
             true
         } else {
-            self.txdone_pending = true;
-            ctx.push(self.busy_until, Event::TxDone { port: id });
+            self.txdone = ctx.push_placed(self.busy_until, Event::TxDone { port: id });
             false
         }
     }
@@ -159,8 +164,20 @@ impl Port {
     /// After a packet went out from a backlog: serve the backlog when it is out.
     #[inline]
     pub(crate) fn again_at(&mut self, id: PortId, ctx: &mut Ctx, end: u64) {
-        self.txdone_pending = true;
-        ctx.push(end, Event::TxDone { port: id });
+        self.txdone = ctx.push_placed(end, Event::TxDone { port: id });
+    }
+
+    /// The port's `TxDone` popped: true if it serves the port now; false if
+    /// what was committed behind the packet that ended moved the port's
+    /// end beyond the wheel's reach, and it is pushed again for that end.
+    #[inline(always)]
+    pub(crate) fn tx_done(&mut self, id: PortId, ctx: &mut Ctx) -> bool {
+        if self.busy_until > ctx.now {
+            self.txdone = ctx.push_placed(self.busy_until, Event::TxDone { port: id });
+            return false;
+        }
+        self.txdone = TXDONE_NONE;
+        true
     }
 
     /// Puts `pkt` on the wire at `start` (now, or later for a control packet
@@ -170,11 +187,11 @@ impl Port {
     pub(crate) fn start_tx(&mut self, id: PortId, ctx: &mut Ctx, obs: &mut Observers, pkt: PktId, start: u64) -> u64 {
         let wire = ctx.pkts.get(pkt).wire as u64;
         let end = start + tx_time_ps(wire, self.rate_bps);
-        if self.txdone_pending && !self.txdone_lags {
+        if self.txdone != TXDONE_NONE && self.txdone != TXDONE_LAGS {
             // Committed behind the packet on the wire (a control packet, or
             // data let go before trimmed headers): the pending `TxDone`
             // moves to the new end instead of popping at the old one.
-            self.txdone_lags = !ctx.reschedule(self.busy_until, end, Event::TxDone { port: id });
+            self.txdone = ctx.reschedule(self.busy_until, end, Event::TxDone { port: id }, self.txdone).unwrap_or(TXDONE_LAGS);
         }
         self.busy_until = end;
         obs.on_tx(ctx.now, id, &ctx.pkts, pkt, start, end);

@@ -19,7 +19,7 @@
 //! (one file per mode) and are tested without a network. [`Network`]
 //! composes them into the forwarding path.
 
-use super::port::NO_MARKING;
+use super::port::{AT_DEQUEUE, NO_MARKING};
 use super::Network;
 use crate::monitor::Observers;
 use crate::packet::{Advice, Packet, PacketKind, F_CE, F_ECT, F_TRIMMED, F_TRIMMED_LAST_HOP, F_XOFF};
@@ -251,7 +251,7 @@ impl Network {
         }
         // ECN: RED on the data queue this packet joins; with ECP only at congestion roots.
         let marking = self.ports[out].marking;
-        if marking != NO_MARKING && !self.ports[out].mark_at_dequeue {
+        if marking != NO_MARKING && marking & AT_DEQUEUE == 0 {
             let ecn = &self.markings[marking as usize];
             let port = &mut self.ports[out];
             let eligible = match ecn.mode {
@@ -295,7 +295,7 @@ impl Network {
         if ctx.pkts.get(pkt).flags & F_ECT == 0 {
             return;
         }
-        let ecn = self.markings[self.ports[port].marking as usize];
+        let ecn = self.markings[(self.ports[port].marking & !AT_DEQUEUE) as usize];
         if self.switches[sw].red(&ecn, self.ports[port].data_bytes) {
             ctx.pkts.get_mut(pkt).flags |= F_CE;
             ctx.stats.ecn_marks += 1;
@@ -338,7 +338,7 @@ impl Network {
         obs.on_queue(now, port, self.ports[port].data_bytes);
         // Control packets share this queue only with `control_queue = "shared"`.
         let data = ctx.pkts.get(pkt).kind == PacketKind::Data;
-        if data && self.ports[port].mark_at_dequeue {
+        if data && self.ports[port].marking & AT_DEQUEUE != 0 {
             self.mark_on_dequeue(ctx, obs, sw, port, pkt);
         }
         if self.sig.on && data {
@@ -464,7 +464,7 @@ impl Network {
         let p = ctx.pkts.get(pkt);
         let (wire, flow, in_port) = (p.wire as u64, p.flow, p.in_port);
         let marking = self.ports[out].marking;
-        if marking != NO_MARKING && self.markings[marking as usize].mode == EcnMode::Ecp && p.kind == PacketKind::Data {
+        if marking != NO_MARKING && self.markings[(marking & !AT_DEQUEUE) as usize].mode == EcnMode::Ecp && p.kind == PacketKind::Data {
             self.ports[out].occupancy.remove(flow, wire);
         }
         let s = &mut self.switches[sw];

@@ -272,8 +272,9 @@ pub struct Ctx {
     /// queue.
     pub staged: Option<Vec<(u64, PackedEvent)>>,
     /// With `staged`: events of the partition's queue that the handler
-    /// took back ([`Ctx::reschedule`]), for the partition to remove.
-    pub unstaged: Vec<(u64, PackedEvent)>,
+    /// took back ([`Ctx::reschedule`]), with their places, for the
+    /// partition to remove.
+    pub unstaged: Vec<(u64, PackedEvent, u32)>,
 }
 
 impl Ctx {
@@ -291,30 +292,46 @@ impl Ctx {
         }
     }
 
-    /// Moves the pending event `ev` from `from` to `to`, so that it pops
-    /// once, at `to`, and not first at `from` only to be pushed again.
-    /// Only an event within the wheel's reach ([`queue::within_reach`]) is
-    /// moved, a rule of the two times alone, so that a run on one queue and
-    /// one on partitions move the same events and count the same pops;
-    /// false (nothing moved) otherwise. The event must be pending at `from`.
+    /// As [`Ctx::push`], and where the queue put the event, for
+    /// [`Ctx::reschedule`] to find it at once ([`queue::NO_PLACE`] when
+    /// the event is staged: a partition's handler records the place when
+    /// it queues it).
+    #[inline(always)]
+    pub fn push_placed(&mut self, t: u64, ev: Event) -> u32 {
+        let ev = PackedEvent::new(ev);
+        match &mut self.staged {
+            None => self.q.push_placed(t, ev),
+            Some(out) => {
+                out.push((t, ev));
+                queue::NO_PLACE
+            }
+        }
+    }
+
+    /// Moves the pending event `ev` from `from`, where it was put at
+    /// `place`, to `to`, so that it pops once, at `to`, and not first at
+    /// `from` only to be pushed again. Only an event within the wheel's
+    /// reach ([`queue::within_reach`]) is moved, a rule of the two times
+    /// alone, so that a run on one queue and one on partitions move the
+    /// same events and count the same pops. Returns its new place, or None
+    /// (nothing moved). The event must be pending at `from`.
     #[inline]
-    pub fn reschedule(&mut self, from: u64, to: u64, ev: Event) -> bool {
+    pub fn reschedule(&mut self, from: u64, to: u64, ev: Event, place: u32) -> Option<u32> {
         if !queue::within_reach(self.now, from) {
-            return false;
+            return None;
         }
         let packed = PackedEvent::new(ev);
         match &mut self.staged {
-            None => assert!(self.q.remove(from, packed), "no {ev:?} pending at {from} ps"),
+            None => assert!(self.q.remove(from, packed, place), "no {ev:?} pending at {from} ps"),
             // Pushed by this handler, or already in the partition's queue.
             Some(out) => match out.iter().rposition(|&x| x == (from, packed)) {
                 Some(i) => {
                     out.remove(i);
                 }
-                None => self.unstaged.push((from, packed)),
+                None => self.unstaged.push((from, packed, place)),
             },
         }
-        self.push(to, ev);
-        true
+        Some(self.push_placed(to, ev))
     }
 
     /// Allocates a packet and counts it as injected.

@@ -132,14 +132,22 @@ impl<E: Item, M: Mail> Partition<E, M> {
         log.held_min = Some(log.held_min.map_or(t, |m| m.min(t)));
     }
 
-    /// Takes back the pending event `ev` at `t` of this partition's own
-    /// queue, which must be there ([`crate::sim::Ctx::reschedule`]).
+    /// Schedules `ev` at `t` in this partition's own queue, and returns
+    /// where the queue put it ([`EventQueue::push_placed`]).
     #[inline]
-    pub fn remove(&mut self, t: u64, ev: E)
+    pub fn push_own(&mut self, t: u64, ev: E) -> u32 {
+        self.q.push_placed(t, ev)
+    }
+
+    /// Takes back the pending event `ev` at `t`, put at `place`, from this
+    /// partition's own queue, which must hold it
+    /// ([`crate::sim::Ctx::reschedule`]).
+    #[inline]
+    pub fn remove(&mut self, t: u64, ev: E, place: u32)
     where
         E: PartialEq,
     {
-        assert!(self.q.remove(t, ev), "partition {}: no such event pending at {t} ps", self.id);
+        assert!(self.q.remove(t, ev, place), "partition {}: no such event pending at {t} ps", self.id);
     }
 
     /// What this window sends partition `dest` beside its events (the

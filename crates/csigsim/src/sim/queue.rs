@@ -105,6 +105,13 @@ pub fn within_reach(now: u64, t: u64) -> bool {
 /// End of a list.
 const NIL: u32 = u32::MAX;
 
+/// No place in a slot ([`EventQueue::push_placed`]).
+pub const NO_PLACE: u32 = u32::MAX;
+
+/// The offset of an event taken back from its slot ([`EventQueue::remove`]):
+/// above every offset within a block.
+const DEAD: u16 = u16::MAX;
+
 /// Events per line of a chunk, unless the queue says otherwise: four
 /// 12-byte events and their offsets fill 56 of a line's 64 bytes.
 const PER_LINE: usize = 4;
@@ -497,12 +504,36 @@ impl<E: Item, const L: usize, const C: usize> EventQueue<E, L, C> {
         }
     }
 
+    /// As [`Self::push`], and where the event went: a place in a slot's
+    /// chunk, for [`Self::remove`] to find it at once, or [`NO_PLACE`]
+    /// (the block being read, or the far events).
+    #[inline(always)]
+    pub fn push_placed(&mut self, time_ps: u64, event: E) -> u32 {
+        assert!(time_ps >= self.last, "event scheduled at {time_ps} ps, before {} ps", self.last);
+        self.len += 1;
+        let ahead = (time_ps >> BLOCK_BITS) - self.cur;
+        if ahead == 0 {
+            self.put_now(time_ps, event);
+            NO_PLACE
+        } else if ahead < WHEEL as u64 {
+            let i = slot_of(time_ps);
+            self.append(i, time_ps, event);
+            let b = self.slots[i];
+            // Places end below the few values kept beside them (`Port::txdone`).
+            u32::try_from(b.tail as usize * Self::N + b.tail_len as usize - 1).ok().filter(|&p| p < NO_PLACE - 15).unwrap_or(NO_PLACE)
+        } else {
+            self.far.push(time_ps, event);
+            NO_PLACE
+        }
+    }
+
     /// Takes back the pending event `event` at `time_ps`, which must lie
-    /// within the wheel's reach of the block being read
-    /// ([`within_reach`] of the last time popped): there it is in the block
-    /// being read or in its slot, never among the far events. The events
-    /// left keep their order. False if no such event is pending.
-    pub fn remove(&mut self, time_ps: u64, event: E) -> bool
+    /// within the wheel's reach of the block being read ([`within_reach`]
+    /// of the last time popped): there it is in the block being read or in
+    /// its slot, never among the far events. `place` is where
+    /// [`Self::push_placed`] put it, or [`NO_PLACE`] to look for it. The
+    /// events left keep their order. False if no such event is pending.
+    pub fn remove(&mut self, time_ps: u64, event: E, place: u32) -> bool
     where
         E: PartialEq,
     {
@@ -511,60 +542,39 @@ impl<E: Item, const L: usize, const C: usize> EventQueue<E, L, C> {
             return false;
         }
         if time_ps >> BLOCK_BITS == self.cur {
+            // The block being read is sorted by key; equal keys are copies.
             let key = sort_key(time_ps, &event, self.mask);
-            let Some(i) = self.now[self.head..].iter().position(|&(k, e)| k == key && e == event) else { return false };
+            let rest = &self.now[self.head..];
+            let i = rest.partition_point(|&(k, _)| k < key);
+            if !rest.get(i).is_some_and(|&(k, e)| k == key && e == event) {
+                return false;
+            }
             self.now.remove(self.head + i);
             self.len -= 1;
             return true;
         }
-        let s = slot_of(time_ps);
-        let b = self.slots[s];
+        // In its slot, which is read only when its block is: the place is
+        // still the event's. Marked dead there, it is never read into the
+        // block (`refill`), and no other event moves.
         let off = (time_ps & (BLOCK_PS - 1)) as u16;
-        let held = |c: u32| if c == b.tail { b.tail_len as usize } else { Self::N };
-        // The chunk and place of the event, and the chunk before the tail.
-        let (mut n, mut before_tail) = (b.first, NIL);
-        let mut at = None;
-        while n != NIL && at.is_none() {
-            let c = &self.chunks[n as usize];
-            at = (0..held(n)).find(|&j| c.lines[j / L].offsets[j % L] == off && c.lines[j / L].events[j % L] == event).map(|j| (n, j));
-            if self.links[n as usize] == b.tail {
-                before_tail = n;
+        let holds = |c: &Chunk<E, L, C>, j: usize| c.lines[j / L].offsets[j % L] == off && c.lines[j / L].events[j % L] == event;
+        let at = match place {
+            NO_PLACE => {
+                let b = self.slots[slot_of(time_ps)];
+                let mut n = b.first;
+                let mut at = None;
+                while n != NIL && at.is_none() {
+                    let held = if n == b.tail { b.tail_len as usize } else { Self::N };
+                    at = (0..held).find(|&j| holds(&self.chunks[n as usize], j)).map(|j| (n as usize, j));
+                    n = self.links[n as usize];
+                }
+                at
             }
-            n = self.links[n as usize];
-        }
-        let Some((mut c, mut j)) = at else { return false };
-        // Every later event moves back one place, to keep insertion order.
-        loop {
-            for x in j + 1..held(c) {
-                let line = self.chunks[c as usize].lines[x / L];
-                self.chunks[c as usize].put(x - 1, line.offsets[x % L] as u64, line.events[x % L]);
-            }
-            if c == b.tail {
-                break;
-            }
-            let next = self.links[c as usize];
-            let line = self.chunks[next as usize].lines[0];
-            self.chunks[c as usize].put(Self::N - 1, line.offsets[0] as u64, line.events[0]);
-            if self.links[next as usize] == b.tail {
-                before_tail = next;
-            }
-            (c, j) = (next, 0);
-        }
+            p => Some((p as usize / Self::N, p as usize % Self::N)).filter(|&(c, j)| holds(&self.chunks[c], j)),
+        };
+        let Some((c, j)) = at else { return false };
+        self.chunks[c].lines[j / L].offsets[j % L] = DEAD;
         self.len -= 1;
-        if b.tail_len > 1 {
-            self.slots[s].tail_len -= 1;
-        } else if b.first == b.tail {
-            self.free_chunk(b.tail);
-            self.slots[s] = EMPTY_SLOT;
-            self.words[s / 64] &= !(1 << (s % 64));
-            if self.words[s / 64] == 0 {
-                self.summary &= !((1 as Summary) << (s / 64));
-            }
-        } else {
-            self.free_chunk(b.tail);
-            self.links[before_tail as usize] = NIL;
-            self.slots[s] = Slot { tail: before_tail, tail_len: Self::N as u32, ..b };
-        }
         true
     }
 
@@ -631,7 +641,7 @@ impl<E: Item, const L: usize, const C: usize> EventQueue<E, L, C> {
 
     #[inline]
     pub fn pop(&mut self) -> Option<(u64, E)> {
-        if self.head == self.now.len() && !self.refill() {
+        if self.head == self.now.len() && !self.refill(u64::MAX) {
             return None;
         }
         let (k, e) = self.now[self.head];
@@ -658,7 +668,7 @@ impl<E: Item, const L: usize, const C: usize> EventQueue<E, L, C> {
     /// before it.
     #[inline]
     pub fn peek_time(&mut self) -> Option<u64> {
-        if self.head == self.now.len() && !self.refill() {
+        if self.head == self.now.len() && !self.refill(u64::MAX) {
             return None;
         }
         Some(self.time_of(self.now[self.head].0))
@@ -686,10 +696,7 @@ impl<E: Item, const L: usize, const C: usize> EventQueue<E, L, C> {
     pub fn pop_within(&mut self, end: u64, last: u64) -> Option<(u64, E)> {
         if self.head == self.now.len() {
             assert!(end == u64::MAX || end.is_multiple_of(BLOCK_PS), "a bound within a block");
-            if end != u64::MAX && self.next_bound()? >= end {
-                return None;
-            }
-            if !self.refill() {
+            if !self.refill(end) {
                 return None;
             }
         }
@@ -721,20 +728,42 @@ impl<E: Item, const L: usize, const C: usize> EventQueue<E, L, C> {
     }
 
     /// `now` has been read to its end: refills it from the next occupied
-    /// slot, or from the far events when the wheel is empty. False if the
-    /// queue is empty.
-    fn refill(&mut self) -> bool {
+    /// slot, or from the far events when the wheel is empty, reading no
+    /// block at or after `end` (`u64::MAX`: no bound). False if the queue
+    /// is empty or its next block is not before `end`.
+    fn refill(&mut self, end: u64) -> bool {
+        let (cur, last) = (self.cur, self.last);
+        loop {
+            match self.read_block(end) {
+                Some(true) => return true,
+                Some(false) => continue,
+                None => {
+                    if self.len == 0 && self.cur != cur {
+                        // Only blocks whose events were all taken back were
+                        // read: pushes may still come from the last time
+                        // popped on, so the queue stays where it was.
+                        (self.cur, self.base, self.mask, self.last) = (cur, cur << BLOCK_BITS, block_mask(cur), last);
+                    }
+                    return false;
+                }
+            }
+        }
+    }
+
+    /// One step of [`Self::refill`]: reads the next block into `now`.
+    /// Some(false) when every event of the block was taken back.
+    fn read_block(&mut self, end: u64) -> Option<bool> {
         self.now.clear();
         self.head = 0;
         // Far events are WHEEL blocks or more after `cur`, occupied slots
         // fewer: the far events lead only when the wheel is empty.
         let next = match self.next_occupied() {
             Some(b) => b,
-            None => match self.far.first_time() {
-                Some(t) => t >> BLOCK_BITS,
-                None => return false,
-            },
+            None => self.far.first_time()? >> BLOCK_BITS,
         };
+        if end != u64::MAX && next << BLOCK_BITS >= end {
+            return None;
+        }
         self.cur = next;
         self.base = next << BLOCK_BITS;
         // Blocks up to next + WHEEL - 1 are now within reach: their far
@@ -765,7 +794,9 @@ impl<E: Item, const L: usize, const C: usize> EventQueue<E, L, C> {
             // The first `m` events of a line (all `L` but in a part-filled tail).
             let mut take = |line: &Line<E, L>, m: usize| {
                 for (&o, &e) in line.offsets[..m].iter().zip(&line.events[..m]) {
-                    self.now.push(((o as u64) << OWNER_BITS | (e.owner() ^ mask), e));
+                    if o != DEAD {
+                        self.now.push(((o as u64) << OWNER_BITS | (e.owner() ^ mask), e));
+                    }
                 }
             };
             let (full, rest) = (k / L, k % L);
@@ -777,6 +808,11 @@ impl<E: Item, const L: usize, const C: usize> EventQueue<E, L, C> {
             }
             self.free_chunk(n);
             n = after;
+        }
+        if self.now.is_empty() {
+            // Every event of the block was taken back.
+            self.last = self.base;
+            return Some(false);
         }
         sort_by_time(&mut self.now, &mut self.scratch);
         self.last = self.time_of(self.now[0].0);
@@ -791,7 +827,7 @@ impl<E: Item, const L: usize, const C: usize> EventQueue<E, L, C> {
                 crate::sim::prefetch_all(c);
             }
         }
-        true
+        Some(true)
     }
 
     /// Asks for the chunk after the one asked for last in the next occupied
@@ -860,39 +896,43 @@ mod tests {
     }
 
     /// A removal from a slot of several chunks (the first, the middle,
-    /// the tail, the tail's last event) keeps the others in order, frees
-    /// an emptied tail chunk and an emptied slot; a removal from the block
-    /// being read too.
+    /// the tail, the tail's last event), by place or looked for, keeps the
+    /// others in order; a block whose events were all taken back is
+    /// skipped; a removal from the block being read too.
     #[test]
     fn removal_keeps_the_order_of_the_rest() {
         let mut q = EventQueue::new();
         let mut want = Vec::new();
         // 40 events of one later block: chunks of 16, 16 and 8.
+        let mut places = Vec::new();
         for i in 0..40u64 {
-            q.push(5 * BLOCK_PS + (i * 7) % 100, ev(i));
+            // Every other one by its place, the others looked for.
+            let place = q.push_placed(5 * BLOCK_PS + (i * 7) % 100, ev(i));
+            places.push(if i % 2 == 0 { place } else { NO_PLACE });
             want.push((5 * BLOCK_PS + (i * 7) % 100, ev(i)));
         }
         q.push(10, ev(99));
         want.push((10, ev(99)));
         for i in [0u64, 17, 39, 38, 33, 32, 20] {
             let t = 5 * BLOCK_PS + (i * 7) % 100;
-            assert!(q.remove(t, ev(i)), "event {i}");
-            assert!(!q.remove(t, ev(i)), "event {i} twice");
+            assert!(q.remove(t, ev(i), places[i as usize]), "event {i}");
+            assert!(!q.remove(t, ev(i), places[i as usize]), "event {i} twice");
+            assert!(!q.remove(t, ev(i), NO_PLACE), "event {i} twice, looked for");
             want.retain(|&(u, e)| (u, e) != (t, ev(i)));
         }
         assert_eq!(q.len(), want.len());
         assert_eq!(q.pop(), Some((10, ev(99))));
         want.retain(|&(t, _)| t != 10);
         // In the block being read now.
-        let t = 5 * BLOCK_PS + (5 * 7) % 100;
+        let t = 5 * BLOCK_PS + 35;
         assert_eq!(q.peek_time(), want.iter().map(|w| w.0).min());
-        assert!(q.remove(t, ev(5)));
+        assert!(q.remove(t, ev(5), places[5]));
         want.retain(|&(u, e)| (u, e) != (t, ev(5)));
         assert_eq!(drain(&mut q), ordered(want));
         // An emptied slot is empty: the queue goes on to the next.
-        q.push(7 * BLOCK_PS, ev(1));
+        let place = q.push_placed(7 * BLOCK_PS, ev(1));
         q.push(8 * BLOCK_PS, ev(2));
-        assert!(q.remove(7 * BLOCK_PS, ev(1)));
+        assert!(q.remove(7 * BLOCK_PS, ev(1), place));
         assert_eq!(drain(&mut q), vec![(8 * BLOCK_PS, ev(2))]);
     }
 
@@ -1288,6 +1328,7 @@ mod tests {
         fn interleaved_push_pop_matches_an_ordered_map(ops in proptest::collection::vec(op(), 0..600)) {
             let mut q = EventQueue::new();
             let mut reference: BTreeMap<((u64, u64), u64), Event> = BTreeMap::new();
+            let mut places = BTreeMap::new();
             let mut now = 0u64;
             for (n, o) in ops.into_iter().enumerate() {
                 let n = n as u64;
@@ -1296,7 +1337,7 @@ mod tests {
                         let t = now.saturating_add(d);
                         // A few owners, so that copies tie too.
                         let e = ev(n % 37);
-                        q.push(t, e);
+                        places.insert(n, q.push_placed(t, e));
                         reference.insert((key(t, &e), n), e);
                     }
                     Op::PopWithin(blocks, l) => {
@@ -1318,11 +1359,13 @@ mod tests {
                         let reach: Vec<_> = reference.iter().filter(|(&((t, _), _), _)| within_reach(q.last, t)).map(|(&k, &e)| (k, e)).collect();
                         if let Some(&(k, e)) = reach.get(k % reach.len().max(1)) {
                             reference.remove(&k);
-                            prop_assert!(q.remove(k.0 .0, e));
+                            // By its place, or looked for.
+                            let place = if k.1 % 2 == 0 { places[&k.1] } else { NO_PLACE };
+                            prop_assert!(q.remove(k.0 .0, e, place));
                             // Taken once: a second copy is taken only if pending.
                             let copies = reference.iter().filter(|(&((t, _), _), &f)| t == k.0 .0 && f == e).count();
                             if copies == 0 {
-                                prop_assert!(!q.remove(k.0 .0, e));
+                                prop_assert!(!q.remove(k.0 .0, e, NO_PLACE));
                             }
                         }
                     }

@@ -452,7 +452,7 @@ mod tests {
                     ctx.consume(pkt);
                 }
                 Event::TxDone { .. } => {
-                    port.txdone_pending = false;
+                    port.txdone = crate::net::port::TXDONE_NONE;
                     tr.transmit(ctx, &mut obs, &mut HostPort { id: PortId(0), port }, HostId(0));
                 }
                 Event::NicWake { host } => tr.on_nic_wake(ctx, &mut obs, &mut HostPort { id: PortId(0), port }, host),
