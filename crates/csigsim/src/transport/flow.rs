@@ -59,13 +59,24 @@ pub struct FlowBuild {
     /// Wire bytes of a full data packet (payload, header, tag and INT).
     pub packet_bytes: u32,
     pub seed: u64,
+    /// `[transport.rccc]`, prepared for the fabric: receivers grant credits.
+    pub credits: Option<super::rccc::RcccConfig>,
 }
 
 impl FlowBuild {
     /// The selected algorithm and scheme of `t` (the controller's settings
     /// not yet prepared for the fabric: see [`CcConfig::prepare`]).
     pub fn new(t: &TransportConfig, packet_bytes: u32, seed: u64) -> FlowBuild {
-        FlowBuild { cc: t.cc_config(), lb: t.host_lb_config(), packet_bytes, seed }
+        FlowBuild { cc: t.cc_config(), lb: t.host_lb_config(), packet_bytes, seed, credits: t.rccc }
+    }
+
+    /// Fills in the defaults the controller and the credits derive from the
+    /// whole network, once, at set-up.
+    pub fn prepare(&mut self, f: &crate::cc::Fabric) {
+        self.cc.prepare(f);
+        if let Some(c) = &mut self.credits {
+            c.prepare(f.network_rtt);
+        }
     }
 }
 
@@ -179,6 +190,9 @@ pub struct Flow {
     pub base_rtt_ps: u64,
     pub start_ps: u64,
     tag_rng: Stream,
+    /// Receiver credits (`[transport.rccc]`): the sender's credit and the
+    /// receiver's view of it.
+    pub credit: Option<Box<super::rccc::FlowCredit>>,
 }
 
 /// A field of no size that starts the next field of a `repr(C)` struct on a
@@ -253,6 +267,9 @@ pub struct RxOutcome {
     pub discarded: bool,
     /// The notification point decided not to send a CNP.
     pub cnp_suppressed: bool,
+    /// Receiver credits: the flow asks its receiver's pacer for credit
+    /// (a higher target, or a trim whose resend needs credit).
+    pub pull: bool,
 }
 
 /// A sender's answer to an ACK.
@@ -345,6 +362,7 @@ impl Flow {
             nacks: 0,
             trims: 0,
             ce_marks: 0,
+            credit: b.credits.map(|c| Box::new(super::rccc::FlowCredit::new(&c, p.line_rate_bps, p.base_rtt_ps))),
         }
     }
 
@@ -490,6 +508,9 @@ impl Flow {
     #[inline(always)]
     pub fn check_send(&mut self, now: u64) -> SendCheck {
         let Some((psn, rtx)) = self.next_psn() else { return SendCheck::Blocked };
+        if self.credit.as_ref().is_some_and(|c| !c.tx.may_send()) {
+            return SendCheck::Blocked;
+        }
         let inflight = self.inflight_bytes();
         if inflight > 0 && inflight + self.window_bytes(psn) > self.cc.cwnd() {
             return SendCheck::Blocked;
@@ -527,10 +548,17 @@ impl Flow {
             self.outstanding_bytes += self.window_bytes(psn);
         }
         // htsim's UEC sender: ask for an ACK on the packet that fills the
-        // window (one more of its size would reach it), the last new packet
-        // and every resend.
+        // window (one more of its size would reach it) or spends the last
+        // credit, the last new packet and every resend.
+        let no_credit = match &mut self.credit {
+            Some(c) => {
+                c.tx.spend(wire);
+                !c.tx.may_send()
+            }
+            None => false,
+        };
         let ack_request = t.ack_request
-            && (resend || psn + 1 == self.npkts || self.inflight_bytes() + self.window_bytes(psn) >= self.cc.cwnd());
+            && (resend || no_credit || psn + 1 == self.npkts || self.inflight_bytes() + self.window_bytes(psn) >= self.cc.cwnd());
         self.bytes_sent += wire as u64;
         self.cc.on_send(now, psn, wire);
         let rate = self.cc.rate().min(self.rate_cap);
@@ -561,6 +589,79 @@ impl Flow {
             ..Default::default()
         };
         Sent { packet, tagged, resend, arm_rto }
+    }
+
+    /// Receiver credits: the credit target the packet just sent carries
+    /// (cumulative quanta), with `others` flows waiting at the sender's NIC.
+    /// Demand is in wire bytes: the new packets left and the resends queued.
+    pub fn credit_target(&self, others: u32, sh: &FlowShared) -> u32 {
+        let Some(c) = &self.credit else { return 0 };
+        let t = &sh.t;
+        let left = self.npkts.saturating_sub(self.snd_nxt);
+        let new = (self.size - (self.snd_nxt as u64 * self.mss as u64).min(self.size)) + left as u64 * t.header as u64;
+        let resends = self.rtx_queue.len() as u64 * (self.mss + t.header) as u64;
+        let cwnd = self.cc.cwnd();
+        c.tx.target(new + resends, left > 0, (cwnd != u64::MAX).then_some(cwnd), self.mss + t.header, others)
+    }
+
+    /// Receiver credits: a request (RTS) for credit at `now`, when the
+    /// sender has none and sent no request within the interval: a control
+    /// packet to the receiver carrying the credit target.
+    pub fn credit_request(&mut self, now: u64, sh: &FlowShared) -> Option<Packet> {
+        if !self.credit.as_mut()?.tx.request_due(now) {
+            return None;
+        }
+        let target = self.credit_target(0, sh);
+        let mut p = Packet {
+            kind: PacketKind::Credit,
+            flow: self.id,
+            src: self.src,
+            dst: self.dst,
+            psn: self.snd_una,
+            wire: sh.t.ack_size,
+            entropy: self.entropy,
+            sent_ps: now,
+            ..Default::default()
+        };
+        p.set_credit_quanta(target);
+        Some(p)
+    }
+
+    /// Receiver credits: the receiver's credit packet for this flow, with
+    /// its next entropy value (credit packets are sprayed as htsim's pulls).
+    pub fn credit_packet(&self, granted: u32, sh: &FlowShared) -> Packet {
+        let mut p = Packet {
+            kind: PacketKind::Credit,
+            flow: self.id,
+            src: self.dst,
+            dst: self.src,
+            wire: sh.t.ack_size,
+            entropy: self.entropy.wrapping_add(granted),
+            ..Default::default()
+        };
+        p.set_credit_quanta(granted);
+        p
+    }
+
+    /// Receiver credits: a grant arrived at the sender at `now`. None when
+    /// the sender had finished.
+    pub fn on_credit(&mut self, _now: u64, p: &Packet) -> Option<()> {
+        if self.sender_done_ps.is_some() {
+            return None;
+        }
+        if let Some(c) = &mut self.credit {
+            c.tx.on_grant(p.credit_quanta());
+        }
+        Some(())
+    }
+
+    /// Receiver credits: a sender's request arrived at the receiver. True
+    /// when the flow must join the pacer's active list.
+    pub fn on_credit_request(&mut self, p: &Packet) -> bool {
+        match &mut self.credit {
+            Some(c) if self.finish_ps.is_none() => c.rx.on_target(p.credit_quanta()) || c.rx.wants_pull(),
+            _ => false,
+        }
     }
 
     /// The flow's host-side scheme (None with `transport.entropy = "flow"`),
@@ -661,6 +762,10 @@ impl Flow {
                 actions.push(self.ctrl(PacketKind::Ack, self.rcv_nxt, p, Covers::NONE, refl, sh));
                 return out;
             }
+            // Its target counts, and its resend needs credit: the flow asks again.
+            if let Some(c) = &mut self.credit {
+                out.pull = c.rx.on_target(p.credit_quanta()) || c.rx.wants_pull();
+            }
             // Selective: NACK exactly the trimmed packet. Go-back-N asks for the
             // same packet whatever was trimmed: rate-limit those NACKs like gap
             // NACKs, or every trim would rewind the sender.
@@ -675,6 +780,9 @@ impl Flow {
             return out;
         }
         out.delivered = true;
+        if let Some(c) = &mut self.credit {
+            out.pull = c.rx.on_target(p.credit_quanta());
+        }
         let ce = (p.flags & F_CE != 0) as u32;
         // The notification point (the algorithm's receiver side) sees every delivered packet.
         match self.rcv_cc.on_data(now, ce == 1, p.advice, p.wire) {
@@ -731,6 +839,9 @@ impl Flow {
         if done {
             self.finish_ps = Some(now);
             out.completed = true;
+            if let Some(c) = &mut self.credit {
+                c.rx.done();
+            }
         }
         self.hold_worst(sig, sh);
         let requested = self.ack_requested_now(t.ack_request, p.flags, in_order);
@@ -817,6 +928,9 @@ impl Flow {
         if done {
             self.finish_ps = Some(now);
             out.completed = true;
+            if let Some(c) = &mut self.credit {
+                c.rx.done();
+            }
         }
         let requested = self.ack_requested_now(t.ack_request, p.flags, in_order);
         if done || first || requested || self.accepted_bytes as u64 >= t.ack_bytes.0 || (ce && t.ack_on_ce) {
@@ -897,6 +1011,9 @@ impl Flow {
             if let (Some(c), Some(cs)) = (&csig, &sh.csig) {
                 lb.on_csig(now, p.entropy ^ self.entropy, CsigEcho { value: c.value, locator: c.locator, lm_bits: cs.lm_bits });
             }
+        }
+        if let Some(c) = &mut self.credit {
+            c.tx.stop_speculating();
         }
         let before = self.snd_una;
         let mut newly = 0u64;
@@ -979,6 +1096,9 @@ impl Flow {
         if let Some(lb) = &mut self.host_lb {
             lb.on_feedback(now, p.entropy ^ self.entropy, Feedback::Nack);
         }
+        if let Some(c) = &mut self.credit {
+            c.tx.stop_speculating();
+        }
         let before = self.snd_una;
         if self.selective() {
             // A selective NACK names one missing packet; it says nothing of
@@ -1059,6 +1179,9 @@ impl Flow {
         }
         self.rto_backoff = (self.rto_backoff * 2).min(64);
         self.cc.on_timeout(now);
+        if let Some(c) = &mut self.credit {
+            c.tx.stop_speculating();
+        }
         let wants_timer = self.cc.next_timer().is_some();
         if self.selective() {
             // Nothing came back for a whole RTO: what was in flight is taken
@@ -1133,7 +1256,7 @@ mod tests {
     fn nscc_flow(size: u64, nscc: NsccConfig, sh: &FlowShared) -> Flow {
         let p = FlowParams { line_rate_bps: 100_000_000_000, base_rtt_ps: 10_000_000, mss: MSS, packet_bytes: MSS + 64, hops: 2 };
         let spec = FlowInit { src: HostId(0), dst: HostId(1), size, start_ps: 0, rate_cap: u64::MAX, name: "f" };
-        let b = FlowBuild { cc: CcConfig::Nscc(nscc), lb: None, packet_bytes: MSS + 64, seed: 1 };
+        let b = FlowBuild { cc: CcConfig::Nscc(nscc), lb: None, packet_bytes: MSS + 64, seed: 1, credits: None };
         Flow::new(FlowId(0), &spec, &sh.t, &b, &p, 7)
     }
 
