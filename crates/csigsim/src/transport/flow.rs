@@ -1685,6 +1685,99 @@ mod tests {
         assert_eq!(n.cwnd, 6_000.0, "without receiver credits a last-hop trim is a trim");
     }
 
+    /// A rud flow of 10 packets under receiver credits with `speculative` bytes.
+    fn credited(speculative: u64, cc: Option<NsccConfig>) -> (FlowShared, Flow) {
+        use super::super::rccc::RcccConfig;
+        use crate::units::{Size, Time};
+        let mut sh = shared(Retransmit::Selective, 1);
+        sh.t.delivery = Delivery::Rud;
+        sh.t.ack_request = true;
+        sh.t.rccc = Some(RcccConfig { network_rtt: Some(Time(10_000_000)), speculative: Some(Size(speculative)), ..Default::default() });
+        if let Some(c) = cc {
+            sh.t.cc = crate::cc::CcKind::Nscc;
+            sh.t.cc_sections.insert(CcConfig::Nscc(c));
+        }
+        let p = FlowParams { line_rate_bps: 100_000_000_000, base_rtt_ps: 10_000_000, mss: MSS, packet_bytes: MSS + 64, hops: 2 };
+        let spec = FlowInit { src: HostId(0), dst: HostId(1), size: 10 * MSS as u64, start_ps: 0, rate_cap: u64::MAX, name: "f" };
+        let f = Flow::new(FlowId(0), &spec, &sh.t, &FlowBuild::new(&sh.t, MSS + 64, 1), &p, 7);
+        (sh, f)
+    }
+
+    #[test]
+    fn credits_gate_the_sender_and_its_packets_tell_the_receiver_what_it_wants() {
+        let (sh, mut f) = credited(3 * 1064, None);
+        let c = |f: &Flow| f.credit.as_ref().unwrap().tx.clone();
+        assert_eq!(c(&f).max_credit, 187_500, "1.5 x 10 us x 100 Gb/s");
+        // Three packets of 1,064 wire bytes spend the speculative bytes.
+        let mut pkts = Vec::new();
+        for i in 0..3 {
+            let mut p = data(&mut f, i, &sh);
+            p.set_credit_quanta(f.credit_target(0, &sh));
+            pkts.push(p);
+        }
+        assert_eq!(f.check_send(10), SendCheck::Blocked, "no credit left");
+        assert_eq!((c(&f).credit, c(&f).spent), (0, 3 * 1064));
+        // The last asks for the 7 packets left, holding no credit: 7 x 1,064 B = 29.1 -> 30 quanta.
+        assert_eq!(pkts[2].credit_quanta(), 30);
+        assert!(pkts[2].flags & F_AR != 0, "the packet spending the last credit asks for an ACK");
+        assert!(pkts[0].flags & F_AR == 0);
+        // The receiver: a higher target asks its pacer, the same one does not.
+        let (_, mut rx) = credited(3 * 1064, None);
+        let mut acts = Vec::new();
+        assert!(rx.on_data(100, &pkts[0], &Signals::default(), false, &sh, &mut acts).pull);
+        assert!(!rx.on_data(101, &pkts[0], &Signals::default(), false, &sh, &mut acts).pull, "a copy");
+        // Each packet spent what it asks for: the same target, no new ask.
+        assert_eq!(pkts[0].credit_quanta(), 30);
+        assert!(!rx.on_data(102, &pkts[2], &Signals::default(), false, &sh, &mut acts).pull, "the same target");
+        // A trim asks again (its resend needs credit), whatever its target.
+        let trimmed = Packet { flags: pkts[1].flags | F_TRIMMED, wire: 64, ..pkts[1] };
+        let out = rx.on_data(103, &trimmed, &Signals::default(), false, &sh, &mut acts);
+        assert!(out.pull && !out.delivered);
+        // A grant of 8 quanta lets the sender go on; the first answer ended speculation.
+        let grant = rx.credit_packet(8, &sh);
+        assert_eq!((grant.kind, grant.src, grant.dst, grant.credit_quanta()), (PacketKind::Credit, HostId(1), HostId(0), 8));
+        f.on_credit(200, &grant).unwrap();
+        assert_eq!(c(&f).credit, 2048);
+        assert!(matches!(f.check_send(200), SendCheck::Send(3, false)));
+        // A sender that speculates drops what is left on its first ACK.
+        let (_, mut g) = credited(5_000, None);
+        data(&mut g, 0, &sh);
+        assert_eq!(c(&g).credit, 5_000 - 1064);
+        let ack = Packet { kind: PacketKind::Ack, psn: 1, sack: 0, acked: 1, ..Default::default() };
+        g.on_ack(300, &ack, &Signals::default(), None, &sh);
+        assert_eq!(c(&g).credit, 0);
+        assert_eq!(g.check_send(300), SendCheck::Blocked);
+        // With no credit, a timeout sends one request carrying the target.
+        let rts = g.credit_request(400, &sh).expect("a request");
+        assert_eq!((rts.kind, rts.src, rts.dst), (PacketKind::Credit, HostId(0), HostId(1)));
+        assert!(g.credit_request(401, &sh).is_none(), "one per interval");
+        assert_eq!(rts.credit_quanta(), 38, "9 packets left: 9,576 B = 37.4 -> 38 quanta");
+        assert!(rx.on_credit_request(&rts));
+        assert_eq!(rx.credit.as_ref().unwrap().rx.target, 38);
+    }
+
+    #[test]
+    fn with_receiver_credits_a_last_hop_trim_spares_the_nscc_window() {
+        let c = NsccConfig {
+            init_cwnd: Some(crate::units::Size(8 * MSS as u64)),
+            quick_adapt: false,
+            update_base_rtt: false,
+            ..Default::default()
+        };
+        let (sh, mut f) = credited(100_000, Some(c));
+        for i in 0..4 {
+            data(&mut f, i, &sh);
+        }
+        let nack = |psn: u32, reason: NackReason| Packet { kind: PacketKind::Nack, psn, reason, ..Default::default() };
+        f.on_nack(100, &nack(1, NackReason::TrimmedLastHop), &sh);
+        let Cc::Nscc(n) = &f.cc else { panic!() };
+        assert_eq!(n.cwnd, 8_000.0, "the receiver's credits pace its own link");
+        assert!(n.trigger_qa && n.avg_delay_ps > 0.0, "still a congestion signal");
+        f.on_nack(110, &nack(2, NackReason::Trimmed), &sh);
+        let Cc::Nscc(n) = &f.cc else { panic!() };
+        assert_eq!(n.cwnd, 7_000.0, "a trim in the fabric cuts the window");
+    }
+
     #[test]
     fn retransmission_timer_waits_for_its_deadline_fires_backs_off_and_rewinds() {
         let sh = shared(Retransmit::GoBackN, 1);

@@ -561,26 +561,29 @@ mod tests {
     fn the_pacer_grants_round_robin_at_its_rate_and_stops_at_the_targets() {
         let mut p = Pacer::new(&cfg(), RATE, 4096);
         let mut s = sinks(3);
-        // Flow 0 asks for 100 quanta, flow 1 for 64.
+        // Flow 0 asks for 100 quanta and finds the pacer stopped: it steps at once.
         assert!(s[0].on_target(100));
         assert!(p.request(FlowId(0), &mut s[0]));
-        assert!(!s[0].on_target(90), "a lower target changes nothing");
-        assert!(!s[0].on_target(101), "already asking");
-        assert!(s[1].on_target(64));
-        assert!(!p.request(FlowId(1), &mut s[1]), "the pacer runs already");
-        let mut now = 0;
         let mut grants = Vec::new();
+        let mut now = 0;
         while let Some(g) = p.step(now, &mut s) {
             grants.push((g.flow.0, g.granted, g.added, now));
             now = p.next_at;
+            if grants.len() == 1 {
+                assert!(!s[0].on_target(90), "a lower target changes nothing");
+                assert!(!s[0].on_target(101), "already asking");
+                // Flow 1 asks for 64 while the pacer runs: it waits its turn.
+                assert!(s[1].on_target(64));
+                assert!(!p.request(FlowId(1), &mut s[1]));
+            }
         }
         let q = 20_686;
         assert_eq!(grants[0], (0, 64, 64, 0));
-        assert_eq!(grants[1], (1, 64, 64, 64 * q));
-        assert_eq!(grants[2], (0, 101, 37, 128 * q), "no further than the target");
+        assert_eq!(grants[1], (0, 101, 37, 64 * q), "no further than the target");
+        assert_eq!(grants[2], (1, 64, 64, 101 * q));
         // Then the idle list: unrequested grants until max_credit (585 quanta) beyond the target.
-        assert_eq!(grants[3], (1, 128, 64, 165 * q));
-        assert_eq!(grants[4], (0, 165, 64, 229 * q));
+        assert_eq!(grants[3], (0, 165, 64, 165 * q));
+        assert_eq!(grants[4], (1, 128, 64, 229 * q));
         assert_eq!(p.next_at, u64::MAX, "stopped");
         let idle1 = grants.iter().filter(|g| g.0 == 1).last().unwrap().1;
         assert!(idle1 - 64 >= 585 && idle1 - 64 < 585 + 64, "{idle1}");
