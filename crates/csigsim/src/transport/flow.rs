@@ -123,6 +123,9 @@ pub struct Flow {
     pub started: bool,
     pub(crate) in_ring: bool,
     pub(crate) timer_pending: bool,
+    /// Receiver credits run (`credit` is set): read on the hot lines, so
+    /// that a flow without them never touches the cold one.
+    credits: bool,
     pub size: u64,
     outstanding_bytes: u64,
     // sender, second line
@@ -362,7 +365,19 @@ impl Flow {
             nacks: 0,
             trims: 0,
             ce_marks: 0,
+            credits: b.credits.is_some(),
             credit: b.credits.map(|c| Box::new(super::rccc::FlowCredit::new(&c, p.line_rate_bps, p.base_rtt_ps))),
+        }
+    }
+
+    /// The flow's credit state, when receiver credits run (read through
+    /// the hot flag).
+    #[inline(always)]
+    fn credit_mut(&mut self) -> Option<&mut super::rccc::FlowCredit> {
+        if self.credits {
+            self.credit.as_deref_mut()
+        } else {
+            None
         }
     }
 
@@ -508,7 +523,7 @@ impl Flow {
     #[inline(always)]
     pub fn check_send(&mut self, now: u64) -> SendCheck {
         let Some((psn, rtx)) = self.next_psn() else { return SendCheck::Blocked };
-        if self.credit.as_ref().is_some_and(|c| !c.tx.may_send()) {
+        if self.credits && self.credit.as_ref().is_some_and(|c| !c.tx.may_send()) {
             return SendCheck::Blocked;
         }
         let inflight = self.inflight_bytes();
@@ -550,7 +565,7 @@ impl Flow {
         // htsim's UEC sender: ask for an ACK on the packet that fills the
         // window (one more of its size would reach it) or spends the last
         // credit, the last new packet and every resend.
-        let no_credit = match &mut self.credit {
+        let no_credit = match self.credit_mut() {
             Some(c) => {
                 c.tx.spend(wire);
                 !c.tx.may_send()
@@ -649,7 +664,7 @@ impl Flow {
         if self.sender_done_ps.is_some() {
             return None;
         }
-        if let Some(c) = &mut self.credit {
+        if let Some(c) = self.credit_mut() {
             c.tx.on_grant(p.credit_quanta());
         }
         Some(())
@@ -763,7 +778,7 @@ impl Flow {
                 return out;
             }
             // Its target counts, and its resend needs credit: the flow asks again.
-            if let Some(c) = &mut self.credit {
+            if let Some(c) = self.credit_mut() {
                 out.pull = c.rx.on_target(p.credit_quanta()) || c.rx.wants_pull();
             }
             // Selective: NACK exactly the trimmed packet. Go-back-N asks for the
@@ -780,7 +795,7 @@ impl Flow {
             return out;
         }
         out.delivered = true;
-        if let Some(c) = &mut self.credit {
+        if let Some(c) = self.credit_mut() {
             out.pull = c.rx.on_target(p.credit_quanta());
         }
         let ce = (p.flags & F_CE != 0) as u32;
@@ -839,7 +854,7 @@ impl Flow {
         if done {
             self.finish_ps = Some(now);
             out.completed = true;
-            if let Some(c) = &mut self.credit {
+            if let Some(c) = self.credit_mut() {
                 c.rx.done();
             }
         }
@@ -928,7 +943,7 @@ impl Flow {
         if done {
             self.finish_ps = Some(now);
             out.completed = true;
-            if let Some(c) = &mut self.credit {
+            if let Some(c) = self.credit_mut() {
                 c.rx.done();
             }
         }
@@ -1012,7 +1027,7 @@ impl Flow {
                 lb.on_csig(now, p.entropy ^ self.entropy, CsigEcho { value: c.value, locator: c.locator, lm_bits: cs.lm_bits });
             }
         }
-        if let Some(c) = &mut self.credit {
+        if let Some(c) = self.credit_mut() {
             c.tx.stop_speculating();
         }
         let before = self.snd_una;
@@ -1096,7 +1111,7 @@ impl Flow {
         if let Some(lb) = &mut self.host_lb {
             lb.on_feedback(now, p.entropy ^ self.entropy, Feedback::Nack);
         }
-        if let Some(c) = &mut self.credit {
+        if let Some(c) = self.credit_mut() {
             c.tx.stop_speculating();
         }
         let before = self.snd_una;
@@ -1179,7 +1194,7 @@ impl Flow {
         }
         self.rto_backoff = (self.rto_backoff * 2).min(64);
         self.cc.on_timeout(now);
-        if let Some(c) = &mut self.credit {
+        if let Some(c) = self.credit_mut() {
             c.tx.stop_speculating();
         }
         let wants_timer = self.cc.next_timer().is_some();

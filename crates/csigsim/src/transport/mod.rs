@@ -194,7 +194,7 @@ impl Transport {
             match f.check_send(now) {
                 SendCheck::Send(psn, rtx) => {
                     let mut sent = f.send(now, psn, rtx, port.rate_bps, &self.shared);
-                    if f.credit.is_some() {
+                    if self.shared.t.rccc.is_some() {
                         sent.packet.set_credit_quanta(f.credit_target(nic.ring.len() as u32, &self.shared));
                     }
                     nic.ring.push_back(flow);
