@@ -585,7 +585,7 @@ mod tests {
         assert_eq!(grants[3], (0, 165, 64, 165 * q));
         assert_eq!(grants[4], (1, 128, 64, 229 * q));
         assert_eq!(p.next_at, u64::MAX, "stopped");
-        let idle1 = grants.iter().filter(|g| g.0 == 1).last().unwrap().1;
+        let idle1 = grants.iter().rfind(|g| g.0 == 1).unwrap().1;
         assert!(idle1 - 64 >= 585 && idle1 - 64 < 585 + 64, "{idle1}");
         assert_eq!((s[0].state, s[1].state), (SinkState::Out, SinkState::Out));
         // The rate: every grant waits for the previous one's quanta at 99% of the line rate.
