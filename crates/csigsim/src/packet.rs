@@ -19,6 +19,10 @@ pub enum PacketKind {
     Pause,
     /// Congestion notification from the receiver (DCQCN's notification point).
     Cnp,
+    /// Receiver credits (`[transport.rccc]`): from a receiver, the flow's
+    /// cumulative grant; from a sender, a request (RTS) carrying its credit
+    /// target. Both in [`Packet::credit_quanta`].
+    Credit,
 }
 
 impl PacketKind {
@@ -130,6 +134,19 @@ impl Packet {
     #[inline]
     pub fn set_sack_bitmap(&mut self, bits: u32) {
         self.payload = bits;
+    }
+
+    /// Receiver credits, in quanta: a data packet's or a request's credit
+    /// target, a credit packet's cumulative grant. The word is the ACK's
+    /// `sack`, which no data or credit packet uses.
+    #[inline]
+    pub fn credit_quanta(&self) -> u32 {
+        self.sack
+    }
+
+    #[inline]
+    pub fn set_credit_quanta(&mut self, q: u32) {
+        self.sack = q;
     }
 
     /// The first packet a rud ACK's bitmap covers: the [`SACK_BITS`] packets

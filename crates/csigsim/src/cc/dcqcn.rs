@@ -1243,7 +1243,7 @@ mod tests {
     #[test]
     fn cnp_interval_default_depends_on_the_profile() {
         let sections = Sections::default();
-        let shared = |t| Shared { cnp_interval: t };
+        let shared = |t| Shared { cnp_interval: t, ..Default::default() };
         let interval = |kind, t| match (crate::cc::ReceiverCc::new(&sections.config(kind, &shared(t))), kind) {
             (crate::cc::ReceiverCc::Dcqcn(np), crate::cc::CcKind::Dcqcn) => np.interval_ps,
             (crate::cc::ReceiverCc::DcqcnRev(enp), crate::cc::CcKind::DcqcnRev) => enp.interval_ps(),

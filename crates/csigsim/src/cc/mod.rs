@@ -195,6 +195,9 @@ pub struct Shared {
     /// `transport.cnp_interval`: the least time between two CNPs to one flow
     /// (None: the algorithm's default).
     pub cnp_interval: Option<Time>,
+    /// `[transport.rccc]`: receivers grant credits (NSCC then spares its
+    /// window on a last-hop trim).
+    pub receiver_credits: bool,
 }
 
 /// Everything the engine asks of an algorithm beyond the per-packet hooks.
@@ -626,7 +629,7 @@ mod tests {
         let mut s = Sections::default();
         let d = dcqcn::DcqcnConfig { profile: dcqcn::DcqcnProfile::Paper, ..Default::default() };
         s.insert(CcConfig::Dcqcn(d));
-        let shared = Shared { cnp_interval: Some(Time::us(7)) };
+        let shared = Shared { cnp_interval: Some(Time::us(7)), ..Default::default() };
         let CcConfig::DcqcnRev(r) = s.config(CcKind::DcqcnRev, &shared) else { panic!() };
         assert_eq!(r.rp, dcqcn::DcqcnConfig { cnp_interval: Some(Time::us(7)), ..d });
     }

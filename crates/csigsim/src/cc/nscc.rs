@@ -140,6 +140,11 @@ pub struct NsccConfig {
     pub window_units: WindowUnits,
     /// A NACK for a gap rather than a trim: `"trim"` or `"spec"`.
     pub gap_nack: GapNack,
+    /// Receivers grant credits (`[transport.rccc]`, set at load by
+    /// `resolve`): a last-hop trim then leaves the window alone, the
+    /// receiver's credits being what paces its link.
+    #[serde(skip)]
+    pub receiver_credits: bool,
 }
 
 impl Default for NsccConfig {
@@ -177,6 +182,7 @@ impl Default for NsccConfig {
             delay_signal: DelaySignal::Rtt,
             window_units: WindowUnits::Payload,
             gap_nack: GapNack::Trim,
+            receiver_credits: false,
         }
     }
 }
@@ -343,6 +349,7 @@ pub struct Nscc {
     /// One full packet in window units (MSS, or MSS plus headers).
     unit: f64,
     gap_nack: GapNack,
+    receiver_credits: bool,
     pub stats: NsccStats,
 }
 
@@ -414,6 +421,7 @@ impl Nscc {
             wire,
             unit,
             gap_nack: c.gap_nack,
+            receiver_credits: c.receiver_credits,
         }
     }
 
@@ -590,11 +598,13 @@ impl CongestionControl for Nscc {
     }
 
     /// By the NACK's reason, as htsim's `updateCwndOnNack_NSCC` and the
-    /// specification's `OnNACK`: a trim (fabric or last hop: without
-    /// receiver credits the two are alike) of one full packet feeds the
-    /// delay EWMA, arms quick adapt and, if quick adapt does not fire, takes
-    /// the packet off the window; a gap NACK does the same (`gap_nack =
-    /// "trim"`) or only takes the packet out of flight (`"spec"`).
+    /// specification's `OnNACK`: a trim of one full packet feeds the delay
+    /// EWMA, arms quick adapt and, if quick adapt does not fire, takes the
+    /// packet off the window, unless the trim was at the last hop and
+    /// receivers grant credits (the receiver's credits pace its own link;
+    /// without them a last-hop trim is a trim); a gap NACK does the same
+    /// (`gap_nack = "trim"`) or only takes the packet out of flight
+    /// (`"spec"`).
     fn on_nack(&mut self, now: u64, _snd_nxt: u32, reason: NackReason) {
         self.stats.nacks += 1;
         let size = self.unit;
@@ -606,7 +616,8 @@ impl CongestionControl for Nscc {
         self.update_delay(self.nack_delay_ps, true);
         self.bytes_ignored += size;
         self.trigger_qa = true;
-        if !self.quick_adapt(now, true, true, 0.0) {
+        let spared = self.receiver_credits && reason == NackReason::TrimmedLastHop;
+        if !self.quick_adapt(now, true, true, 0.0) && !spared {
             self.cwnd = (self.cwnd - size).max(self.min_cwnd);
         }
     }
@@ -659,6 +670,10 @@ impl Algorithm for Nscc {
     }
     fn validate(c: &NsccConfig) -> Result<(), ConfigError> {
         c.validate()
+    }
+    /// Whether receivers grant credits (the last-hop trim rule).
+    fn resolve(c: &mut NsccConfig, _sections: &super::Sections, shared: &super::Shared) {
+        c.receiver_credits = shared.receiver_credits;
     }
     /// `window_units = "wire"`: the window counts each packet's header too.
     fn wire_window(c: &NsccConfig) -> bool {

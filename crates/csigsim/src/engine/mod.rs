@@ -222,7 +222,7 @@ impl World {
         let mut ctx = Ctx::new(PacketArena::with_signals(sc.signals.any(), sc.signals.int.is_some()));
         let (tag_bytes, int_bytes) = net.signal_bytes();
         // Defaults an algorithm derives from the whole network (NSCC's
-        // network RTT and trimming).
+        // network RTT and trimming, the credits' network RTT).
         let mut build = FlowBuild::new(t, t.mtu + t.header + tag_bytes + int_bytes, sc.seed);
         let trimming = sc.switch.mode.on_refuse() == crate::net::mode::Refusal::Trim;
         let nflows = sc.flow_count();
@@ -230,7 +230,7 @@ impl World {
         // fabric's RTT, a walk of every pair of edge switches.
         let flow_level = sc.engine.fidelity == crate::scenario::config::Fidelity::Flow;
         let network_rtt = if nflows == 0 || flow_level { 0 } else { net.fabric_rtt(max_packet, t.ack_size as u64) };
-        build.cc.prepare(&crate::cc::Fabric { network_rtt, trimming });
+        build.prepare(&crate::cc::Fabric { network_rtt, trimming });
         let mut apps = crate::workload::app::Apps::new(&sc.workloads);
         let mut flows = FlowStore::with_capacity(nflows, build);
         // Each flow's base RTT (`Network::base_rtt`: a full packet out, an

@@ -162,6 +162,7 @@ impl Capture {
                 PacketKind::Nack => "nack",
                 PacketKind::Cnp => "cnp",
                 PacketKind::Pause => "pause",
+                PacketKind::Credit => "credit",
             };
             let row = if let Some(t) = csig {
                 format!("{},{},{},{},{}", ecn, t.sig_type, t.value, t.locator, t.d as u8)

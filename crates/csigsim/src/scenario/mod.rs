@@ -298,6 +298,9 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, bu
         return Err(err("transport.rto", format!("rto must be at least {MIN_RTO}, got {}: a timeout shorter than any fabric's round trip fires for every packet in flight, and the run makes events faster than time passes", t.rto)));
     }
     t.cc_sections.validate().map_err(|(k, m)| err(&format!("transport.{k}"), m))?;
+    if let Some(r) = &t.rccc {
+        r.validate().map_err(|(k, m)| err(&format!("transport.rccc.{k}"), m))?;
+    }
     let cc = t.cc_config();
     let s = &sf.switch;
     if let Some(e) = &s.ecn {

@@ -106,6 +106,10 @@ pub struct TransportConfig {
     /// (absent: every flow is its own queue pair with its own entropy).
     #[serde(default)]
     pub connection: Option<super::connection::ConnectionConfig>,
+    /// `[transport.rccc]`: receivers grant credits (RCCC), alone (`cc =
+    /// "none"`) or under the sender's window (absent: no credits).
+    #[serde(default)]
+    pub rccc: Option<super::rccc::RcccConfig>,
     /// The congestion-control sections present, `[transport.<cc name>]`.
     #[serde(skip)]
     pub cc_sections: crate::cc::Sections,
@@ -135,6 +139,7 @@ const KEYS: &[&str] = &[
     "ecn",
     "entropy",
     "connection",
+    "rccc",
 ];
 
 impl Default for TransportConfig {
@@ -157,6 +162,7 @@ impl Default for TransportConfig {
             nack_interval: default_nack_interval(),
             ecn: true,
             connection: None,
+            rccc: None,
             entropy: Default::default(),
             cc_sections: Default::default(),
             lb_sections: Default::default(),
@@ -168,7 +174,8 @@ impl TransportConfig {
     /// The selected congestion control's configuration (its section,
     /// resolved; not yet prepared for the fabric).
     pub fn cc_config(&self) -> CcConfig {
-        self.cc_sections.config(self.cc, &crate::cc::Shared { cnp_interval: self.cnp_interval })
+        let shared = crate::cc::Shared { cnp_interval: self.cnp_interval, receiver_credits: self.rccc.is_some() };
+        self.cc_sections.config(self.cc, &shared)
     }
 
     /// Receivers keep out-of-order data and senders resend only what is

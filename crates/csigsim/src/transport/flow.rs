@@ -59,13 +59,24 @@ pub struct FlowBuild {
     /// Wire bytes of a full data packet (payload, header, tag and INT).
     pub packet_bytes: u32,
     pub seed: u64,
+    /// `[transport.rccc]`, prepared for the fabric: receivers grant credits.
+    pub credits: Option<super::rccc::RcccConfig>,
 }
 
 impl FlowBuild {
     /// The selected algorithm and scheme of `t` (the controller's settings
     /// not yet prepared for the fabric: see [`CcConfig::prepare`]).
     pub fn new(t: &TransportConfig, packet_bytes: u32, seed: u64) -> FlowBuild {
-        FlowBuild { cc: t.cc_config(), lb: t.host_lb_config(), packet_bytes, seed }
+        FlowBuild { cc: t.cc_config(), lb: t.host_lb_config(), packet_bytes, seed, credits: t.rccc }
+    }
+
+    /// Fills in the defaults the controller and the credits derive from the
+    /// whole network, once, at set-up.
+    pub fn prepare(&mut self, f: &crate::cc::Fabric) {
+        self.cc.prepare(f);
+        if let Some(c) = &mut self.credits {
+            c.prepare(f.network_rtt);
+        }
     }
 }
 
@@ -112,6 +123,9 @@ pub struct Flow {
     pub started: bool,
     pub(crate) in_ring: bool,
     pub(crate) timer_pending: bool,
+    /// Receiver credits run (`credit` is set): read on the hot lines, so
+    /// that a flow without them never touches the cold one.
+    credits: bool,
     pub size: u64,
     outstanding_bytes: u64,
     // sender, second line
@@ -179,6 +193,9 @@ pub struct Flow {
     pub base_rtt_ps: u64,
     pub start_ps: u64,
     tag_rng: Stream,
+    /// Receiver credits (`[transport.rccc]`): the sender's credit and the
+    /// receiver's view of it.
+    pub credit: Option<Box<super::rccc::FlowCredit>>,
 }
 
 /// A field of no size that starts the next field of a `repr(C)` struct on a
@@ -253,6 +270,9 @@ pub struct RxOutcome {
     pub discarded: bool,
     /// The notification point decided not to send a CNP.
     pub cnp_suppressed: bool,
+    /// Receiver credits: the flow asks its receiver's pacer for credit
+    /// (a higher target, or a trim whose resend needs credit).
+    pub pull: bool,
 }
 
 /// A sender's answer to an ACK.
@@ -345,6 +365,19 @@ impl Flow {
             nacks: 0,
             trims: 0,
             ce_marks: 0,
+            credits: b.credits.is_some(),
+            credit: b.credits.map(|c| Box::new(super::rccc::FlowCredit::new(&c, p.line_rate_bps, p.base_rtt_ps))),
+        }
+    }
+
+    /// The flow's credit state, when receiver credits run (read through
+    /// the hot flag).
+    #[inline(always)]
+    fn credit_mut(&mut self) -> Option<&mut super::rccc::FlowCredit> {
+        if self.credits {
+            self.credit.as_deref_mut()
+        } else {
+            None
         }
     }
 
@@ -490,6 +523,9 @@ impl Flow {
     #[inline(always)]
     pub fn check_send(&mut self, now: u64) -> SendCheck {
         let Some((psn, rtx)) = self.next_psn() else { return SendCheck::Blocked };
+        if self.credits && self.credit.as_ref().is_some_and(|c| !c.tx.may_send()) {
+            return SendCheck::Blocked;
+        }
         let inflight = self.inflight_bytes();
         if inflight > 0 && inflight + self.window_bytes(psn) > self.cc.cwnd() {
             return SendCheck::Blocked;
@@ -527,10 +563,17 @@ impl Flow {
             self.outstanding_bytes += self.window_bytes(psn);
         }
         // htsim's UEC sender: ask for an ACK on the packet that fills the
-        // window (one more of its size would reach it), the last new packet
-        // and every resend.
+        // window (one more of its size would reach it) or spends the last
+        // credit, the last new packet and every resend.
+        let no_credit = match self.credit_mut() {
+            Some(c) => {
+                c.tx.spend(wire);
+                !c.tx.may_send()
+            }
+            None => false,
+        };
         let ack_request = t.ack_request
-            && (resend || psn + 1 == self.npkts || self.inflight_bytes() + self.window_bytes(psn) >= self.cc.cwnd());
+            && (resend || no_credit || psn + 1 == self.npkts || self.inflight_bytes() + self.window_bytes(psn) >= self.cc.cwnd());
         self.bytes_sent += wire as u64;
         self.cc.on_send(now, psn, wire);
         let rate = self.cc.rate().min(self.rate_cap);
@@ -561,6 +604,79 @@ impl Flow {
             ..Default::default()
         };
         Sent { packet, tagged, resend, arm_rto }
+    }
+
+    /// Receiver credits: the credit target the packet just sent carries
+    /// (cumulative quanta), with `others` flows waiting at the sender's NIC.
+    /// Demand is in wire bytes: the new packets left and the resends queued.
+    pub fn credit_target(&self, others: u32, sh: &FlowShared) -> u32 {
+        let Some(c) = &self.credit else { return 0 };
+        let t = &sh.t;
+        let left = self.npkts.saturating_sub(self.snd_nxt);
+        let new = (self.size - (self.snd_nxt as u64 * self.mss as u64).min(self.size)) + left as u64 * t.header as u64;
+        let resends = self.rtx_queue.len() as u64 * (self.mss + t.header) as u64;
+        let cwnd = self.cc.cwnd();
+        c.tx.target(new + resends, left > 0, (cwnd != u64::MAX).then_some(cwnd), self.mss + t.header, others)
+    }
+
+    /// Receiver credits: a request (RTS) for credit at `now`, when the
+    /// sender has none and sent no request within the interval: a control
+    /// packet to the receiver carrying the credit target.
+    pub fn credit_request(&mut self, now: u64, sh: &FlowShared) -> Option<Packet> {
+        if !self.credit.as_mut()?.tx.request_due(now) {
+            return None;
+        }
+        let target = self.credit_target(0, sh);
+        let mut p = Packet {
+            kind: PacketKind::Credit,
+            flow: self.id,
+            src: self.src,
+            dst: self.dst,
+            psn: self.snd_una,
+            wire: sh.t.ack_size,
+            entropy: self.entropy,
+            sent_ps: now,
+            ..Default::default()
+        };
+        p.set_credit_quanta(target);
+        Some(p)
+    }
+
+    /// Receiver credits: the receiver's credit packet for this flow, with
+    /// its next entropy value (credit packets are sprayed as htsim's pulls).
+    pub fn credit_packet(&self, granted: u32, sh: &FlowShared) -> Packet {
+        let mut p = Packet {
+            kind: PacketKind::Credit,
+            flow: self.id,
+            src: self.dst,
+            dst: self.src,
+            wire: sh.t.ack_size,
+            entropy: self.entropy.wrapping_add(granted),
+            ..Default::default()
+        };
+        p.set_credit_quanta(granted);
+        p
+    }
+
+    /// Receiver credits: a grant arrived at the sender at `now`. None when
+    /// the sender had finished.
+    pub fn on_credit(&mut self, _now: u64, p: &Packet) -> Option<()> {
+        if self.sender_done_ps.is_some() {
+            return None;
+        }
+        if let Some(c) = self.credit_mut() {
+            c.tx.on_grant(p.credit_quanta());
+        }
+        Some(())
+    }
+
+    /// Receiver credits: a sender's request arrived at the receiver. True
+    /// when the flow must join the pacer's active list.
+    pub fn on_credit_request(&mut self, p: &Packet) -> bool {
+        match &mut self.credit {
+            Some(c) if self.finish_ps.is_none() => c.rx.on_target(p.credit_quanta()) || c.rx.wants_pull(),
+            _ => false,
+        }
     }
 
     /// The flow's host-side scheme (None with `transport.entropy = "flow"`),
@@ -661,6 +777,10 @@ impl Flow {
                 actions.push(self.ctrl(PacketKind::Ack, self.rcv_nxt, p, Covers::NONE, refl, sh));
                 return out;
             }
+            // Its target counts, and its resend needs credit: the flow asks again.
+            if let Some(c) = self.credit_mut() {
+                out.pull = c.rx.on_target(p.credit_quanta()) || c.rx.wants_pull();
+            }
             // Selective: NACK exactly the trimmed packet. Go-back-N asks for the
             // same packet whatever was trimmed: rate-limit those NACKs like gap
             // NACKs, or every trim would rewind the sender.
@@ -675,6 +795,9 @@ impl Flow {
             return out;
         }
         out.delivered = true;
+        if let Some(c) = self.credit_mut() {
+            out.pull = c.rx.on_target(p.credit_quanta());
+        }
         let ce = (p.flags & F_CE != 0) as u32;
         // The notification point (the algorithm's receiver side) sees every delivered packet.
         match self.rcv_cc.on_data(now, ce == 1, p.advice, p.wire) {
@@ -731,6 +854,9 @@ impl Flow {
         if done {
             self.finish_ps = Some(now);
             out.completed = true;
+            if let Some(c) = self.credit_mut() {
+                c.rx.done();
+            }
         }
         self.hold_worst(sig, sh);
         let requested = self.ack_requested_now(t.ack_request, p.flags, in_order);
@@ -817,6 +943,9 @@ impl Flow {
         if done {
             self.finish_ps = Some(now);
             out.completed = true;
+            if let Some(c) = self.credit_mut() {
+                c.rx.done();
+            }
         }
         let requested = self.ack_requested_now(t.ack_request, p.flags, in_order);
         if done || first || requested || self.accepted_bytes as u64 >= t.ack_bytes.0 || (ce && t.ack_on_ce) {
@@ -897,6 +1026,9 @@ impl Flow {
             if let (Some(c), Some(cs)) = (&csig, &sh.csig) {
                 lb.on_csig(now, p.entropy ^ self.entropy, CsigEcho { value: c.value, locator: c.locator, lm_bits: cs.lm_bits });
             }
+        }
+        if let Some(c) = self.credit_mut() {
+            c.tx.stop_speculating();
         }
         let before = self.snd_una;
         let mut newly = 0u64;
@@ -979,6 +1111,9 @@ impl Flow {
         if let Some(lb) = &mut self.host_lb {
             lb.on_feedback(now, p.entropy ^ self.entropy, Feedback::Nack);
         }
+        if let Some(c) = self.credit_mut() {
+            c.tx.stop_speculating();
+        }
         let before = self.snd_una;
         if self.selective() {
             // A selective NACK names one missing packet; it says nothing of
@@ -1059,6 +1194,9 @@ impl Flow {
         }
         self.rto_backoff = (self.rto_backoff * 2).min(64);
         self.cc.on_timeout(now);
+        if let Some(c) = self.credit_mut() {
+            c.tx.stop_speculating();
+        }
         let wants_timer = self.cc.next_timer().is_some();
         if self.selective() {
             // Nothing came back for a whole RTO: what was in flight is taken
@@ -1133,7 +1271,7 @@ mod tests {
     fn nscc_flow(size: u64, nscc: NsccConfig, sh: &FlowShared) -> Flow {
         let p = FlowParams { line_rate_bps: 100_000_000_000, base_rtt_ps: 10_000_000, mss: MSS, packet_bytes: MSS + 64, hops: 2 };
         let spec = FlowInit { src: HostId(0), dst: HostId(1), size, start_ps: 0, rate_cap: u64::MAX, name: "f" };
-        let b = FlowBuild { cc: CcConfig::Nscc(nscc), lb: None, packet_bytes: MSS + 64, seed: 1 };
+        let b = FlowBuild { cc: CcConfig::Nscc(nscc), lb: None, packet_bytes: MSS + 64, seed: 1, credits: None };
         Flow::new(FlowId(0), &spec, &sh.t, &b, &p, 7)
     }
 
@@ -1560,6 +1698,99 @@ mod tests {
         f.on_nack(120, &nack(3, NackReason::TrimmedLastHop), &sh);
         let Cc::Nscc(n) = &f.cc else { panic!() };
         assert_eq!(n.cwnd, 6_000.0, "without receiver credits a last-hop trim is a trim");
+    }
+
+    /// A rud flow of 10 packets under receiver credits with `speculative` bytes.
+    fn credited(speculative: u64, cc: Option<NsccConfig>) -> (FlowShared, Flow) {
+        use super::super::rccc::RcccConfig;
+        use crate::units::{Size, Time};
+        let mut sh = shared(Retransmit::Selective, 1);
+        sh.t.delivery = Delivery::Rud;
+        sh.t.ack_request = true;
+        sh.t.rccc = Some(RcccConfig { network_rtt: Some(Time(10_000_000)), speculative: Some(Size(speculative)), ..Default::default() });
+        if let Some(c) = cc {
+            sh.t.cc = crate::cc::CcKind::Nscc;
+            sh.t.cc_sections.insert(CcConfig::Nscc(c));
+        }
+        let p = FlowParams { line_rate_bps: 100_000_000_000, base_rtt_ps: 10_000_000, mss: MSS, packet_bytes: MSS + 64, hops: 2 };
+        let spec = FlowInit { src: HostId(0), dst: HostId(1), size: 10 * MSS as u64, start_ps: 0, rate_cap: u64::MAX, name: "f" };
+        let f = Flow::new(FlowId(0), &spec, &sh.t, &FlowBuild::new(&sh.t, MSS + 64, 1), &p, 7);
+        (sh, f)
+    }
+
+    #[test]
+    fn credits_gate_the_sender_and_its_packets_tell_the_receiver_what_it_wants() {
+        let (sh, mut f) = credited(3 * 1064, None);
+        let c = |f: &Flow| f.credit.as_ref().unwrap().tx.clone();
+        assert_eq!(c(&f).max_credit, 187_500, "1.5 x 10 us x 100 Gb/s");
+        // Three packets of 1,064 wire bytes spend the speculative bytes.
+        let mut pkts = Vec::new();
+        for i in 0..3 {
+            let mut p = data(&mut f, i, &sh);
+            p.set_credit_quanta(f.credit_target(0, &sh));
+            pkts.push(p);
+        }
+        assert_eq!(f.check_send(10), SendCheck::Blocked, "no credit left");
+        assert_eq!((c(&f).credit, c(&f).spent), (0, 3 * 1064));
+        // The last asks for the 7 packets left, holding no credit: 7 x 1,064 B = 29.1 -> 30 quanta.
+        assert_eq!(pkts[2].credit_quanta(), 30);
+        assert!(pkts[2].flags & F_AR != 0, "the packet spending the last credit asks for an ACK");
+        assert!(pkts[0].flags & F_AR == 0);
+        // The receiver: a higher target asks its pacer, the same one does not.
+        let (_, mut rx) = credited(3 * 1064, None);
+        let mut acts = Vec::new();
+        assert!(rx.on_data(100, &pkts[0], &Signals::default(), false, &sh, &mut acts).pull);
+        assert!(!rx.on_data(101, &pkts[0], &Signals::default(), false, &sh, &mut acts).pull, "a copy");
+        // Each packet spent what it asks for: the same target, no new ask.
+        assert_eq!(pkts[0].credit_quanta(), 30);
+        assert!(!rx.on_data(102, &pkts[2], &Signals::default(), false, &sh, &mut acts).pull, "the same target");
+        // A trim asks again (its resend needs credit), whatever its target.
+        let trimmed = Packet { flags: pkts[1].flags | F_TRIMMED, wire: 64, ..pkts[1] };
+        let out = rx.on_data(103, &trimmed, &Signals::default(), false, &sh, &mut acts);
+        assert!(out.pull && !out.delivered);
+        // A grant of 8 quanta lets the sender go on; the first answer ended speculation.
+        let grant = rx.credit_packet(8, &sh);
+        assert_eq!((grant.kind, grant.src, grant.dst, grant.credit_quanta()), (PacketKind::Credit, HostId(1), HostId(0), 8));
+        f.on_credit(200, &grant).unwrap();
+        assert_eq!(c(&f).credit, 2048);
+        assert!(matches!(f.check_send(200), SendCheck::Send(3, false)));
+        // A sender that speculates drops what is left on its first ACK.
+        let (_, mut g) = credited(5_000, None);
+        data(&mut g, 0, &sh);
+        assert_eq!(c(&g).credit, 5_000 - 1064);
+        let ack = Packet { kind: PacketKind::Ack, psn: 1, sack: 0, acked: 1, ..Default::default() };
+        g.on_ack(300, &ack, &Signals::default(), None, &sh);
+        assert_eq!(c(&g).credit, 0);
+        assert_eq!(g.check_send(300), SendCheck::Blocked);
+        // With no credit, a timeout sends one request carrying the target.
+        let rts = g.credit_request(400, &sh).expect("a request");
+        assert_eq!((rts.kind, rts.src, rts.dst), (PacketKind::Credit, HostId(0), HostId(1)));
+        assert!(g.credit_request(401, &sh).is_none(), "one per interval");
+        assert_eq!(rts.credit_quanta(), 38, "9 packets left: 9,576 B = 37.4 -> 38 quanta");
+        assert!(rx.on_credit_request(&rts));
+        assert_eq!(rx.credit.as_ref().unwrap().rx.target, 38);
+    }
+
+    #[test]
+    fn with_receiver_credits_a_last_hop_trim_spares_the_nscc_window() {
+        let c = NsccConfig {
+            init_cwnd: Some(crate::units::Size(8 * MSS as u64)),
+            quick_adapt: false,
+            update_base_rtt: false,
+            ..Default::default()
+        };
+        let (sh, mut f) = credited(100_000, Some(c));
+        for i in 0..4 {
+            data(&mut f, i, &sh);
+        }
+        let nack = |psn: u32, reason: NackReason| Packet { kind: PacketKind::Nack, psn, reason, ..Default::default() };
+        f.on_nack(100, &nack(1, NackReason::TrimmedLastHop), &sh);
+        let Cc::Nscc(n) = &f.cc else { panic!() };
+        assert_eq!(n.cwnd, 8_000.0, "the receiver's credits pace its own link");
+        assert!(n.trigger_qa && n.avg_delay_ps > 0.0, "still a congestion signal");
+        f.on_nack(110, &nack(2, NackReason::Trimmed), &sh);
+        let Cc::Nscc(n) = &f.cc else { panic!() };
+        assert_eq!(n.cwnd, 7_000.0, "a trim in the fabric cuts the window");
     }
 
     #[test]

@@ -8,6 +8,7 @@
 pub mod config;
 pub mod connection;
 pub mod flow;
+pub mod rccc;
 pub mod store;
 
 pub use flow::{Flow, FlowBuild, FlowShared, FlowInit};
@@ -28,6 +29,15 @@ pub struct Nic {
     pub(crate) ring: VecDeque<FlowId>,
     /// Time of the pending `NicWake`, or `u64::MAX`.
     pub(crate) wake_at: u64,
+    /// Receiver credits: the host's pacer, built when a flow first asks it
+    /// for credit. Its steps are `NicWake` events at its `next_at`.
+    pub(crate) pacer: Option<Box<rccc::Pacer>>,
+}
+
+impl rccc::Sinks for FlowStore {
+    fn sink(&mut self, flow: FlowId) -> Option<&mut rccc::Sink> {
+        self.get_mut(flow)?.credit.as_deref_mut().map(|c| &mut c.rx)
+    }
 }
 
 /// A host NIC's port, as the transport is handed it: its id and the port.
@@ -54,7 +64,7 @@ pub struct Transport {
 
 impl Transport {
     pub fn new(hosts: usize, flows: FlowStore, shared: FlowShared) -> Transport {
-        let nics = (0..hosts).map(|_| Nic { ring: VecDeque::new(), wake_at: u64::MAX }).collect();
+        let nics = (0..hosts).map(|_| Nic { ring: VecDeque::new(), wake_at: u64::MAX, pacer: None }).collect();
         // The store's flows are unstarted, so unfinished (a flow of no bytes
         // finishes when it starts).
         Transport { nics, flows, shared, apps: Default::default(), actions: Vec::with_capacity(4), conns: None, finished: 0 }
@@ -183,7 +193,10 @@ impl Transport {
             let f = &mut self.flows[flow];
             match f.check_send(now) {
                 SendCheck::Send(psn, rtx) => {
-                    let sent = f.send(now, psn, rtx, port.rate_bps, &self.shared);
+                    let mut sent = f.send(now, psn, rtx, port.rate_bps, &self.shared);
+                    if self.shared.t.rccc.is_some() {
+                        sent.packet.set_credit_quanta(f.credit_target(nic.ring.len() as u32, &self.shared));
+                    }
                     nic.ring.push_back(flow);
                     if let Some(at) = sent.arm_rto {
                         ctx.push(at, Event::FlowTimer { flow });
@@ -224,6 +237,40 @@ impl Transport {
             self.nics[host].wake_at = u64::MAX;
             self.kick(ctx, obs, hp, host);
         }
+        if self.nics[host].pacer.as_ref().is_some_and(|p| p.next_at == ctx.now) {
+            self.pull_step(ctx, obs, hp, host);
+        }
+    }
+
+    /// Receiver credits: `flow` asks the pacer of its receiving `host` for credit.
+    fn request_pull(&mut self, ctx: &mut Ctx, obs: &mut Observers, hp: &mut HostPort, host: HostId, flow: FlowId) {
+        let Some(cfg) = &self.shared.t.rccc else { return };
+        let Some(c) = self.flows.get_mut(flow).and_then(|f| f.credit.as_deref_mut()) else { return };
+        let mtu = self.shared.t.mtu;
+        let pacer = self.nics[host].pacer.get_or_insert_with(|| Box::new(rccc::Pacer::new(cfg, hp.port.rate_bps, mtu)));
+        if pacer.request(flow, &mut c.rx) {
+            self.pull_step(ctx, obs, hp, host);
+        }
+    }
+
+    /// Receiver credits: the pacer of `host` grants one pull, if a flow
+    /// wants one, and waits for the next step.
+    fn pull_step(&mut self, ctx: &mut Ctx, obs: &mut Observers, hp: &mut HostPort, host: HostId) {
+        let Some(pacer) = self.nics[host].pacer.as_deref_mut() else { return };
+        let Some(g) = pacer.step(ctx.now, &mut self.flows) else { return };
+        ctx.push(pacer.next_at, Event::NicWake { host });
+        let p = self.flows[g.flow].credit_packet(g.granted, &self.shared);
+        let id = ctx.inject(p);
+        self.send_ctrl(ctx, obs, hp, id);
+    }
+
+    /// Commits control packet `id` to the host's wire at once, behind
+    /// whatever is on it.
+    #[inline]
+    fn send_ctrl(&mut self, ctx: &mut Ctx, obs: &mut Observers, hp: &mut HostPort, id: PktId) {
+        ctx.pkts.get_mut(id).enq_ps = ctx.now;
+        let start = hp.port.busy_until.max(ctx.now);
+        hp.port.start_tx(hp.id, ctx, obs, id, start);
     }
 
     /// A packet arrived at `host` through its NIC port.
@@ -257,6 +304,9 @@ impl Transport {
                     self.rx_action(ctx, obs, hp, p.flow, a, int_head.map(|h| (pkt, h)));
                 }
                 self.actions = actions;
+                if out.pull {
+                    self.request_pull(ctx, obs, hp, host, p.flow);
+                }
                 if out.completed && self.apps.any_waits() {
                     self.apps.arrived(ctx, p.flow);
                 }
@@ -301,6 +351,19 @@ impl Transport {
                 }
                 self.retire_if_over(ctx, p.flow);
             }
+            PacketKind::Credit if self.flows.dst(p.flow) == host => {
+                // A sender's request (RTS), at its receiver.
+                if self.flows.state(p.flow, &self.shared).on_credit_request(&p) {
+                    self.request_pull(ctx, obs, hp, host, p.flow);
+                }
+            }
+            PacketKind::Credit => {
+                if self.flows[p.flow].on_credit(now, &p).is_none() {
+                    self.retire_if_over(ctx, p.flow);
+                    return;
+                }
+                self.activate(ctx, obs, hp, p.flow);
+            }
         }
     }
 
@@ -328,9 +391,7 @@ impl Transport {
                 }
                 // Control packets are committed to the wire at once, behind
                 // whatever is on it.
-                ctx.pkts.get_mut(id).enq_ps = ctx.now;
-                let start = hp.port.busy_until.max(ctx.now);
-                hp.port.start_tx(hp.id, ctx, obs, id, start);
+                self.send_ctrl(ctx, obs, hp, id);
             }
         }
     }
@@ -392,6 +453,11 @@ impl Transport {
                     self.arm_cc_timer(ctx, flow);
                 }
                 ctx.push(rearm, Event::FlowTimer { flow });
+                // Without credit, the sender tells its receiver it waits.
+                if let Some(p) = self.flows[flow].credit_request(ctx.now, &self.shared) {
+                    let id = ctx.inject(p);
+                    self.send_ctrl(ctx, obs, hp, id);
+                }
                 self.activate(ctx, obs, hp, flow);
             }
         }

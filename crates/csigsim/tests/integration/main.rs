@@ -26,6 +26,7 @@ mod jobs;
 mod mcc;
 mod multi_nic;
 mod poisson;
+mod rccc;
 mod routing;
 mod rpc;
 mod scenarios;
