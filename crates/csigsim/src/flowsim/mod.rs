@@ -63,6 +63,11 @@ pub fn not_modelled(sc: &crate::Scenario) -> Vec<String> {
     out
 }
 
+/// Whether `sc` runs at flow level (whose links.csv has no queue cells).
+pub fn is_flow_level(sc: &crate::Scenario) -> bool {
+    sc.engine.fidelity == crate::scenario::config::Fidelity::Flow
+}
+
 /// What the fluid model schedules for itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Due {
