@@ -21,7 +21,7 @@ pub struct Tables {
     pub collectives: Option<CollectiveTable>,
     /// Present when the scenario has an `rpc` workload.
     pub rpcs: Option<RpcTable>,
-    /// Present when the scenario has jobs; `job_links` only at packet level.
+    /// Present when the scenario has jobs.
     pub jobs: Option<JobTable>,
     pub job_links: Option<JobLinkTable>,
 }
@@ -430,7 +430,7 @@ table! {
         time_ps: Option<u64> = "time_ns" plain, Time, "ns", "end - start";
         iteration_mean_ps: Option<u64> = "iteration_mean_ns" plain, Time, "ns", "mean time of its completed iterations";
         iteration_max_ps: Option<u64> = "iteration_max_ns" plain, Time, "ns", "longest of them";
-        /// `None` when no link was watched (the flow level).
+        /// `None` when no link was watched.
         links: Option<u32> = "links" plain, Int, "", "directed links its packets crossed";
         shared_links: Option<u32> = "shared_links" plain, Int, "", "of those, links another job's packets crossed too";
         alone_time_ps: Option<u64> = "alone_time_ns" plain, Time, "ns", "time_ns of the job alone on the fabric (--isolate-jobs)";

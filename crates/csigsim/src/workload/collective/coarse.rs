@@ -37,17 +37,30 @@ impl Coarse {
         (wire(p.chunk) * (p.slices - 1) + wire(last), first)
     }
 
+    /// A transfer's data wire bytes over all its steps, and the bytes of
+    /// the ACKs its receiver sends back for them (`ack_every` data packets
+    /// an ACK of `ack_size` bytes).
+    pub fn wire(&self, mtu: u64, header: u64, ack_size: u64, ack_every: u64) -> (u64, u64) {
+        let steps = self.plan.steps as u64;
+        (self.step_wire(mtu, header).0 * steps, self.step_acks(mtu, ack_size, ack_every) * steps)
+    }
+
+    /// ACK bytes of one step on an edge and channel.
+    fn step_acks(&self, mtu: u64, ack_size: u64, ack_every: u64) -> u64 {
+        let p = &self.plan;
+        let last = p.per_channel - p.chunk * (p.slices - 1);
+        let pkts = p.chunk.div_ceil(mtu) * (p.slices - 1) + last.div_ceil(mtu);
+        pkts.div_ceil(ack_every) * ack_size
+    }
+
     /// Bytes a transfer moves through the fluid: per step, its wire bytes
     /// less the first packet (counted in the chain's latency) plus the
     /// ACKs of the step it receives, which leave on the same NIC link ahead
     /// of its data (`acks`: the ACK bytes per data packet sent).
     pub fn volume(&self, mtu: u64, header: u64, ack_size: u64, ack_every: u64) -> u64 {
-        let p = &self.plan;
         let (step, first) = self.step_wire(mtu, header);
-        let last = p.per_channel - p.chunk * (p.slices - 1);
-        let pkts = p.chunk.div_ceil(mtu) * (p.slices - 1) + last.div_ceil(mtu);
-        let acks = pkts.div_ceil(ack_every) * ack_size;
-        (step - first.min(mtu + header) + acks) * p.steps as u64
+        let acks = self.step_acks(mtu, ack_size, ack_every);
+        (step - first.min(mtu + header) + acks) * self.plan.steps as u64
     }
 
 }
