@@ -183,6 +183,32 @@ fn ring_allreduce_matches_the_analytic_cct_within_one_percent() {
     }
 }
 
+/// At flow level a ring's plan becomes its transfers before any flow id
+/// is taken: a ring of more slice flows than a scenario may have (16 ranks
+/// x 30 steps x 31,250 slices of 64 bytes = 15 M, above the 10 M cap)
+/// loads as its 16 transfers, the workload after it numbers its flows
+/// from 16, and the run completes; at packet level the same scenario is
+/// refused for its slices, at the ring's key.
+#[test]
+fn a_flow_level_ring_is_counted_and_numbered_by_its_transfers() {
+    let text = crate::collectives::ring(4, 16, "32MB").replace("size = ", "chunk = \"64B\"\nsize = ")
+        + "[[workload]]\nkind = \"incast\"\nreceiver = \"h0\"\ncount = 2\nsize = \"1MB\"\n";
+    let e = csigsim::scenario::load_str(&text, "t.toml", std::path::Path::new("."), &[], None).unwrap_err();
+    assert_eq!(e.key.as_deref(), Some("workload[0].size"), "{e}");
+    assert!(e.to_string().contains("expands into 15000000 flows"), "{e}");
+    let sc = load_with(&text, &[FLOW]);
+    assert_eq!(sc.flow_count(), 16 + 2);
+    assert_eq!((sc.workloads[1].first, sc.workloads[1].len(), sc.workloads[2].first), (0, 16, 16));
+    assert_eq!(sc.collectives.len(), 1);
+    assert_eq!(sc.collectives[0].steps, [0..16]);
+    let out = csigsim::run(sc, |_| true);
+    assert_eq!(out.summary.flows_completed, 18);
+    let f = &out.tables.flows;
+    assert_eq!((f.flow_name(15), f.flow_name(16)), ("coll0", "incast1"));
+    let c = out.tables.collectives.as_ref().expect("collectives");
+    assert_eq!((c.first_flow[0], c.flows[0], c.step[0], c.step[1]), (0, 16, Some(0), None));
+}
+
 /// Two runs of one scenario and seed write the same bytes.
 #[test]
 fn flow_level_outputs_are_byte_identical_across_runs() {
