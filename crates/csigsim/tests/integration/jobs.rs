@@ -131,9 +131,13 @@ fn job_links_add_up_to_the_links() {
     }
 }
 
+/// Per job: its directed links (job_links.csv), and jobs.csv's `links`
+/// and `shared_links`.
+type JobLinkSets = (Vec<std::collections::BTreeSet<u32>>, Vec<Option<u32>>, Vec<Option<u32>>);
+
 /// Each job's directed links, from job_links.csv, and jobs.csv's `links`
 /// and `shared_links`.
-fn job_link_sets(out: &csigsim::RunOutput) -> (Vec<std::collections::BTreeSet<u32>>, Vec<Option<u32>>, Vec<Option<u32>>) {
+fn job_link_sets(out: &csigsim::RunOutput) -> JobLinkSets {
     let l = out.tables.job_links.as_ref().expect("job_links");
     let t = out.tables.jobs.as_ref().expect("jobs");
     let sets = t.job.iter().map(|j| (0..l.len()).filter(|&i| &l.job[i] == j).map(|i| l.link_id[i]).collect()).collect();

@@ -77,7 +77,7 @@ pub fn coarsen(plan: RingPlan, first: u32, op: CollectiveOp, size: u64) -> (Coar
     for (g, (_, name)) in plan.groups.iter().enumerate() {
         for it in 0..plan.iterations {
             let a = first + (g as u32 * plan.iterations + it) * per;
-            instances.push(CollectiveSpec { name: name.clone(), op, ranks: plan.n, size, iteration: it, steps: vec![a..a + per] });
+            instances.push(CollectiveSpec { name: name.clone(), op, ranks: plan.n, size, iteration: it, steps: std::iter::once(a..a + per).collect() });
         }
     }
     (Coarse { first, plan }, Flows::Listed { specs, deps }, instances)
