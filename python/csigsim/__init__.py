@@ -82,7 +82,7 @@ class Results:
 
     @cached_property
     def job_links(self) -> _pd.DataFrame:
-        """Each job's bytes on each link it used (empty without jobs, and at flow level)."""
+        """Each job's bytes on each link it used (empty without jobs)."""
         return _frame(self._output.table("job_links"))
 
     @cached_property
@@ -124,7 +124,7 @@ class Results:
 
     @cached_property
     def job_links_csv(self) -> str:
-        """The text of job_links.csv ("" without jobs, and at flow level)."""
+        """The text of job_links.csv ("" without jobs)."""
         return self._output.csv("job_links")
 
     @cached_property

@@ -311,6 +311,13 @@ def _links_table(results: Any) -> pd.DataFrame:
     return links
 
 
+def _measured(links: pd.DataFrame, column: str, what: str) -> None:
+    """Refuses a queue column that is empty in every row: a flow-level run
+    (``engine.fidelity = "flow"``) measures no queue, drop, mark or pause."""
+    if not pd.to_numeric(links[column], errors="coerce").notna().any():
+        raise NothingToPlot(f"{what} not measured: links.csv's {column} is empty, as at flow level (engine.fidelity = \"flow\"), which has no queues")
+
+
 def _link_key(link: Any) -> Tuple[str, str]:
     if isinstance(link, str):
         parts = link.split("->")
@@ -367,6 +374,7 @@ def queue(results: Any, links: Any = None, *, top: int = 4, unit: Optional[str] 
     by default the ``top`` links with the deepest queue of the run.
     """
     table = _links_table(results)
+    _measured(table, "max_queue_bytes", "queues")
     fig, ax, _, _ = _link_lines(table, "max_queue_bytes", links, top, "max", 1e-3, unit)
     ax.set_ylabel("max queue in window (KB)")
     # From 0: a flat queue is not stretched over the whole axis.
@@ -391,6 +399,7 @@ def pauses(results: Any, *, top: int = 10, unit: Optional[str] = None) -> Figure
     """PFC pause time per monitor window (``pause_ns``, us) of the directed
     links that were paused, the ``top`` most paused ones (by total pause time)."""
     table = _links_table(results)
+    _measured(table, "pause_ns", "pauses")
     p = pd.to_numeric(table["pause_ns"])
     total = p.groupby([table["from"], table["to"]]).sum()
     paused = total[total > 0]
@@ -696,8 +705,9 @@ def cct(results: Any, *, unit: Optional[str] = None, threshold: float = 10_000.0
     if totals.empty:
         raise NothingToPlot("the collectives table has no totals rows")
     crossed: set = set()
-    links = getattr(run, "links", None)
-    if isinstance(links, pd.DataFrame) and len(links):
+    # Queue episodes need queues: none at flow level.
+    queues = tm.queues_measured(run)
+    if queues:
         for e in tm.episodes(run, "queue", threshold).itertuples():
             for name, _, it, _ in tm.step_keys(run, e.flows, e.start_ns, e.end_ns):
                 crossed.add((name, it))
@@ -722,7 +732,7 @@ def cct(results: Any, *, unit: Optional[str] = None, threshold: float = 10_000.0
     ax.set_ylabel(f"completion time ({uname})")
     hit = len([1 for n, i in crossed if n in names])
     ax.set_title(_title("Collective completion time per iteration", run), fontsize="medium")
-    if isinstance(links, pd.DataFrame) and len(links):
+    if queues:
         ax.text(0.01, 0.01, f"hatched ({hit}): a step crossed a queue >= {threshold / 1e3:g} KB",
                 transform=ax.transAxes, fontsize="x-small", va="bottom")
     ax.legend(fontsize="small")

@@ -457,6 +457,9 @@ def _link_series(runs: Sequence[Any], labels: Sequence[str], column: str, how: s
         if not {"time_ns", "from", "to", column} <= set(links.columns) or not len(links):
             continue
         v = _pd.to_numeric(links[column], errors="coerce")
+        if not v.notna().any():
+            # Not measured (a flow-level run's queue columns).
+            continue
         score = v.groupby([links["from"], links["to"]]).agg(how).sort_values(ascending=False, kind="stable")
         if keep is not None:
             score = score[score > keep]
@@ -572,7 +575,9 @@ def _telemetry(run: Any) -> str:
                 for r in m[cols].itertuples(index=False)]
         out.append(_table(cols, rows, left=3))
     links = _frame(run, "links")
-    if len(links):
+    if len(links) and not _tm.queues_measured(run):
+        out.append('<p class="note">No congestion episodes: links.csv has no queues at flow level.</p>')
+    elif len(links):
         mon = _tm.monitor_window_ns(run)
         ep = _tm.episodes(run, "queue", 10_000, mon)
         out.append(f"<h4>Congestion episodes: queues of 10 KB or more for longer than one monitor window ({len(ep)})</h4>")

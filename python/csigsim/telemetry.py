@@ -394,13 +394,25 @@ def step_keys(results: Any, flows: Sequence[int], start: float, end: float) -> L
     return out
 
 
+def queues_measured(results: Any) -> bool:
+    """Whether the run's links.csv has queues: False without a links table
+    and at flow level (``engine.fidelity = "flow"``), whose links.csv leaves
+    ``max_queue_bytes``, ``drops``, ``ecn_marks``, ``trims`` and
+    ``pause_ns`` empty (NaN): the fluid has no queues."""
+    links = getattr(_run(results), "links", None)
+    if not isinstance(links, pd.DataFrame) or len(links) == 0 or "max_queue_bytes" not in links.columns:
+        return False
+    return bool(pd.to_numeric(links["max_queue_bytes"], errors="coerce").notna().any())
+
+
 def episodes(results: Any, source: str = "queue", threshold: Any = None, min_duration: Any = 0, *,
              signal: Optional[str] = None, stat: str = "mean") -> pd.DataFrame:
     """Congestion episodes: consecutive monitor windows in which a value is
     beyond ``threshold``, lasting longer than ``min_duration``.
 
     ``source="queue"``: a directed link's ``max_queue_bytes`` (links.csv) at
-    or above ``threshold`` bytes (default 10 KB). ``source="signal"``:
+    or above ``threshold`` bytes (default 10 KB); a ValueError at flow
+    level, which measures no queue (:func:`queues_measured`). ``source="signal"``:
     a flow's reflected ``signal`` (default the run's CSIG type) with its
     window ``stat`` (``mean``, ``min`` or ``max``) at or above ``threshold``
     for delays and queue stamps, at or below it for ABW. Times are strings
@@ -427,6 +439,9 @@ def episodes(results: Any, source: str = "queue", threshold: Any = None, min_dur
         links = getattr(results, "links", None)
         if not isinstance(links, pd.DataFrame) or len(links) == 0:
             raise ValueError("queue episodes need links.csv (monitor.links = true)")
+        if not queues_measured(results):
+            raise ValueError("queue episodes need measured queues: links.csv's queue columns are empty at flow level "
+                             "(engine.fidelity = \"flow\"), which has no queues")
         q = pd.to_numeric(links["max_queue_bytes"]).to_numpy(float)
         hot = links[q >= thr]
         sig = getattr(results, "signals", None)

@@ -1,8 +1,8 @@
 //! links.csv at flow level: each link's rate is constant between two
 //! changes, so a window's bytes and busy time are the rate integrated over
 //! the part of the window it held. Queues, drops, marks, trims and pauses
-//! are not modelled: their counters stay 0, and links.csv writes them as 0
-//! (its writer has no empty cell for these columns yet; docs/fidelity.md).
+//! are not modelled: their counters stay 0, and links.csv leaves their
+//! cells empty at flow level (`LinkTable::queues`).
 
 use crate::monitor::LinkWindow;
 

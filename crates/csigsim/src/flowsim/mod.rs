@@ -63,6 +63,11 @@ pub fn not_modelled(sc: &crate::Scenario) -> Vec<String> {
     out
 }
 
+/// Whether `sc` runs at flow level (whose links.csv has no queue cells).
+pub fn is_flow_level(sc: &crate::Scenario) -> bool {
+    sc.engine.fidelity == crate::scenario::config::Fidelity::Flow
+}
+
 /// What the fluid model schedules for itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Due {
@@ -90,6 +95,10 @@ struct Live {
     first_tx: u64,
     /// Started in this batch: its rate is new even if it is 0.
     fresh: bool,
+    /// Its fluid bytes in all, and the fraction of its bytes already
+    /// billed to the links' job counters ([`bill`]).
+    volume: f64,
+    billed: f64,
 }
 
 /// The fluid model's state beside the world.
@@ -107,6 +116,9 @@ struct Fluid {
     coarse_latency: Vec<Vec<u64>>,
     /// Host-side entropy varies per packet: every flow is spread.
     split: bool,
+    /// The run has jobs: each flow's bytes are billed per link (jobs.csv,
+    /// job_links.csv).
+    jobs: bool,
     mtu: u64,
     header: u64,
     ack_size: u64,
@@ -139,6 +151,7 @@ impl Fluid {
             coarse,
             coarse_latency,
             split: t.entropy != crate::lb::EntropyMode::default(),
+            jobs: w.observers().job_bytes().is_some(),
             mtu,
             header,
             ack_size: t.ack_size as u64,
@@ -199,7 +212,7 @@ impl Fluid {
                 (wire - first, latency, crate::units::tx_time_ps(first, nic_rate))
             }
         };
-        let live = Live { flow: flow.0, left: volume as f64, since: now, version: 0, latency, first_tx, fresh: true };
+        let live = Live { flow: flow.0, left: volume as f64, since: now, version: 0, latency, first_tx, fresh: true, volume: volume as f64, billed: 0.0 };
         let slot = match self.free.pop() {
             Some(s) => {
                 let version = self.live[s as usize].version + 1;
@@ -392,6 +405,7 @@ fn take(f: &mut Fluid, t: u64, ev: Event) {
 fn drained(w: &mut World, f: &mut Fluid, slot: u32, t: u64, freed: &mut Vec<u32>) {
     let l = f.live[slot as usize];
     let share = std::mem::take(&mut f.shares[slot as usize]);
+    bill(w, f, &l, &share.links, 1.0);
     f.fab.remove(slot, &share);
     freed.extend(share.links.iter().map(|x| x.0));
     if let Some(m) = &mut f.meters {
@@ -423,9 +437,8 @@ fn arrived(w: &mut World, flow: FlowId, t: u64) {
 
 /// After a link change: capacities from the network, every live flow on
 /// its path anew (its fluid kept).
-fn reroute(w: &World, f: &mut Fluid, now: u64) {
+fn reroute(w: &mut World, f: &mut Fluid, now: u64) {
     let cap = caps(w);
-    let net = w.network();
     for s in 0..f.live.len() {
         if f.live[s].since == u64::MAX {
             continue;
@@ -437,10 +450,13 @@ fn reroute(w: &World, f: &mut Fluid, now: u64) {
         l.left = (l.left - share.rate * (now - l.since) as f64 / 8e12).max(0.0);
         l.since = now;
         l.fresh = true;
+        // What moved so far went over the old path.
+        let l = *l;
+        f.live[s].billed = bill(w, f, &l, &share.links, moved(&l));
         let r = w.flow_store().spec(FlowId(l.flow));
         let split = f.split || f.coarse.iter().any(|c| c.holds(l.flow));
         let mut links = Vec::new();
-        paths::expand(net, r.src, r.dst, r.entropy, split, &mut links);
+        paths::expand(&w.c.net, r.src, r.dst, r.entropy, split, &mut links);
         f.shares[s] = Share { links, cap: share.cap, rate: 0.0 };
         f.fab.add(s as u32, &f.shares[s]);
         if let Some(m) = &mut f.meters {
@@ -467,11 +483,53 @@ fn settle_unfinished(w: &mut World, f: &Fluid) {
         if l.since == u64::MAX {
             continue;
         }
-        let moved = (l.left - f.shares[s].rate * (now.saturating_sub(l.since)) as f64 / 8e12).max(0.0);
+        let left = (l.left - f.shares[s].rate * (now.saturating_sub(l.since)) as f64 / 8e12).max(0.0);
+        bill(w, f, l, &f.shares[s].links, moved(&Live { left, ..*l }));
         let mut r = w.c.transport.flows.record_mut(FlowId(l.flow));
         let wire = (r.size + r.npkts as u64 * f.header) as f64;
-        let sent = (wire - moved).max(0.0);
+        let sent = (wire - left).max(0.0);
         r.bytes_sent = sent as u64;
         r.rcv_nxt = ((sent / (r.mss as u64 + f.header) as f64) as u32).min(r.npkts);
     }
+}
+
+/// The fraction of `l`'s fluid through (0 for a flow with none: it is
+/// through only when drained).
+fn moved(l: &Live) -> f64 {
+    if l.volume > 0.0 {
+        (1.0 - l.left / l.volume).clamp(0.0, 1.0)
+    } else {
+        0.0
+    }
+}
+
+/// Bills the links' job counters for `l`'s bytes from the fraction it
+/// had billed up to `to`, as its packets would put them on the wire: its
+/// data's wire bytes over `links` (its fluid's links and shares), its
+/// ACKs (one per `ack_every` data packets) over its way back; answers
+/// `to`. Nothing without jobs.
+fn bill(w: &mut World, f: &Fluid, l: &Live, links: &[(u32, f64)], to: f64) -> f64 {
+    let part = to - l.billed;
+    if !f.jobs || part <= 0.0 {
+        return to;
+    }
+    let r = w.flow_store().spec(FlowId(l.flow));
+    let (data, acks) = match f.coarse.iter().find(|c| c.holds(l.flow)) {
+        Some(c) => c.wire(f.mtu, f.header, f.ack_size, f.ack_every),
+        None => {
+            let pkts = r.npkts as u64;
+            (r.size + pkts * f.header, pkts.div_ceil(f.ack_every) * f.ack_size)
+        }
+    };
+    let World { c, .. } = w;
+    for &(link, share) in links {
+        c.obs.add_job_bytes(link, l.flow, (data as f64 * share * part).round() as u64);
+    }
+    let split = f.split || f.coarse.iter().any(|c| c.holds(l.flow));
+    let mut back = Vec::new();
+    paths::expand(&c.net, r.dst, r.src, r.entropy, split, &mut back);
+    for &(link, share) in &back {
+        c.obs.add_job_bytes(link, l.flow, (acks as f64 * share * part).round() as u64);
+    }
+    to
 }

@@ -1,6 +1,8 @@
 //! Per-job link bytes: the wire bytes each job's packets (data and the
 //! control packets of its flows) put on each directed link, beside every
-//! byte the link carried, for jobs.csv and job_links.csv.
+//! byte the link carried, for jobs.csv and job_links.csv. At flow level
+//! the fluid model adds each flow's bytes per link itself
+//! ([`JobLinks::add`]).
 
 use crate::packet::{Packet, PacketKind};
 
@@ -25,16 +27,24 @@ impl JobLinks {
     /// `p` went on the wire of the port whose counters are `c`.
     #[inline]
     pub fn on_tx(&self, c: &mut [u64], p: &Packet) {
-        let wire = p.wire as u64;
-        let last = c.len() - 1;
-        c[last] += wire;
         if p.kind == PacketKind::Pause {
+            // A pause frame is the link's, no job's.
+            let last = c.len() - 1;
+            c[last] += p.wire as u64;
             return;
         }
-        let f = p.flow.0;
-        let j = self.ranges.partition_point(|r| r.1 <= f);
-        if j < self.ranges.len() && self.ranges[j].0 <= f {
-            c[j] += wire;
+        self.add(c, p.flow.0, p.wire as u64);
+    }
+
+    /// `bytes` of flow `flow` went on the wire of the port whose counters
+    /// are `c` (a packet, or the flow level's fluid).
+    #[inline]
+    pub fn add(&self, c: &mut [u64], flow: u32, bytes: u64) {
+        let last = c.len() - 1;
+        c[last] += bytes;
+        let j = self.ranges.partition_point(|r| r.1 <= flow);
+        if j < self.ranges.len() && self.ranges[j].0 <= flow {
+            c[j] += bytes;
         }
     }
 }

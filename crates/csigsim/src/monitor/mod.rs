@@ -198,6 +198,14 @@ impl Observers {
         self.job_ports = Some((0..ports).map(|_| self.jobs.counters()).collect());
     }
 
+    /// Adds `bytes` of `flow` to the job counters of `port`, when the run
+    /// has jobs (the flow level's fluid, which puts no packet on a wire).
+    pub(crate) fn add_job_bytes(&mut self, port: u32, flow: u32, bytes: u64) {
+        if let Some(j) = &mut self.job_ports {
+            self.jobs.add(&mut j[port as usize], flow, bytes);
+        }
+    }
+
     /// Per port: the wire bytes of each job, then of all packets; None
     /// without jobs.
     pub fn job_bytes(&self) -> Option<&[Box<[u64]>]> {

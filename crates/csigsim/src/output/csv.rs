@@ -186,6 +186,11 @@ mod tests {
         if u == 0.0 { "0".to_string() } else { format!("{u:.6}") }
     }
 
+    /// An empty cell for `None`, else the value as `{}` writes it.
+    fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
+        v.map_or_else(String::new, |v| v.to_string())
+    }
+
     /// A links.csv line as `writeln!` with `{}` for every field wrote it.
     fn reference(r: &LinkRow) -> String {
         let utilization = utilization_formatted(r.utilization);
@@ -197,11 +202,11 @@ mod tests {
             r.link_id,
             r.tx_bytes,
             utilization,
-            r.max_queue_bytes,
-            r.drops,
-            r.ecn_marks,
-            r.trims,
-            fmt_ns(r.pause_ps)
+            opt(r.max_queue_bytes),
+            opt(r.drops),
+            opt(r.ecn_marks),
+            opt(r.trims),
+            r.pause_ps.map_or_else(String::new, fmt_ns)
         )
     }
 
@@ -329,6 +334,7 @@ mod tests {
             max_queue_bytes in any::<u64>(),
             counts in any::<(u32, u32, u32)>(),
             pause_ps in prop_oneof![Just(0u64), 0..10_000u64, any::<u64>()],
+            queues in any::<bool>(),
         ) {
             let r = LinkRow {
                 time_ps,
@@ -337,11 +343,11 @@ mod tests {
                 link_id,
                 tx_bytes,
                 utilization,
-                max_queue_bytes,
-                drops: counts.0,
-                ecn_marks: counts.1,
-                trims: counts.2,
-                pause_ps,
+                max_queue_bytes: queues.then_some(max_queue_bytes),
+                drops: queues.then_some(counts.0),
+                ecn_marks: queues.then_some(counts.1),
+                trims: queues.then_some(counts.2),
+                pause_ps: queues.then_some(pause_ps),
             };
             let mut one = LinkColumns { nodes: vec!["tor3".into(), "agg1".into()], ..Default::default() };
             one.push(&r, 0, 1);

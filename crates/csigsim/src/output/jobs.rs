@@ -1,15 +1,15 @@
 //! jobs.csv and job_links.csv: each job's times from its flows' records
 //! (and its operations', for a trace), its iterations from its collective
 //! instances, and its bytes per link from the job monitor
-//! ([`crate::monitor::jobs`]). The alone times come from other runs:
-//! [`set_alone`].
+//! ([`crate::monitor::jobs`]; at flow level, its fluid's bytes per link,
+//! which the fluid model bills to the same counters). The alone times come
+//! from other runs: [`set_alone`].
 
 use super::tables::{JobLinkTable, JobTable};
 use crate::engine::World;
 use crate::id::FlowId;
 
-/// The job tables of a run; None for a scenario without jobs
-/// (job_links.csv also at the flow level, which watches no packet).
+/// The job tables of a run; None for a scenario without jobs.
 pub fn tables(w: &World) -> (Option<JobTable>, Option<JobLinkTable>) {
     let sc = w.scenario();
     if sc.jobs.is_empty() {
@@ -31,8 +31,7 @@ pub fn tables(w: &World) -> (Option<JobTable>, Option<JobLinkTable>) {
         }
         (start, end, done)
     };
-    // The flow level moves fluids, not packets: no link bytes to share.
-    let links = w.observers().job_bytes().filter(|_| sc.engine.fidelity == crate::scenario::config::Fidelity::Packet);
+    let links = w.observers().job_bytes();
     let per_job: Vec<(u32, u32)> = (0..sc.jobs.len())
         .map(|j| {
             let Some(ports) = links else { return (0, 0) };

@@ -356,6 +356,7 @@ pub fn collect_to(w: &World, wall_s: f64, end_reason: &str, mark: &crate::watchd
         window_ps,
         windows: now / window_ps + 1,
         idle_rows: w.observers().idle_rows(),
+        queues: !crate::flowsim::is_flow_level(sc),
         nodes: node_names(w),
         from: ports.iter().map(|p| p.node().0).collect(),
         to: ports.iter().map(|p| ports[p.peer()].node().0).collect(),
@@ -667,6 +668,8 @@ type LinkStream = (Vec<(u32, u32)>, Stream<LinkColumns>);
 /// `--parquet` their twins, a row group at a time.
 pub struct StreamWriter {
     window_ps: u64,
+    /// links.csv has queue cells (not at flow level).
+    queues: bool,
     links: Option<LinkStream>,
     /// The series' labels, and the file, whose table names the bottlenecks
     /// by port (`from->to`).
@@ -712,6 +715,7 @@ impl StreamWriter {
         };
         Ok(StreamWriter {
             window_ps: w.observers().window_ps(),
+            queues: !crate::flowsim::is_flow_level(sc),
             links,
             signals,
             cc,
@@ -760,7 +764,7 @@ impl crate::monitor::RowSink for StreamWriter {
             return;
         }
         let (from, to) = ends[link as usize];
-        let row = LinkRow::new(self.window_ps, window, link, "", "", r);
+        let row = LinkRow::new(self.window_ps, window, link, "", "", r, self.queues);
         let res = s.row(|t| t.push(&row, from, to), &mut self.int, &mut self.line);
         self.keep(res);
     }

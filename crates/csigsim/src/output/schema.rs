@@ -155,25 +155,35 @@ impl<T: CellValue> CellValue for Option<T> {
 }
 
 /// The codes given so far to the texts of each coded column while a table
-/// is read (a table keeps each host or node name once).
+/// is read (a table keeps each host or node name once), and how many of
+/// the column's names each has looked at.
 #[derive(Debug, Default)]
-pub struct Codes(Vec<HashMap<String, u32>>);
+pub struct Codes(Vec<(HashMap<String, u32>, usize)>);
 
 impl Codes {
     /// The code of `v` in column `col`, whose names are `names`.
     pub fn code(&mut self, col: usize, names: &mut Vec<String>, v: &str) -> u32 {
         if self.0.len() <= col {
-            self.0.resize_with(col + 1, HashMap::new);
+            self.0.resize_with(col + 1, Default::default);
         }
-        if let Some(&c) = self.0[col].get(v) {
+        let (codes, seen) = &mut self.0[col];
+        if let Some(&c) = codes.get(v) {
             return c;
         }
-        // A name the table had before reading (a dictionary shared by columns).
-        let c = names.iter().position(|n| n == v).unwrap_or_else(|| {
-            names.push(v.to_string());
-            names.len() - 1
-        }) as u32;
-        self.0[col].insert(v.to_string(), c);
+        // Names the table had before reading, or another column sharing
+        // the dictionary added, each at its first place (a scan of them
+        // per new text was quadratic: 65,536 hosts took seconds).
+        for (i, n) in names.iter().enumerate().skip(*seen) {
+            codes.entry(n.clone()).or_insert(i as u32);
+        }
+        *seen = names.len();
+        if let Some(&c) = codes.get(v) {
+            return c;
+        }
+        names.push(v.to_string());
+        *seen += 1;
+        let c = names.len() as u32 - 1;
+        codes.insert(v.to_string(), c);
         c
     }
 }

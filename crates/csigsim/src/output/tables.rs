@@ -21,7 +21,7 @@ pub struct Tables {
     pub collectives: Option<CollectiveTable>,
     /// Present when the scenario has an `rpc` workload.
     pub rpcs: Option<RpcTable>,
-    /// Present when the scenario has jobs; `job_links` only at packet level.
+    /// Present when the scenario has jobs.
     pub jobs: Option<JobTable>,
     pub job_links: Option<JobLinkTable>,
 }
@@ -182,6 +182,9 @@ pub struct LinkTable {
     pub windows: u64,
     /// Whether idle windows have rows (`monitor.idle_rows`).
     pub idle_rows: bool,
+    /// Whether the run measured queues, drops, marks, trims and pauses
+    /// (packet level); their cells are empty when not (flow level).
+    pub queues: bool,
     /// Node names; `from` and `to` are indices into it.
     pub nodes: Vec<String>,
     /// Per `link_id`: the sending node.
@@ -202,16 +205,18 @@ pub struct LinkRow<'a> {
     pub tx_bytes: u64,
     /// Busy fraction of the window, unrounded (the CSV writes six decimals).
     pub utilization: f64,
-    pub max_queue_bytes: u64,
-    pub drops: u32,
-    pub ecn_marks: u32,
-    pub trims: u32,
-    pub pause_ps: u64,
+    /// The queue counters: `None` where the run has no queues (flow level).
+    pub max_queue_bytes: Option<u64>,
+    pub drops: Option<u32>,
+    pub ecn_marks: Option<u32>,
+    pub trims: Option<u32>,
+    pub pause_ps: Option<u64>,
 }
 
 impl<'a> LinkRow<'a> {
-    /// The row of `link` in window `window` with the counters `r`.
-    pub fn new(window_ps: u64, window: u64, link_id: u32, from: &'a str, to: &'a str, r: &LinkCounters) -> LinkRow<'a> {
+    /// The row of `link` in window `window` with the counters `r`; without
+    /// `queues` (a run that measures none) its queue cells are empty.
+    pub fn new(window_ps: u64, window: u64, link_id: u32, from: &'a str, to: &'a str, r: &LinkCounters, queues: bool) -> LinkRow<'a> {
         LinkRow {
             time_ps: window.saturating_mul(window_ps),
             from,
@@ -219,11 +224,11 @@ impl<'a> LinkRow<'a> {
             link_id,
             tx_bytes: r.tx_bytes,
             utilization: r.busy_ps as f64 / window_ps as f64,
-            max_queue_bytes: r.max_queue_bytes,
-            drops: r.drops,
-            ecn_marks: r.ecn_marks,
-            trims: r.trims,
-            pause_ps: r.pause_ps,
+            max_queue_bytes: queues.then_some(r.max_queue_bytes),
+            drops: queues.then_some(r.drops),
+            ecn_marks: queues.then_some(r.ecn_marks),
+            trims: queues.then_some(r.trims),
+            pause_ps: queues.then_some(r.pause_ps),
         }
     }
 }
@@ -242,11 +247,12 @@ table! {
         tx_bytes: u64 = "tx_bytes" plain, Int, "bytes", "wire bytes the port put on the wire";
         /// Busy fraction of the window, unrounded (the CSV writes six decimals).
         utilization: f64 = "utilization" plain, Share, "", "fraction of the window the transmitter was busy";
-        max_queue_bytes: u64 = "max_queue_bytes" plain, Int, "bytes", "the largest data queue of the port";
-        drops: u32 = "drops" plain, Int, "packets", "packets dropped at the port";
-        ecn_marks: u32 = "ecn_marks" plain, Int, "packets", "CE marks set at the port";
-        trims: u32 = "trims" plain, Int, "packets", "data packets trimmed at the port";
-        pause_ps: u64 = "pause_ns" plain, Time, "ns", "time the port's data class was paused by PFC";
+        /// The queue counters: empty at flow level, which has no queues.
+        max_queue_bytes: Option<u64> = "max_queue_bytes" plain, Int, "bytes", "the largest data queue of the port";
+        drops: Option<u32> = "drops" plain, Int, "packets", "packets dropped at the port";
+        ecn_marks: Option<u32> = "ecn_marks" plain, Int, "packets", "CE marks set at the port";
+        trims: Option<u32> = "trims" plain, Int, "packets", "data packets trimmed at the port";
+        pause_ps: Option<u64> = "pause_ns" plain, Time, "ns", "time the port's data class was paused by PFC";
     }
 }
 
@@ -271,7 +277,7 @@ impl LinkTable {
 
     fn row(&self, window: u64, link: usize, r: &LinkCounters) -> LinkRow<'_> {
         let (from, to) = (&self.nodes[self.from[link] as usize], &self.nodes[self.to[link] as usize]);
-        LinkRow::new(self.window_ps, window, link as u32, from, to, r)
+        LinkRow::new(self.window_ps, window, link as u32, from, to, r, self.queues)
     }
 
     /// Every row, in file order, built as it is read.
@@ -424,7 +430,7 @@ table! {
         time_ps: Option<u64> = "time_ns" plain, Time, "ns", "end - start";
         iteration_mean_ps: Option<u64> = "iteration_mean_ns" plain, Time, "ns", "mean time of its completed iterations";
         iteration_max_ps: Option<u64> = "iteration_max_ns" plain, Time, "ns", "longest of them";
-        /// `None` when no link was watched (the flow level).
+        /// `None` when no link was watched.
         links: Option<u32> = "links" plain, Int, "", "directed links its packets crossed";
         shared_links: Option<u32> = "shared_links" plain, Int, "", "of those, links another job's packets crossed too";
         alone_time_ps: Option<u64> = "alone_time_ns" plain, Time, "ns", "time_ns of the job alone on the fabric (--isolate-jobs)";

@@ -396,16 +396,26 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, bu
     }
     let placer = crate::workload::job::Placer::default();
     let mut jobs = Vec::new();
+    // At flow level a ring collective moves as one transfer per edge and
+    // channel: its plan becomes those before any flow id is taken (its
+    // slices may be more than ids reach), and its memory is theirs.
+    let coarse_rings = sf.engine.fidelity == Fidelity::Flow && plans;
+    let mut flow_rings = Vec::new();
     for (i, w) in sf.workload.iter().enumerate() {
         let key_err = |key: &str, m| err(&format!("workload[{i}].{key}"), m);
         let own = std::cell::RefCell::new(crate::workload::Extras::default());
         let ctx = crate::workload::Ctx { idx: i, first: count, topo: &topology, seed, base_dir, mtu: t.mtu, err: &key_err, max_flows, out: &own, placer: &placer };
         let first = count as u32;
         let collectives_before = extras.collectives.len();
-        let flows = match crate::workload::plan(w, &ctx, plans)? {
-            Some(plan) => {
-                if let crate::workload::Flows::Ring(p) = &plan {
-                    if let crate::workload::WorkloadEntry::Collective(c) = w {
+        let flows = match crate::workload::plan(w, &ctx, plans, coarse_rings)? {
+            Some(mut plan) => {
+                if let (crate::workload::Flows::Ring(p), crate::workload::WorkloadEntry::Collective(c)) = (&plan, w) {
+                    if coarse_rings {
+                        let (ring, flows, instances) = crate::workload::collective::coarse::coarsen(p.clone(), first, c.op, c.size.0);
+                        flow_rings.push(ring);
+                        extras.collectives.extend(instances);
+                        plan = flows;
+                    } else {
                         extras.collectives.extend(p.instances(c.op, c.size.0, first));
                     }
                 }
@@ -476,12 +486,6 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, bu
             workloads = vec![crate::workload::Workload { first: 0, flows: crate::workload::Flows::Listed { specs: flows, deps: std::mem::take(&mut extras.deps) } }];
             Some(plan)
         }
-    };
-    // At flow level a ring collective moves as one transfer per edge and
-    // channel: its memory is that of the transfers.
-    let flow_rings = match sf.engine.fidelity {
-        Fidelity::Flow => crate::workload::collective::coarse::coarsen(&mut workloads, &mut extras.collectives, &mut extras.rpcs),
-        Fidelity::Packet => Vec::new(),
     };
     let selective = sf.transport.retransmit == crate::transport::config::Retransmit::Selective;
     check_memory(&topology, &workloads, &makers, (sf.transport.mtu, selective, sf.switch.buffer.0), budget, err)?;

@@ -109,10 +109,12 @@ pub mod job;
 
 /// The flows of workload `ctx.idx` as a plan the run generates them from,
 /// when its generator has one and `plans` allows it; None when they are to
-/// be listed ([`expand`]).
-pub fn plan(w: &WorkloadEntry, ctx: &Ctx, plans: bool) -> Result<Option<Flows>, InputError> {
+/// be listed ([`expand`]). `coarse_rings`: a ring's plan will become its
+/// transfers (the flow level, [`collective::coarse`]), and its flows are
+/// counted as those.
+pub fn plan(w: &WorkloadEntry, ctx: &Ctx, plans: bool, coarse_rings: bool) -> Result<Option<Flows>, InputError> {
     match w {
-        WorkloadEntry::Collective(c) if plans => Ok(collective::ring_plan(c, ctx)?.map(Flows::Ring)),
+        WorkloadEntry::Collective(c) if plans => Ok(collective::ring_plan(c, ctx, coarse_rings)?.map(Flows::Ring)),
         WorkloadEntry::Goal(c) => Ok(Some(Flows::Dag(goal::read(c, ctx)?))),
         WorkloadEntry::Chakra(c) => Ok(Some(Flows::Dag(chakra::read(c, ctx)?))),
         _ => Ok(None),

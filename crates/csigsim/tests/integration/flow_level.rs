@@ -71,7 +71,62 @@ fn flows_share_a_bottleneck_max_min_and_speed_up_when_one_leaves() {
     let bytes: u64 = rows.iter().map(|r| r.tx_bytes).sum();
     let expect = wire(1_000_000) + wire(3_000_000);
     assert!(bytes.abs_diff(expect) <= rows.len() as u64, "{bytes} against {expect}");
-    assert!(rows.iter().all(|r| r.max_queue_bytes == 0 && r.drops == 0));
+    // No queues at flow level: their cells are empty, not 0.
+    assert!(rows.iter().all(|r| r.max_queue_bytes.is_none() && r.drops.is_none() && r.ecn_marks.is_none() && r.trims.is_none() && r.pause_ps.is_none()));
+}
+
+/// links.csv at flow level: tx_bytes and utilization in every row, the
+/// five queue cells empty, in memory, streamed (the command's way) and
+/// read back from the run directory as CSV and as Parquet; the same
+/// scenario at packet level fills every cell.
+#[test]
+fn flow_level_links_have_empty_queue_cells_in_every_format() {
+    let text = dumbbell(2, "[[flow]]\nsrc = \"h0\"\ndst = \"rx\"\nsize = \"1MB\"\n[[flow]]\nsrc = \"h1\"\ndst = \"rx\"\nsize = \"3MB\"\n");
+    let mem = csigsim::run(load_with(&text, &[FLOW]), |_| true);
+    let csv = mem.links_csv();
+    let mut lines = csv.lines();
+    assert!(lines.next().unwrap().ends_with("utilization,max_queue_bytes,drops,ecn_marks,trims,pause_ns"));
+    let rows: Vec<&str> = lines.collect();
+    assert!(!rows.is_empty());
+    for r in &rows {
+        let cells: Vec<&str> = r.split(',').collect();
+        assert_eq!(cells.len(), 11, "{r}");
+        assert!(cells[4].parse::<u64>().is_ok() && cells[5].parse::<f64>().is_ok(), "{r}");
+        assert_eq!(&cells[6..], ["", "", "", "", ""], "{r}");
+    }
+    // Streamed, as the command writes it: the same bytes.
+    let dir = std::env::temp_dir().join(format!("csigsim-flow-links-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let opts = csigsim::RunOptions { stream_dir: Some(dir.clone()), ..Default::default() };
+    let _ = csigsim::run_with(load_with(&text, &[FLOW]), &opts, |_| true).unwrap();
+    assert_eq!(std::fs::read_to_string(dir.join("links.csv")).unwrap(), csv);
+    // Read back: empty cells are None, in CSV and in Parquet.
+    let back = tempdir_written(&mem, "csv");
+    let c = csigsim::output::read_run(&back, csigsim::output::Format::Csv).unwrap().links.expect("links");
+    assert_eq!(c.len(), rows.len());
+    assert!(c.max_queue_bytes.iter().chain(&c.pause_ps).all(Option::is_none) && c.drops.iter().chain(&c.ecn_marks).chain(&c.trims).all(Option::is_none));
+    #[cfg(feature = "parquet")]
+    {
+        let pq = csigsim::output::read_run(&back, csigsim::output::Format::Parquet).unwrap().links.expect("links");
+        assert_eq!(pq, c);
+    }
+    // Packet level: every cell is a number.
+    let packet = csigsim::run(csigsim::scenario::load_str(&text, "t.toml", std::path::Path::new("."), &[], None).unwrap(), |_| true);
+    assert!(packet.links_csv().lines().skip(1).all(|l| l.split(',').all(|c| !c.is_empty())));
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&back);
+}
+
+/// Writes `out` to a fresh run directory (with its Parquet twins when the
+/// feature is on), answers the directory.
+fn tempdir_written(out: &csigsim::RunOutput, tag: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("csigsim-flow-rundir-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    out.write_dir(&dir).unwrap();
+    #[cfg(feature = "parquet")]
+    out.write_parquet(&dir).unwrap();
+    dir
 }
 
 /// A flow's rate cap holds it below its fair share; the other takes the rest.
@@ -126,6 +181,33 @@ fn ring_allreduce_matches_the_analytic_cct_within_one_percent() {
         println!("n={n}: flow-level CCT {:.1} us, analytic {:.1} us", cct / 1e6, expect / 1e6);
         assert!((cct - expect).abs() / expect < 0.01, "n={n}: CCT {cct} ps against {expect} ps");
     }
+}
+
+/// At flow level a ring's plan becomes its transfers before any flow id
+/// is taken: a ring of more slice flows than a scenario may have (16 ranks
+/// x 30 steps x 31,250 slices of 64 bytes = 15 M, above the 10 M cap)
+/// loads as its 16 transfers, the workload after it numbers its flows
+/// from 16, and the run completes; at packet level the same scenario is
+/// refused for its slices, at the ring's key.
+#[test]
+fn a_flow_level_ring_is_counted_and_numbered_by_its_transfers() {
+    let text = crate::collectives::ring(4, 16, "32MB").replace("size = ", "chunk = \"64B\"\nsize = ")
+        + "[[workload]]\nkind = \"incast\"\nreceiver = \"h0\"\ncount = 2\nsize = \"1MB\"\n";
+    let e = csigsim::scenario::load_str(&text, "t.toml", std::path::Path::new("."), &[], None).unwrap_err();
+    assert_eq!(e.key.as_deref(), Some("workload[0].size"), "{e}");
+    assert!(e.to_string().contains("expands into 15000000 flows"), "{e}");
+    let sc = load_with(&text, &[FLOW]);
+    assert_eq!(sc.flow_count(), 16 + 2);
+    assert_eq!((sc.workloads[1].first, sc.workloads[1].len(), sc.workloads[2].first), (0, 16, 16));
+    assert_eq!(sc.collectives.len(), 1);
+    assert_eq!(sc.collectives[0].steps.len(), 1);
+    assert_eq!(sc.collectives[0].steps[0], 0..16);
+    let out = csigsim::run(sc, |_| true);
+    assert_eq!(out.summary.flows_completed, 18);
+    let f = &out.tables.flows;
+    assert_eq!((f.flow_name(15), f.flow_name(16)), ("coll0", "incast1"));
+    let c = out.tables.collectives.as_ref().expect("collectives");
+    assert_eq!((c.first_flow[0], c.flows[0], c.step[0], c.step[1]), (0, 16, Some(0), None));
 }
 
 /// Two runs of one scenario and seed write the same bytes.

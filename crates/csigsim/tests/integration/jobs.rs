@@ -131,6 +131,65 @@ fn job_links_add_up_to_the_links() {
     }
 }
 
+/// Per job: its directed links (job_links.csv), and jobs.csv's `links`
+/// and `shared_links`.
+type JobLinkSets = (Vec<std::collections::BTreeSet<u32>>, Vec<Option<u32>>, Vec<Option<u32>>);
+
+/// Each job's directed links, from job_links.csv, and jobs.csv's `links`
+/// and `shared_links`.
+fn job_link_sets(out: &csigsim::RunOutput) -> JobLinkSets {
+    let l = out.tables.job_links.as_ref().expect("job_links");
+    let t = out.tables.jobs.as_ref().expect("jobs");
+    let sets = t.job.iter().map(|j| (0..l.len()).filter(|&i| &l.job[i] == j).map(|i| l.link_id[i]).collect()).collect();
+    (sets, t.links.clone(), t.shared_links.clone())
+}
+
+/// At flow level jobs.csv's `links` and `shared_links` and job_links.csv
+/// come from the fluid's paths (data out, ACKs back): two jobs in two
+/// pods share no link; two jobs interleaved on a leaf-spine cross exactly
+/// the links they cross at packet level and share the same ones, and each
+/// link's bytes are its jobs' bytes.
+#[test]
+fn flow_level_jobs_cross_the_links_their_packets_would() {
+    let flow = &["engine.fidelity=\"flow\""];
+    let apart = two_jobs("[topology]\nkind = \"fat_tree\"\nk = 4", "placement = \"contiguous\"\nnum_ranks = 4", "placement = \"contiguous\"\nnum_ranks = 4");
+    let out = csigsim::run(load_with(&apart, flow), |_| true);
+    let (sets, links, shared) = job_link_sets(&out);
+    assert_eq!(shared, [Some(0), Some(0)]);
+    assert!(sets[0].is_disjoint(&sets[1]));
+    for j in 0..2 {
+        // Each rank's NIC link both ways, and its ToR's links to the pod's aggs.
+        assert!(sets[j].len() >= 8, "job {j}: {:?}", sets[j]);
+        assert_eq!(links[j], Some(sets[j].len() as u32));
+    }
+    let together = two_jobs(LEAF_SPINE, "hosts = [0, 2, 4, 6, 8, 10, 12, 14]", "hosts = [1, 3, 5, 7, 9, 11, 13, 15]");
+    let packet = csigsim::run(load(&together), |_| true);
+    let fluid = csigsim::run(load_with(&together, flow), |_| true);
+    let (want, want_links, want_shared) = job_link_sets(&packet);
+    let (got, got_links, got_shared) = job_link_sets(&fluid);
+    assert_eq!(got, want);
+    assert!(got_shared.iter().all(|s| s.unwrap() > 0));
+    assert_eq!((got_links, got_shared), (want_links, want_shared));
+    let l = fluid.tables.job_links.as_ref().unwrap();
+    let mut by_link: std::collections::BTreeMap<u32, (u64, u64)> = Default::default();
+    for i in 0..l.len() {
+        let e = by_link.entry(l.link_id[i]).or_insert((0, l.link_bytes[i]));
+        e.0 += l.tx_bytes[i];
+    }
+    assert!(by_link.iter().all(|(_, (jobs, total))| jobs == total), "{by_link:?}");
+    // The bytes: each job's data and ACKs over its links, what its packets
+    // put there (nothing is lost or sent again here: to the byte).
+    let bytes = |o: &csigsim::RunOutput, job: &str| {
+        let l = o.tables.job_links.as_ref().unwrap();
+        (0..l.len()).filter(|&i| l.job[i] == job).map(|i| l.tx_bytes[i]).sum::<u64>()
+    };
+    for job in ["a", "b"] {
+        let (p, f) = (bytes(&packet, job), bytes(&fluid, job));
+        println!("job {job}: {f} bytes at flow level, {p} at packet level");
+        assert_eq!(f, p, "job {job}");
+    }
+}
+
 /// `contiguous` takes the lowest-indexed free hosts: around a host an
 /// explicit job holds, and after the jobs before it.
 #[test]

@@ -1,14 +1,13 @@
 //! A pipelined ring collective coarsened for the flow level: one transfer
 //! per ring edge, channel and iteration instead of a flow per slice and
-//! step, rewritten when the scenario is loaded so that its set-up and the
-//! memory check see the transfers. How the flow level times them:
-//! `crate::flowsim::ring`.
+//! step, made when the scenario is loaded in place of the ring's plan, so
+//! that flow ids, the flow count and the memory check are the transfers'.
+//! How the flow level times them: `crate::flowsim::ring`.
 
 use crate::id::HostId;
-use crate::workload::rpc::RpcSpec;
 use crate::workload::collective::ring::RingPlan;
-use crate::workload::collective::{CollectiveSpec, FlowDep};
-use crate::workload::{FlowSpec, Flows, Workload};
+use crate::workload::collective::{CollectiveOp, CollectiveSpec, FlowDep};
+use crate::workload::{FlowSpec, Flows};
 
 /// A coarsened ring workload: its transfers are flows `first..first + len`,
 /// numbered group by group, iteration by iteration, rank by rank, channel by channel.
@@ -38,67 +37,50 @@ impl Coarse {
         (wire(p.chunk) * (p.slices - 1) + wire(last), first)
     }
 
+    /// A transfer's data wire bytes over all its steps, and the bytes of
+    /// the ACKs its receiver sends back for them (`ack_every` data packets
+    /// an ACK of `ack_size` bytes).
+    pub fn wire(&self, mtu: u64, header: u64, ack_size: u64, ack_every: u64) -> (u64, u64) {
+        let steps = self.plan.steps as u64;
+        (self.step_wire(mtu, header).0 * steps, self.step_acks(mtu, ack_size, ack_every) * steps)
+    }
+
+    /// ACK bytes of one step on an edge and channel.
+    fn step_acks(&self, mtu: u64, ack_size: u64, ack_every: u64) -> u64 {
+        let p = &self.plan;
+        let last = p.per_channel - p.chunk * (p.slices - 1);
+        let pkts = p.chunk.div_ceil(mtu) * (p.slices - 1) + last.div_ceil(mtu);
+        pkts.div_ceil(ack_every) * ack_size
+    }
+
     /// Bytes a transfer moves through the fluid: per step, its wire bytes
     /// less the first packet (counted in the chain's latency) plus the
     /// ACKs of the step it receives, which leave on the same NIC link ahead
     /// of its data (`acks`: the ACK bytes per data packet sent).
     pub fn volume(&self, mtu: u64, header: u64, ack_size: u64, ack_every: u64) -> u64 {
-        let p = &self.plan;
         let (step, first) = self.step_wire(mtu, header);
-        let last = p.per_channel - p.chunk * (p.slices - 1);
-        let pkts = p.chunk.div_ceil(mtu) * (p.slices - 1) + last.div_ceil(mtu);
-        let acks = pkts.div_ceil(ack_every) * ack_size;
-        (step - first.min(mtu + header) + acks) * p.steps as u64
+        let acks = self.step_acks(mtu, ack_size, ack_every);
+        (step - first.min(mtu + header) + acks) * self.plan.steps as u64
     }
 
 }
 
-/// Rewrites every ring plan among `workloads` into its transfers (the
-/// flows of the workloads after it are renumbered, and the collectives'
-/// step ranges and the RPCs with them: each ring instance has one step,
-/// its transfers); answers the coarsened workloads.
-pub fn coarsen(workloads: &mut [Workload], collectives: &mut [CollectiveSpec], rpcs: &mut [RpcSpec]) -> Vec<Coarse> {
-    let mut out = Vec::new();
-    let mut shift: i64 = 0;
-    // Old flow ranges and their shifts, to renumber the collectives and RPCs.
-    let mut moved: Vec<(u32, u32, i64, Option<usize>)> = Vec::new();
-    for w in workloads.iter_mut() {
-        let old_first = w.first;
-        let old_len = w.len();
-        w.first = (w.first as i64 + shift) as u32;
-        let Flows::Ring(plan) = &w.flows else {
-            moved.push((old_first, old_len, shift, None));
-            continue;
-        };
-        let plan = plan.clone();
-        let c = Coarse { first: w.first, plan };
-        let (specs, deps) = transfers(&c.plan);
-        w.flows = Flows::Listed { specs, deps };
-        moved.push((old_first, old_len, shift, Some(out.len())));
-        shift += w.len() as i64 - old_len as i64;
-        out.push(c);
-    }
-    let at = |flow: u32| moved.iter().find(|m| (m.0..m.0 + m.1).contains(&flow)).copied();
-    let mut instance = vec![0u32; out.len()];
-    for spec in collectives.iter_mut() {
-        let Some((_, _, sh, coarse)) = spec.steps.first().and_then(|r| at(r.start)) else { continue };
-        match coarse {
-            None => spec.steps.iter_mut().for_each(|r| *r = (r.start as i64 + sh) as u32..(r.end as i64 + sh) as u32),
-            Some(k) => {
-                let c = &out[k];
-                let per = c.plan.n * c.plan.channels;
-                let a = c.first + instance[k] * per;
-                instance[k] += 1;
-                spec.steps = std::iter::once(a..a + per).collect();
-            }
+/// A ring plan as the flow level runs it, before any flow id is taken:
+/// its transfers (flows `first ..`) and their dependencies, and one
+/// instance per group and iteration (of `op`, `size` bytes per rank)
+/// whose one step is its transfers. A ring's slice flows are never
+/// listed: they may be more than flow ids reach.
+pub fn coarsen(plan: RingPlan, first: u32, op: CollectiveOp, size: u64) -> (Coarse, Flows, Vec<CollectiveSpec>) {
+    let (specs, deps) = transfers(&plan);
+    let per = plan.n * plan.channels;
+    let mut instances = Vec::with_capacity(plan.groups.len() * plan.iterations as usize);
+    for (g, (_, name)) in plan.groups.iter().enumerate() {
+        for it in 0..plan.iterations {
+            let a = first + (g as u32 * plan.iterations + it) * per;
+            instances.push(CollectiveSpec { name: name.clone(), op, ranks: plan.n, size, iteration: it, steps: std::iter::once(a..a + per).collect() });
         }
     }
-    for r in rpcs.iter_mut() {
-        if let Some((_, _, sh, _)) = at(r.flow) {
-            r.flow = (r.flow as i64 + sh) as u32;
-        }
-    }
-    out
+    (Coarse { first, plan }, Flows::Listed { specs, deps }, instances)
 }
 
 /// The transfers of a ring plan and the iterations' dependencies (ids of

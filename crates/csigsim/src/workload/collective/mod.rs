@@ -384,7 +384,7 @@ struct Setup<'a> {
     total: u64,
 }
 
-fn setup<'a>(c: &'a CollectiveConfig, ctx: &Ctx) -> Result<Setup<'a>, InputError> {
+fn setup<'a>(c: &'a CollectiveConfig, ctx: &Ctx, coarse_rings: bool) -> Result<Setup<'a>, InputError> {
     let err = ctx.err;
     let keys = c.job_keys();
     if c.num_ranks.is_some() && matches!(c.placement, None | Some(super::job::Policy::Explicit)) {
@@ -447,6 +447,8 @@ fn setup<'a>(c: &'a CollectiveConfig, ctx: &Ctx) -> Result<Setup<'a>, InputError
     let per_instance = match (c.op, algorithm) {
         (CollectiveOp::AllToAll, _) => alltoall::flows(&plan),
         (_, Algorithm::Tree) => tree::flows(&plan),
+        // One transfer per rank and channel, however many slices and steps.
+        _ if legacy && coarse_rings => n as u64 * c.channels as u64,
         _ => ring::flows(&plan),
     };
     let total = per_instance.saturating_mul(c.iterations as u64).saturating_mul(groups.len() as u64);
@@ -471,20 +473,22 @@ fn group_names(c: &CollectiveConfig, ctx: &Ctx, groups: usize) -> Vec<String> {
 
 /// The ring all-reduce, all-gather and reduce-scatter as plans the run
 /// generates their flows from ([`ring::RingPlan`]); None for the other
-/// operations and algorithms, which [`expand`] lists.
-pub fn ring_plan(c: &CollectiveConfig, ctx: &Ctx) -> Result<Option<ring::RingPlan>, InputError> {
-    let s = setup(c, ctx)?;
+/// operations and algorithms, which [`expand`] lists. `coarse_rings`: the
+/// plan will become one transfer per rank and channel (the flow level),
+/// and the flow count checked is theirs.
+pub fn ring_plan(c: &CollectiveConfig, ctx: &Ctx, coarse_rings: bool) -> Result<Option<ring::RingPlan>, InputError> {
+    let s = setup(c, ctx, coarse_rings)?;
     if !s.legacy {
         return Ok(None);
     }
     let names = group_names(c, ctx, s.groups.len());
     let plan = ring::RingPlan::new(&s.plan, s.groups.into_iter().zip(names).collect());
-    debug_assert_eq!(plan.flows(), s.total);
+    debug_assert!(coarse_rings || plan.flows() == s.total);
     Ok(Some(plan))
 }
 
 pub fn expand(c: &CollectiveConfig, ctx: &Ctx, flows: &mut Vec<FlowSpec>) -> Result<(), InputError> {
-    let Setup { plan, groups, algorithm, legacy, .. } = setup(c, ctx)?;
+    let Setup { plan, groups, algorithm, legacy, .. } = setup(c, ctx, false)?;
     let (n, fifo, err) = (plan.n, plan.fifo, ctx.err);
     let names = group_names(c, ctx, groups.len());
     let mut out = ctx.out.borrow_mut();
@@ -566,7 +570,7 @@ mod tests {
             let err = |key: &str, m: String| InputError::new("t", Some(key.into()), None, m);
             let out = std::cell::RefCell::new(super::super::Extras::default());
             let ctx = Ctx { idx: 2, first: 0, topo: &topo, seed: 1, base_dir: std::path::Path::new("."), mtu: 1000, err: &err, max_flows: u64::MAX, out: &out, placer: &Default::default() };
-            let plan = ring_plan(&c, &ctx).unwrap().expect("a ring plan");
+            let plan = ring_plan(&c, &ctx, false).unwrap().expect("a ring plan");
             let mut listed = Vec::new();
             expand(&c, &ctx, &mut listed).unwrap();
             let extras = out.into_inner();
