@@ -3,6 +3,10 @@
 //! were complete ([`crate::workload::dag`]), and each iteration's time per
 //! rank with the part of it the rank spent computing.
 //!
+//! A Chakra rank's first node, where it recurs in the rank's file, begins
+//! the rank's next iteration (a trace of several training steps); a GOAL
+//! schedule is one iteration.
+//!
 //! Only trace workloads have rows: a `collective` workload's steps are
 //! collectives.csv's rows (one row per rank and step would be millions at
 //! a thousand ranks), and its iterations are the totals rows there.
@@ -24,6 +28,7 @@ table! {
     columns {
         workload: String = "workload" plain, Text, "", "the workload entry's name";
         rank: u32 = "rank" plain, Int, "", "the rank";
+        iteration: u32 = "iteration" plain, Int, "", "the rank's iteration it is in, from 0";
         host: u32 = "host" coded(hosts), Text, "", "the host the rank runs on";
         op_id: u64 = "op_id" plain, Int, "", "the Chakra node's id, or the GOAL line";
         name: u32 = "name" coded(names), Text, "", "the Chakra node's name (empty for GOAL)";
@@ -191,7 +196,8 @@ pub fn rows<E>(w: &World, first_name: &[u32], t: &mut OpTable, mut emit: impl Fn
         let tr = &d.trace;
         let mut causes = Causes::new(d, ended);
         let known = |x: u64| (x != u64::MAX).then_some(x);
-        let mut ranks: Vec<RankAcc> = (0..tr.hosts.len()).map(|_| RankAcc::default()).collect();
+        let iterations = tr.steps.iter().map(|s| s.iteration + 1).max().unwrap_or(1) as usize;
+        let mut ranks: Vec<Vec<RankAcc>> = (0..iterations).map(|_| (0..tr.hosts.len()).map(|_| RankAcc::default()).collect()).collect();
         for s in &tr.steps {
             let (start, end) = (known(begun[s.begin as usize]), known(ended[s.done as usize]));
             let last = causes.last(s.begin);
@@ -207,6 +213,7 @@ pub fn rows<E>(w: &World, first_name: &[u32], t: &mut OpTable, mut emit: impl Fn
             });
             t.workload.push(tr.name.clone());
             t.rank.push(s.rank);
+            t.iteration.push(s.iteration);
             t.host.push(tr.hosts[s.rank as usize]);
             t.op_id.push(s.id);
             t.name.push(first_name[k] + s.name);
@@ -217,7 +224,7 @@ pub fn rows<E>(w: &World, first_name: &[u32], t: &mut OpTable, mut emit: impl Fn
             t.time_ps.push(start.zip(end).map(|(a, b)| b - a));
             t.waited_on.push(waited.map(|c| c.name().into()));
             emit(t)?;
-            let r = &mut ranks[s.rank as usize];
+            let r = &mut ranks[s.iteration as usize][s.rank as usize];
             r.ops += 1;
             r.done += end.is_some() as u32;
             r.start = r.start.into_iter().chain(start).min();
@@ -226,52 +233,59 @@ pub fn rows<E>(w: &World, first_name: &[u32], t: &mut OpTable, mut emit: impl Fn
                 r.compute.push((a, b));
             }
         }
-        // A trace is one iteration: its files hold one.
-        let mut totals = RankAcc::default();
-        let mut critical: Option<(u32, u64, u64)> = None;
-        for (rank, r) in ranks.iter_mut().enumerate() {
-            let end = r.end.filter(|_| r.done == r.ops);
-            let time = r.start.zip(end).map(|(a, b)| b - a);
-            let compute = r.compute_ps();
-            it.workload.push(tr.name.clone());
-            it.iteration.push(0);
-            it.rank.push(Some(rank as u32));
-            it.host.push(Some(tr.hosts[rank]));
-            it.ops.push(r.ops);
-            it.ops_completed.push(r.done);
-            it.start_ps.push(r.start);
-            it.end_ps.push(end);
-            it.time_ps.push(time);
-            it.compute_ps.push(Some(compute));
-            it.exposed_ps.push(time.map(|t| t.saturating_sub(compute)));
-            it.critical_rank.push(None);
-            totals.ops += r.ops;
-            totals.done += r.done;
-            totals.start = totals.start.into_iter().chain(r.start).min();
-            if let Some(e) = end {
-                if critical.is_none_or(|c| e > c.1) {
-                    critical = Some((rank as u32, e, compute));
-                }
-            }
+        for (iteration, ranks) in ranks.iter_mut().enumerate() {
+            iteration_rows(&mut it, tr, iteration as u32, ranks);
         }
-        let complete = totals.done == totals.ops;
-        let end = critical.map(|c| c.1).filter(|_| complete);
-        let time = totals.start.zip(end).map(|(a, b)| b - a);
-        let compute = critical.filter(|_| complete).map(|c| c.2);
-        it.workload.push(tr.name.clone());
-        it.iteration.push(0);
-        it.rank.push(None);
-        it.host.push(None);
-        it.ops.push(totals.ops);
-        it.ops_completed.push(totals.done);
-        it.start_ps.push(totals.start);
-        it.end_ps.push(end);
-        it.time_ps.push(time);
-        it.compute_ps.push(compute);
-        it.exposed_ps.push(time.zip(compute).map(|(t, c)| t.saturating_sub(c)));
-        it.critical_rank.push(critical.filter(|_| complete).map(|c| c.0));
     }
     Ok(it)
+}
+
+/// iterations.csv's rows of one iteration of a trace: a row per rank, then
+/// the totals row.
+fn iteration_rows(it: &mut IterationTable, tr: &crate::workload::dag::Trace, iteration: u32, ranks: &mut [RankAcc]) {
+    let mut totals = RankAcc::default();
+    let mut critical: Option<(u32, u64, u64)> = None;
+    for (rank, r) in ranks.iter_mut().enumerate() {
+        let end = r.end.filter(|_| r.done == r.ops);
+        let time = r.start.zip(end).map(|(a, b)| b - a);
+        let compute = r.compute_ps();
+        it.workload.push(tr.name.clone());
+        it.iteration.push(iteration);
+        it.rank.push(Some(rank as u32));
+        it.host.push(Some(tr.hosts[rank]));
+        it.ops.push(r.ops);
+        it.ops_completed.push(r.done);
+        it.start_ps.push(r.start);
+        it.end_ps.push(end);
+        it.time_ps.push(time);
+        it.compute_ps.push(Some(compute));
+        it.exposed_ps.push(time.map(|t| t.saturating_sub(compute)));
+        it.critical_rank.push(None);
+        totals.ops += r.ops;
+        totals.done += r.done;
+        totals.start = totals.start.into_iter().chain(r.start).min();
+        if let Some(e) = end {
+            if critical.is_none_or(|c| e > c.1) {
+                critical = Some((rank as u32, e, compute));
+            }
+        }
+    }
+    let complete = totals.done == totals.ops;
+    let end = critical.map(|c| c.1).filter(|_| complete);
+    let time = totals.start.zip(end).map(|(a, b)| b - a);
+    let compute = critical.filter(|_| complete).map(|c| c.2);
+    it.workload.push(tr.name.clone());
+    it.iteration.push(iteration);
+    it.rank.push(None);
+    it.host.push(None);
+    it.ops.push(totals.ops);
+    it.ops_completed.push(totals.done);
+    it.start_ps.push(totals.start);
+    it.end_ps.push(end);
+    it.time_ps.push(time);
+    it.compute_ps.push(compute);
+    it.exposed_ps.push(time.zip(compute).map(|(t, c)| t.saturating_sub(c)));
+    it.critical_rank.push(critical.filter(|_| complete).map(|c| c.0));
 }
 
 /// ops.csv as a table and iterations.csv, for a run that streams neither.

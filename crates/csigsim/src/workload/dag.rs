@@ -82,6 +82,8 @@ pub struct Step {
     /// Its name, an index into [`Trace::names`].
     pub name: u32,
     pub kind: StepKind,
+    /// The iteration of the rank it is in, from 0.
+    pub iteration: u32,
     pub begin: u32,
     pub done: u32,
 }

@@ -502,7 +502,7 @@ fn build(s: &Schedule, c: &GoalConfig, ctx: &Ctx, hosts: &[u32], file: &str) -> 
                 Written::Recv { .. } => StepKind::Recv,
                 Written::Calc { .. } => StepKind::Compute,
             };
-            Step { rank: it.rank, id: it.line as u64, name: 0, kind, begin: begins[i], done: done[i] }
+            Step { rank: it.rank, id: it.line as u64, name: 0, kind, iteration: 0, begin: begins[i], done: done[i] }
         })
         .collect();
     steps.sort_by_key(|st| st.rank);

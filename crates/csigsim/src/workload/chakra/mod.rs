@@ -569,7 +569,13 @@ fn build(c: &ChakraConfig, ctx: &Ctx, ranks: &[RankTrace], hosts: &[u32], groups
     let mut index = HashMap::new();
     for t in ranks {
         let r = t.rank as usize;
+        // The rank's first node, where it recurs, begins its next iteration.
+        let first = t.nodes.first().map_or("", |n| n.name.as_str());
+        let mut iteration = 0;
         for (i, nd) in t.nodes.iter().enumerate() {
+            if i > 0 && !first.is_empty() && nd.name == first {
+                iteration += 1;
+            }
             let kind = match kinds[r][i] {
                 Kind::Compute { cpu, .. } if cpu && c.cpu_ops == CpuOps::Skip => StepKind::Other,
                 Kind::Compute { .. } => StepKind::Compute,
@@ -579,7 +585,7 @@ fn build(c: &ChakraConfig, ctx: &Ctx, ranks: &[RankTrace], hosts: &[u32], groups
                 Kind::Nothing => StepKind::Other,
             };
             let code = trace.name_code(&mut index, &nd.name);
-            trace.steps.push(Step { rank: t.rank, id: nd.id, name: code, kind, begin: begins[r][i], done: dones[r][i] });
+            trace.steps.push(Step { rank: t.rank, id: nd.id, name: code, kind, iteration, begin: begins[r][i], done: dones[r][i] });
         }
     }
     dag.trace = trace;
