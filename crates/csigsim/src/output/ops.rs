@@ -298,3 +298,16 @@ pub fn tables(w: &World) -> Option<(OpTable, IterationTable)> {
     let it = rows(w, &first, &mut t, |_| Ok::<(), ()>(())).ok()?;
     Some((t, it))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Delays on two streams that overlap count once; a gap counts not at all.
+    #[test]
+    fn compute_time_is_the_union_of_the_delays() {
+        let mut r = RankAcc { compute: vec![(50, 80), (0, 100), (90, 120), (200, 210), (205, 205)], ..Default::default() };
+        assert_eq!(r.compute_ps(), 120 + 10);
+        assert_eq!(RankAcc::default().compute_ps(), 0);
+    }
+}

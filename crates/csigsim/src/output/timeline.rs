@@ -385,3 +385,24 @@ fn links<W: Write>(run: &Path, out: &mut Out<W>) -> Result<(), InputError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_are_exact_microseconds() {
+        assert_eq!(us(0), "0");
+        assert_eq!(us(3_000_000), "3");
+        assert_eq!(us(1_234_567), "1.234567");
+        assert_eq!(us(71_498_880), "71.49888");
+    }
+
+    /// A slice goes on the first lane free at its start: overlapping
+    /// slices on separate lanes, a lane reused once free.
+    #[test]
+    fn lanes_never_hold_overlapping_slices() {
+        let mut l = Lanes::default();
+        assert_eq!([l.place(0, 10), l.place(5, 8), l.place(8, 12), l.place(10, 11), l.place(9, 20)], [0, 1, 1, 0, 2]);
+    }
+}
