@@ -96,9 +96,12 @@ impl Handler for Components {
             Event::TxDone { port } => {
                 let p = &mut net.ports[port];
                 if p.busy_until > ctx.now {
-                    // Control packets were committed behind the packet that
-                    // just finished: serve the backlog after them.
+                    // Packets were committed behind the one that just
+                    // finished, and the end they moved was beyond the
+                    // wheel's reach (see `Port::txdone_lags`): serve the
+                    // backlog after them.
                     let at = p.busy_until;
+                    p.txdone_lags = false;
                     ctx.push(at, Event::TxDone { port });
                     return;
                 }

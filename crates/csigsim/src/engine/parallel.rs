@@ -289,7 +289,7 @@ impl PartHandler<PackedEvent, Crossings> for Share {
         }
         ctx.now = t;
         c.handle(ctx, ev);
-        let crate::sim::Ctx { staged, pkts, .. } = ctx;
+        let crate::sim::Ctx { staged, pkts, unstaged, .. } = ctx;
         let out = staged.as_mut().expect("a partition's context stages its pushes");
         for &(at, e) in out.iter() {
             // Most pushes are for this partition's own ports: a bit a port
@@ -307,6 +307,10 @@ impl PartHandler<PackedEvent, Crossings> for Share {
             part.push(at, dest, e);
         }
         out.clear();
+        // What the handler took back from this partition's queue.
+        for (at, e) in unstaged.drain(..) {
+            part.remove(at, e);
+        }
     }
 
     /// As the sequential loop: the packet of the next arrival, and, on

@@ -25,7 +25,8 @@ pub struct Port {
     /// packets never wait here: they are committed to the wire as soon as
     /// they arrive (see `Network::push_ctrl`).
     pub(crate) q: RingPos,
-    /// A `TxDone` event for `busy_until` is in the queue.
+    /// A `TxDone` event is in the queue: for `busy_until`, unless
+    /// `txdone_lags`.
     pub(crate) txdone_pending: bool,
     /// The data class is paused by the peer's PFC.
     pub(crate) paused: bool,
@@ -37,6 +38,11 @@ pub struct Port {
     pub(crate) marking: u16,
     /// This port has sent XOFF upstream and not yet XON.
     pub(crate) xoff_sent: bool,
+    /// The pending `TxDone` is for an earlier time than `busy_until`: what
+    /// was committed behind the packet on the wire moved the end beyond
+    /// the wheel's reach ([`Ctx::reschedule`]), so the `TxDone` pops at
+    /// the old end and is pushed again for the new one.
+    pub(crate) txdone_lags: bool,
     /// Switch ports: the switch's `ctrl_buffer` (saturated at 2^32 - 1
     /// bytes), copied here because a control packet committed to the port
     /// reads nothing else of the switch.
@@ -80,6 +86,7 @@ impl Port {
             delay_ps,
             busy_until: 0,
             txdone_pending: false,
+            txdone_lags: false,
             paused: false,
             q: RingPos::EMPTY,
             data_bytes: 0,
@@ -163,6 +170,12 @@ impl Port {
     pub(crate) fn start_tx(&mut self, id: PortId, ctx: &mut Ctx, obs: &mut Observers, pkt: PktId, start: u64) -> u64 {
         let wire = ctx.pkts.get(pkt).wire as u64;
         let end = start + tx_time_ps(wire, self.rate_bps);
+        if self.txdone_pending && !self.txdone_lags {
+            // Committed behind the packet on the wire (a control packet, or
+            // data let go before trimmed headers): the pending `TxDone`
+            // moves to the new end instead of popping at the old one.
+            self.txdone_lags = !ctx.reschedule(self.busy_until, end, Event::TxDone { port: id });
+        }
         self.busy_until = end;
         obs.on_tx(ctx.now, id, &ctx.pkts, pkt, start, end);
         ctx.pkts.get_mut(pkt).hops += 1;

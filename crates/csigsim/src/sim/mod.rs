@@ -271,11 +271,14 @@ pub struct Ctx {
     /// does, packed as queued, for the partition to route; `None` on one
     /// queue.
     pub staged: Option<Vec<(u64, PackedEvent)>>,
+    /// With `staged`: events of the partition's queue that the handler
+    /// took back ([`Ctx::reschedule`]), for the partition to remove.
+    pub unstaged: Vec<(u64, PackedEvent)>,
 }
 
 impl Ctx {
     pub fn new(pkts: PacketArena) -> Ctx {
-        Ctx { now: 0, q: SimQueue::new(), pkts, stats: Stats::default(), staged: None }
+        Ctx { now: 0, q: SimQueue::new(), pkts, stats: Stats::default(), staged: None, unstaged: Vec::new() }
     }
 
     /// Schedules `ev` at `t`. Inlined: it is called for every push.
@@ -286,6 +289,32 @@ impl Ctx {
             None => self.q.push(t, ev),
             Some(out) => out.push((t, ev)),
         }
+    }
+
+    /// Moves the pending event `ev` from `from` to `to`, so that it pops
+    /// once, at `to`, and not first at `from` only to be pushed again.
+    /// Only an event within the wheel's reach ([`queue::within_reach`]) is
+    /// moved, a rule of the two times alone, so that a run on one queue and
+    /// one on partitions move the same events and count the same pops;
+    /// false (nothing moved) otherwise. The event must be pending at `from`.
+    #[inline]
+    pub fn reschedule(&mut self, from: u64, to: u64, ev: Event) -> bool {
+        if !queue::within_reach(self.now, from) {
+            return false;
+        }
+        let packed = PackedEvent::new(ev);
+        match &mut self.staged {
+            None => assert!(self.q.remove(from, packed), "no {ev:?} pending at {from} ps"),
+            // Pushed by this handler, or already in the partition's queue.
+            Some(out) => match out.iter().rposition(|&x| x == (from, packed)) {
+                Some(i) => {
+                    out.remove(i);
+                }
+                None => self.unstaged.push((from, packed)),
+            },
+        }
+        self.push(to, ev);
+        true
     }
 
     /// Allocates a packet and counts it as injected.

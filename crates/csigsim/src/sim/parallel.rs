@@ -132,6 +132,16 @@ impl<E: Item, M: Mail> Partition<E, M> {
         log.held_min = Some(log.held_min.map_or(t, |m| m.min(t)));
     }
 
+    /// Takes back the pending event `ev` at `t` of this partition's own
+    /// queue, which must be there ([`crate::sim::Ctx::reschedule`]).
+    #[inline]
+    pub fn remove(&mut self, t: u64, ev: E)
+    where
+        E: PartialEq,
+    {
+        assert!(self.q.remove(t, ev), "partition {}: no such event pending at {t} ps", self.id);
+    }
+
     /// What this window sends partition `dest` beside its events (the
     /// packets that cross, say), for the handler to add to: an event held
     /// for `dest` may name what it added (an index, say). `dest` reads it

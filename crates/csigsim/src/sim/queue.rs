@@ -92,6 +92,16 @@ const _: () = assert!(WORDS == Summary::BITS as usize);
 /// a queue of smaller chunks asks for one every chunk's worth of pops.
 const AHEAD_STEP: usize = 16;
 
+/// Whether an event at `t` is within the wheel's reach of a queue whose
+/// last pop was at `now`: the block being read is `now`'s, and events of
+/// the `WHEEL - 1` blocks after it are in their slots, never among the far
+/// events ([`EventQueue::remove`] finds them). Depends on the two times
+/// alone, so that every queue (the single one, a partition's) agrees.
+#[inline(always)]
+pub fn within_reach(now: u64, t: u64) -> bool {
+    t >= now && (t >> BLOCK_BITS) - (now >> BLOCK_BITS) < WHEEL as u64 - 1
+}
+
 /// End of a list.
 const NIL: u32 = u32::MAX;
 
@@ -487,6 +497,77 @@ impl<E: Item, const L: usize, const C: usize> EventQueue<E, L, C> {
         }
     }
 
+    /// Takes back the pending event `event` at `time_ps`, which must lie
+    /// within the wheel's reach of the block being read
+    /// ([`within_reach`] of the last time popped): there it is in the block
+    /// being read or in its slot, never among the far events. The events
+    /// left keep their order. False if no such event is pending.
+    pub fn remove(&mut self, time_ps: u64, event: E) -> bool
+    where
+        E: PartialEq,
+    {
+        debug_assert!(within_reach(self.last, time_ps), "a removal beyond the wheel's reach");
+        if time_ps < self.last {
+            return false;
+        }
+        if time_ps >> BLOCK_BITS == self.cur {
+            let key = sort_key(time_ps, &event, self.mask);
+            let Some(i) = self.now[self.head..].iter().position(|&(k, e)| k == key && e == event) else { return false };
+            self.now.remove(self.head + i);
+            self.len -= 1;
+            return true;
+        }
+        let s = slot_of(time_ps);
+        let b = self.slots[s];
+        let off = (time_ps & (BLOCK_PS - 1)) as u16;
+        let held = |c: u32| if c == b.tail { b.tail_len as usize } else { Self::N };
+        // The chunk and place of the event, and the chunk before the tail.
+        let (mut n, mut before_tail) = (b.first, NIL);
+        let mut at = None;
+        while n != NIL && at.is_none() {
+            let c = &self.chunks[n as usize];
+            at = (0..held(n)).find(|&j| c.lines[j / L].offsets[j % L] == off && c.lines[j / L].events[j % L] == event).map(|j| (n, j));
+            if self.links[n as usize] == b.tail {
+                before_tail = n;
+            }
+            n = self.links[n as usize];
+        }
+        let Some((mut c, mut j)) = at else { return false };
+        // Every later event moves back one place, to keep insertion order.
+        loop {
+            for x in j + 1..held(c) {
+                let line = self.chunks[c as usize].lines[x / L];
+                self.chunks[c as usize].put(x - 1, line.offsets[x % L] as u64, line.events[x % L]);
+            }
+            if c == b.tail {
+                break;
+            }
+            let next = self.links[c as usize];
+            let line = self.chunks[next as usize].lines[0];
+            self.chunks[c as usize].put(Self::N - 1, line.offsets[0] as u64, line.events[0]);
+            if self.links[next as usize] == b.tail {
+                before_tail = next;
+            }
+            (c, j) = (next, 0);
+        }
+        self.len -= 1;
+        if b.tail_len > 1 {
+            self.slots[s].tail_len -= 1;
+        } else if b.first == b.tail {
+            self.free_chunk(b.tail);
+            self.slots[s] = EMPTY_SLOT;
+            self.words[s / 64] &= !(1 << (s % 64));
+            if self.words[s / 64] == 0 {
+                self.summary &= !((1 as Summary) << (s / 64));
+            }
+        } else {
+            self.free_chunk(b.tail);
+            self.links[before_tail as usize] = NIL;
+            self.slots[s] = Slot { tail: before_tail, tail_len: Self::N as u32, ..b };
+        }
+        true
+    }
+
     /// Appends an event to slot `i`. Inlined: it is called for every push.
     #[inline(always)]
     fn append(&mut self, i: usize, t: u64, e: E) {
@@ -776,6 +857,43 @@ mod tests {
     fn ordered(mut v: Vec<(u64, Event)>) -> Vec<(u64, Event)> {
         v.sort_by_key(|(t, e)| key(*t, e));
         v
+    }
+
+    /// A removal from a slot of several chunks (the first, the middle,
+    /// the tail, the tail's last event) keeps the others in order, frees
+    /// an emptied tail chunk and an emptied slot; a removal from the block
+    /// being read too.
+    #[test]
+    fn removal_keeps_the_order_of_the_rest() {
+        let mut q = EventQueue::new();
+        let mut want = Vec::new();
+        // 40 events of one later block: chunks of 16, 16 and 8.
+        for i in 0..40u64 {
+            q.push(5 * BLOCK_PS + (i * 7) % 100, ev(i));
+            want.push((5 * BLOCK_PS + (i * 7) % 100, ev(i)));
+        }
+        q.push(10, ev(99));
+        want.push((10, ev(99)));
+        for i in [0u64, 17, 39, 38, 33, 32, 20] {
+            let t = 5 * BLOCK_PS + (i * 7) % 100;
+            assert!(q.remove(t, ev(i)), "event {i}");
+            assert!(!q.remove(t, ev(i)), "event {i} twice");
+            want.retain(|&(u, e)| (u, e) != (t, ev(i)));
+        }
+        assert_eq!(q.len(), want.len());
+        assert_eq!(q.pop(), Some((10, ev(99))));
+        want.retain(|&(t, _)| t != 10);
+        // In the block being read now.
+        let t = 5 * BLOCK_PS + (5 * 7) % 100;
+        assert_eq!(q.peek_time(), want.iter().map(|w| w.0).min());
+        assert!(q.remove(t, ev(5)));
+        want.retain(|&(u, e)| (u, e) != (t, ev(5)));
+        assert_eq!(drain(&mut q), ordered(want));
+        // An emptied slot is empty: the queue goes on to the next.
+        q.push(7 * BLOCK_PS, ev(1));
+        q.push(8 * BLOCK_PS, ev(2));
+        assert!(q.remove(7 * BLOCK_PS, ev(1)));
+        assert_eq!(drain(&mut q), vec![(8 * BLOCK_PS, ev(2))]);
     }
 
     /// Asking for the next block's chunks ahead changes no pop: the same
@@ -1138,6 +1256,9 @@ mod tests {
         /// `pop_within` the start of the block this many blocks after the
         /// current time's, and a time this far after the current time.
         PopWithin(u64, u64),
+        /// Take back the pending event this far into those within the
+        /// wheel's reach, if any.
+        Remove(usize),
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -1158,6 +1279,7 @@ mod tests {
             3 => (0u64..3).prop_map(|k| Op::Push(3 * WHEEL as u64 * BLOCK_PS + k)),
             6 => Just(Op::Pop),
             2 => (0u64..6000, 0u64..3_000_000).prop_map(|(b, l)| Op::PopWithin(b, l)),
+            3 => any::<usize>().prop_map(Op::Remove),
         ]
     }
 
@@ -1191,6 +1313,18 @@ mod tests {
                             // event it read after `last`.
                             None => now.max(q.next_bound().unwrap_or(end).min(end)),
                         };
+                    }
+                    Op::Remove(k) => {
+                        let reach: Vec<_> = reference.iter().filter(|(&((t, _), _), _)| within_reach(q.last, t)).map(|(&k, &e)| (k, e)).collect();
+                        if let Some(&(k, e)) = reach.get(k % reach.len().max(1)) {
+                            reference.remove(&k);
+                            prop_assert!(q.remove(k.0 .0, e));
+                            // Taken once: a second copy is taken only if pending.
+                            let copies = reference.iter().filter(|(&((t, _), _), &f)| t == k.0 .0 && f == e).count();
+                            if copies == 0 {
+                                prop_assert!(!q.remove(k.0 .0, e));
+                            }
+                        }
                     }
                     Op::Pop => {
                         let want = reference.pop_first().map(|(((t, _), _), e)| (t, e));
