@@ -86,6 +86,16 @@ class Results:
         return _frame(self._output.table("job_links"))
 
     @cached_property
+    def ops(self) -> _pd.DataFrame:
+        """Each operation of each rank of a trace workload: ready, start, end, what it waited on (empty without one)."""
+        return _frame(self._output.table("ops"))
+
+    @cached_property
+    def iterations(self) -> _pd.DataFrame:
+        """Each trace workload's iteration times per rank, with compute and exposed time (empty without one)."""
+        return _frame(self._output.table("iterations"))
+
+    @cached_property
     def cc(self) -> _pd.DataFrame:
         """Congestion-control state per flow and monitor window (empty unless monitor.cc is on)."""
         return _frame(self._output.table("cc"))
@@ -126,6 +136,16 @@ class Results:
     def job_links_csv(self) -> str:
         """The text of job_links.csv ("" without jobs)."""
         return self._output.csv("job_links")
+
+    @cached_property
+    def ops_csv(self) -> str:
+        """The text of ops.csv ("" without a trace workload)."""
+        return self._output.csv("ops")
+
+    @cached_property
+    def iterations_csv(self) -> str:
+        """The text of iterations.csv ("" without a trace workload)."""
+        return self._output.csv("iterations")
 
     @cached_property
     def collectives_csv(self) -> str:
@@ -292,7 +312,7 @@ def read_run(run_dir: Union[str, "_os.PathLike[str]"], *, format: str = "csv") -
     """Reads a run directory (``csigsim run --out DIR``, or ``run(..., out=DIR)``)
     back into the tables :class:`Results` has: ``summary``, ``flows``,
     ``links``, ``signals``, ``cc``, ``collectives``, ``rpcs``, ``jobs``,
-    ``job_links`` (DataFrames with
+    ``job_links``, ``ops``, ``iterations`` (DataFrames with
     the same columns, values and dtypes), ``scenario_toml`` and ``out``. The
     engine reads the files (``csigsim::output::read_run``, as ``csigsim
     compare`` does). ``format="parquet"`` reads the Parquet twins

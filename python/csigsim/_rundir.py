@@ -19,7 +19,7 @@ from ._tables import frame as _frame
 class RunTables:
     """The tables of a run directory, with the attributes of :class:`csigsim.Results`
     that hold data: ``summary`` (dict), ``flows``, ``links``, ``signals``, ``cc``,
-    ``collectives``, ``rpcs``, ``jobs``, ``job_links`` (DataFrames; empty
+    ``collectives``, ``rpcs``, ``jobs``, ``job_links``, ``ops``, ``iterations`` (DataFrames; empty
     for a file the run did not write), ``scenario_toml`` (the scenario text; "" without scenario.toml)
     and ``out`` (the directory)."""
 
@@ -36,6 +36,8 @@ class RunTables:
         self.rpcs: pd.DataFrame = tables["rpcs"]
         self.jobs: pd.DataFrame = tables["jobs"]
         self.job_links: pd.DataFrame = tables["job_links"]
+        self.ops: pd.DataFrame = tables["ops"]
+        self.iterations: pd.DataFrame = tables["iterations"]
 
     def __repr__(self) -> str:
         return f"<csigsim.plot.RunTables {self.summary.get('name', '')!r} from {str(self.out)!r}>"

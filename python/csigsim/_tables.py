@@ -20,7 +20,7 @@ import numpy as _np
 import pandas as _pd
 
 #: The tables of a run, by file name.
-TABLES = ("flows", "links", "signals", "cc", "collectives", "rpcs", "jobs", "job_links")
+TABLES = ("flows", "links", "signals", "cc", "collectives", "rpcs", "jobs", "job_links", "ops", "iterations")
 
 _INT64_MAX = _np.iinfo(_np.int64).max
 

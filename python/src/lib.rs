@@ -101,7 +101,7 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 #[pyclass(frozen, name = "Output", module = "csigsim._core")]
 struct Output(RunOutput);
 
-const TABLES: [&str; 8] = ["flows", "links", "signals", "cc", "collectives", "rpcs", "jobs", "job_links"];
+const TABLES: [&str; 10] = ["flows", "links", "signals", "cc", "collectives", "rpcs", "jobs", "job_links", "ops", "iterations"];
 
 fn unknown_table(table: &str) -> PyErr {
     PyValueError::new_err(format!("no table {table:?} (tables: {})", TABLES.join(", ")))
@@ -138,6 +138,8 @@ impl Output {
             "rpcs" => Ok(py.detach(|| o.rpcs_csv())),
             "jobs" => Ok(py.detach(|| o.jobs_csv())),
             "job_links" => Ok(py.detach(|| o.job_links_csv())),
+            "ops" => Ok(py.detach(|| o.ops_csv())),
+            "iterations" => Ok(py.detach(|| o.iterations_csv())),
             _ => Err(unknown_table(table)),
         }
     }
@@ -155,6 +157,8 @@ impl Output {
             "rpcs" => t.rpcs.as_ref().map(|r| table_columns(py, r)).transpose(),
             "jobs" => t.jobs.as_ref().map(|j| table_columns(py, j)).transpose(),
             "job_links" => t.job_links.as_ref().map(|j| table_columns(py, j)).transpose(),
+            "ops" => self.0.ops.as_ref().map(|o| table_columns(py, o)).transpose(),
+            "iterations" => self.0.iterations.as_ref().map(|i| table_columns(py, i)).transpose(),
             _ => Err(unknown_table(table)),
         }
     }
@@ -525,7 +529,7 @@ fn table_columns<'py, T: Table + Sync>(py: Python<'py>, t: &T) -> PyResult<Bound
 
 /// A run directory read back (`csigsim::output::read_run`).
 #[pyclass(frozen, name = "RunRead", module = "csigsim._core")]
-struct RunRead(csigsim::output::RunTables);
+struct RunRead(csigsim::output::RunTables, csigsim::output::Format);
 
 #[pymethods]
 impl RunRead {
@@ -554,9 +558,18 @@ impl RunRead {
             "rpcs" => t.rpcs.as_ref().map(|r| table_columns(py, r)).transpose(),
             "jobs" => t.jobs.as_ref().map(|j| table_columns(py, j)).transpose(),
             "job_links" => t.job_links.as_ref().map(|j| table_columns(py, j)).transpose(),
+            // A trace run's tables, read when asked for.
+            "ops" => read_one::<csigsim::output::ops::OpTable>(py, &t.dir, self.1),
+            "iterations" => read_one::<csigsim::output::ops::IterationTable>(py, &t.dir, self.1),
             _ => Err(unknown_table(table)),
         }
     }
+}
+
+/// One table of the run directory `dir`, as `RunRead.table` gives it.
+fn read_one<'py, T: csigsim::output::Table + Send + Sync>(py: Python<'py>, dir: &Path, format: csigsim::output::Format) -> PyResult<Option<Bound<'py, PyList>>> {
+    let t = py.detach(|| csigsim::output::read::read_table::<T>(dir, format)).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    t.as_ref().map(|t| table_columns(py, t)).transpose()
 }
 
 /// Reads the run directory `dir` from its CSV files (`format` "csv"), its
@@ -572,7 +585,7 @@ fn read_run(py: Python<'_>, dir: PathBuf, format: &str) -> PyResult<RunRead> {
         "auto" => Format::Auto,
         other => return Err(PyValueError::new_err(format!("format must be 'csv', 'parquet' or 'auto', not {other:?}"))),
     };
-    py.detach(|| csigsim::output::read_run(&dir, format)).map(RunRead).map_err(|e| PyValueError::new_err(e.to_string()))
+    py.detach(|| csigsim::output::read_run(&dir, format)).map(|t| RunRead(t, format)).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// The `q` quantile of `values` by nearest rank, as summary.json and

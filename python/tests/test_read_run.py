@@ -107,3 +107,23 @@ def test_jobs_tables_in_results_and_read_back(tmp_path):
     # Without jobs, the tables are empty.
     plain = csigsim.run(ROOT / "scenarios" / "two_hosts.toml")
     assert plain.jobs.empty and plain.job_links.empty and plain.jobs_csv == ""
+
+
+def test_trace_ops_and_iterations_in_results_and_read_back(tmp_path):
+    # The shipped Chakra trace: two iterations of 16 ranks, each rank's
+    # compute the trace's own (2 x 20 + 3 x 30 us), the same tables from the
+    # run and from its files; a run without a trace has none.
+    r = csigsim.run(ROOT / "scenarios" / "chakra_data_parallel.toml", out=tmp_path / "dp")
+    it = r.iterations
+    ranks = it[it["rank"].notna()]
+    assert sorted(set(it["iteration"])) == [0, 1] and len(ranks) == 32
+    assert (ranks["compute_ns"] == 130_000).all()
+    assert np.allclose(ranks["time_ns"] - ranks["compute_ns"], ranks["exposed_ns"], rtol=0, atol=1e-3)
+    assert len(r.ops) == 16 * 14 and set(r.ops["kind"]) == {"compute", "collective"}
+    assert r.ops_csv == (tmp_path / "dp" / "ops.csv").read_text()
+    assert r.iterations_csv == (tmp_path / "dp" / "iterations.csv").read_text()
+    back = csigsim.read_run(tmp_path / "dp")
+    pd.testing.assert_frame_equal(back.ops, r.ops, obj="ops")
+    pd.testing.assert_frame_equal(back.iterations, r.iterations, obj="iterations")
+    plain = csigsim.run(ROOT / "scenarios" / "two_hosts.toml")
+    assert plain.ops.empty and plain.iterations.empty and plain.ops_csv == ""

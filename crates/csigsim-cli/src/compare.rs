@@ -1,6 +1,7 @@
 //! `csigsim compare RUN_A RUN_B [RUN ...]`: what changed between run
 //! directories, each against the first (the reference). The figures that
-//! say what the runs were for come first: with collectives, the completion
+//! say what the runs were for come first: with trace workloads (`goal`,
+//! `chakra`), each iteration's time and its compute and exposed parts; with collectives, the completion
 //! time (CCT), algbw and busbw of each named collective and iteration; with
 //! Poisson or RPC workloads, the slowdown percentiles per flow-size bucket.
 //! Then completion and slowdown percentiles, throughput per named group of
@@ -16,6 +17,7 @@
 //! run directory ([`headline`]).
 
 use csigsim::output::read::{read_table, read_table_chunks, Format};
+use csigsim::output::ops::IterationTable;
 use csigsim::output::{CollectiveTable, FlowTable, RpcTable, SignalTable};
 use csigsim::InputError;
 use std::path::Path;
@@ -324,7 +326,10 @@ fn figures(dir: &Path) -> Result<Vec<Figure>, InputError> {
     })?;
     let kinds = workload_kinds(dir);
     let mut out = Vec::new();
-    // What the run was for.
+    // What the run was for: a trace's iteration times first.
+    if let Some(it) = read_table::<IterationTable>(dir, Format::Auto)? {
+        out.extend(iteration_figures(&it));
+    }
     if let Some(c) = &collectives {
         out.extend(collective_figures(c));
     }
@@ -369,6 +374,21 @@ fn figures(dir: &Path) -> Result<Vec<Figure>, InputError> {
         out.push(fig(key, summary.get(key).and_then(|v| v.as_f64()), better));
     }
     Ok(out)
+}
+
+/// Per trace workload and iteration (iterations.csv's totals rows):
+/// `iteration_us[W iter I]`, then the compute and exposed time of the rank
+/// that ended last (us).
+fn iteration_figures(t: &IterationTable) -> Vec<Figure> {
+    let us = |v: Option<u64>| v.map(|x| x as f64 / 1e6);
+    let mut out = Vec::new();
+    for r in (0..t.len()).filter(|&r| t.rank[r].is_none()) {
+        let k = format!("{} iter {}", t.workload[r], t.iteration[r]);
+        out.push(fig(format!("iteration_us[{k}]"), us(t.time_ps[r]), Better::Lower));
+        out.push(fig(format!("iteration_compute_us[{k}]"), us(t.compute_ps[r]), Better::Neither));
+        out.push(fig(format!("iteration_exposed_us[{k}]"), us(t.exposed_ps[r]), Better::Lower));
+    }
+    out
 }
 
 /// `bottleneck_share[PORT]`: of the CSIG samples whose writer is named (the
@@ -424,6 +444,13 @@ pub fn headline(dir: &Path) -> Result<Vec<(String, String)>, InputError> {
     let get = |k: &str| figs.iter().find(|f| f.key == k).and_then(|f| f.value);
     let v = |x: Option<f64>, unit: &str| x.map_or_else(|| "-".to_string(), |x| format!("{}{unit}", sig4(x)));
     let mut out = Vec::new();
+    for f in figs.iter().filter(|f| f.key.starts_with("iteration_us[")) {
+        let inner = &f.key["iteration_us[".len()..f.key.len() - 1];
+        let time = f.value.map_or_else(|| "unfinished".to_string(), |t| format!("{} us", sig4(t)));
+        let (c, e) = (get(&format!("iteration_compute_us[{inner}]")), get(&format!("iteration_exposed_us[{inner}]")));
+        let split = if f.value.is_some() { format!(" (compute {}, exposed {})", v(c, " us"), v(e, " us")) } else { String::new() };
+        out.push((format!("iteration {inner}"), format!("{time}{split}")));
+    }
     for f in figs.iter().filter(|f| f.key.starts_with("cct_us[")) {
         let inner = &f.key["cct_us[".len()..f.key.len() - 1];
         if inner.ends_with(" max") {

@@ -91,6 +91,11 @@ enum Cmd {
         /// for its slowdown in jobs.csv (docs/workloads.md#jobs).
         #[arg(long = "isolate-jobs")]
         isolate_jobs: bool,
+        /// Also write the run as a Chrome / Perfetto trace-event file: a
+        /// track per rank, per flow group, and the busiest links' counters
+        /// (docs/outputs.md#timeline).
+        #[arg(long, value_name = "FILE.json")]
+        timeline: Option<PathBuf>,
     },
     /// Parse and check a scenario without running it.
     Validate {
@@ -228,7 +233,7 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let result = std::panic::catch_unwind(|| match cli.cmd {
-        Cmd::Run { scenario, out, seed, set, quiet, pcap, pcap_flow, pcap_link, pcap_start, pcap_end, snaplen, parquet, threads, max_memory, max_output, min_progress, isolate_jobs } => {
+        Cmd::Run { scenario, out, seed, set, quiet, pcap, pcap_flow, pcap_link, pcap_start, pcap_end, snaplen, parquet, threads, max_memory, max_output, min_progress, isolate_jobs, timeline } => {
             let budget = limits::budget(max_memory.as_deref(), max_output.as_deref(), Some(out.as_deref().unwrap_or(Path::new("runs"))))?;
             let min_progress_ps = limits::min_progress(&min_progress)?;
             let capture = match pcap {
@@ -249,7 +254,7 @@ fn main() -> ExitCode {
                 }
             };
             let opts = csigsim::RunOptions { capture, threads: threads.count(), stream_parquet: parquet, max_output: Some(budget.max_output), min_progress_ps, ..Default::default() };
-            cmd_run(&scenario, out, seed, &set, quiet, opts, &budget, threads, isolate_jobs)
+            cmd_run(&scenario, out, seed, &set, quiet, opts, &budget, threads, isolate_jobs, timeline.as_deref())
         }
         Cmd::Validate { scenario, set, max_memory, max_output } => {
             let budget = limits::budget(max_memory.as_deref(), max_output.as_deref(), None)?;
@@ -426,6 +431,7 @@ fn cmd_run(
     budget: &csigsim::scenario::Budget,
     threads: Threads,
     isolate_jobs: bool,
+    timeline: Option<&Path>,
 ) -> Result<(), Failure> {
     let sc = load(path, set, seed, budget)?;
     if isolate_jobs && sc.jobs.is_empty() {
@@ -474,6 +480,9 @@ fn cmd_run(
                 capture_inside = Some(rel.to_path_buf()).filter(|r| !r.as_os_str().is_empty());
             }
         }
+    }
+    if let Some(t) = timeline {
+        check_timeline(t, &out, &inputs, &mut extra)?;
     }
     // Locked, checked, stale staging directories removed; everything goes
     // to the staging directory first (the monitor files as the run goes),
@@ -536,6 +545,12 @@ fn cmd_run(
         eprintln!("replacing the earlier run in {}", out.display());
     }
     dir.commit(&res).map_err(|e| limits::write_failure(format!("cannot write {}: {e}", out.display())))?;
+    if let Some(t) = timeline {
+        let stats = write_timeline(t, &out)?;
+        if !quiet {
+            eprintln!("timeline: {} ({} events, {})", t.display(), stats.events, csigsim::budget::fmt_bytes(stats.bytes));
+        }
+    }
     if !quiet {
         print_summary(&res, &out);
     }
@@ -547,6 +562,63 @@ fn cmd_run(
         return Err(Failure::Stalled);
     }
     Ok(())
+}
+
+/// `--timeline`'s temporary file, beside the file: written whole, then
+/// renamed onto it.
+fn timeline_partial(path: &Path) -> PathBuf {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    path.with_file_name(format!(".{name}.partial-{}", std::process::id()))
+}
+
+/// Checks before the run that `--timeline` can be written: a file (not a
+/// directory, not a file the run reads) in an existing directory where
+/// csigsim may create files, or directly in the run directory (added to
+/// `extra`, the run directory's files beside the run's).
+fn check_timeline(path: &Path, out: &Path, inputs: &[(String, PathBuf)], extra: &mut Vec<std::ffi::OsString>) -> Result<(), Failure> {
+    let bad = |m: String| Failure::Input(InputError::new("--timeline", None, None, format!("cannot write {}: {m}", path.display())));
+    let Some(name) = path.file_name() else { return Err(bad("the path names no file".into())) };
+    if path.is_dir() {
+        return Err(bad("it is a directory".into()));
+    }
+    for (what, file) in inputs {
+        if path.canonicalize().is_ok_and(|p| file.canonicalize().is_ok_and(|f| f == p)) {
+            return Err(bad(format!("it is {what}, which the run reads")));
+        }
+    }
+    let abs = |p: &Path| csigsim::output::rundir::absolute(p).ok();
+    if let (Some(p), Some(o)) = (abs(path), abs(out)) {
+        if p.starts_with(&o) {
+            if p.parent() != Some(o.as_path()) {
+                return Err(bad(format!("it lies in a directory inside the run directory {}, which the run replaces; put it in the run directory itself or elsewhere", out.display())));
+            }
+            extra.push(name.to_owned());
+            return Ok(());
+        }
+    }
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !parent.is_dir() {
+        return Err(bad(format!("its directory {} does not exist", parent.display())));
+    }
+    // A file made and removed: the directory takes new files.
+    let probe = timeline_partial(path);
+    std::fs::OpenOptions::new().write(true).create_new(true).open(&probe).map_err(|e| bad(e.to_string()))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+/// Writes the timeline of the run directory `out` to `path`, through a
+/// temporary file renamed onto it (a failure leaves no partial file).
+fn write_timeline(path: &Path, out: &Path) -> Result<csigsim::output::timeline::Stats, Failure> {
+    let tmp = timeline_partial(path);
+    let res = std::fs::File::create(&tmp)
+        .map_err(|e| e.to_string())
+        .and_then(|f| csigsim::output::timeline::write(out, f).map_err(|e| e.to_string()))
+        .and_then(|s| std::fs::rename(&tmp, path).map(|_| s).map_err(|e| e.to_string()));
+    res.map_err(|m| {
+        let _ = std::fs::remove_file(&tmp);
+        limits::write_failure(format!("cannot write the timeline {}: {m}", path.display()))
+    })
 }
 
 /// On stderr: the diagnosis of a run that stalled or ran out of events with
@@ -705,7 +777,10 @@ fn print_summary(r: &RunOutput, out: &Path) {
     // slowdown per flow-size bucket of Poisson and RPC workloads (as `compare`).
     let headline = compare::headline(out).unwrap_or_default();
     let mut rows: Vec<(String, String)> = rows.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-    rows.extend(headline);
+    // A trace's iteration times come first, under the scenario's name.
+    let (iterations, rest): (Vec<_>, Vec<_>) = headline.into_iter().partition(|(k, _)| k.starts_with("iteration "));
+    rows.splice(1..1, iterations);
+    rows.extend(rest);
     // One line per job: its time, iterations and, with --isolate-jobs, slowdown.
     if let Some(t) = &r.tables.jobs {
         let us = |v: Option<u64>| v.map_or_else(|| "-".into(), |x| format!("{:.3} us", x as f64 / 1e6));

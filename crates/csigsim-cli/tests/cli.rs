@@ -940,3 +940,42 @@ fn isolate_jobs_writes_each_jobs_slowdown() {
     let two = std::fs::read_to_string(repo().join("scenarios/two_jobs.toml")).unwrap();
     bad("placement", &two.replace("num_ranks = 8\nop", "num_ranks = 12\nop"), &["workload[1].placement", "needs 12 ranks"]);
 }
+
+/// `--timeline`: the trace-event file of a trace run, written whole (no
+/// temporary file left beside it); the summary and `compare` lead with the
+/// iteration time. A path that cannot be written is refused before the run,
+/// naming it, and nothing is written.
+#[test]
+fn timeline_is_written_whole_and_a_bad_path_is_refused() {
+    let out = tmp("timeline");
+    let dir = tmp("timeline-files");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("t.json");
+    let r = bin().arg("run").arg(repo().join("scenarios/goal_ring_allreduce.toml")).arg("--out").arg(&out).arg("--timeline").arg(&file).output().unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&r.stdout), String::from_utf8_lossy(&r.stderr));
+    assert!(r.status.success(), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert!(v["traceEvents"].as_array().is_some_and(|e| e.len() > 100));
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, [std::ffi::OsString::from("t.json")]);
+    // The iteration time comes first, under the scenario's name.
+    let second = stdout.lines().nth(1).unwrap_or("");
+    assert!(second.starts_with("iteration goal0 iter 0"), "{stdout}");
+    assert!(out.join("ops.csv").is_file() && out.join("iterations.csv").is_file());
+    let c = bin().arg("compare").arg(&out).arg(&out).output().unwrap();
+    let table = String::from_utf8_lossy(&c.stdout);
+    let first = table.lines().find(|l| !l.contains(" = ") && !l.starts_with("figure")).unwrap_or("");
+    assert!(first.starts_with("iteration_us[goal0 iter 0]"), "{table}");
+
+    for (name, path, needle) in [
+        ("timeline-nodir", dir.join("missing/t.json"), "does not exist"),
+        ("timeline-isdir", dir.clone(), "is a directory"),
+    ] {
+        let shown = path.display().to_string();
+        let err = refused_run(name, &["--timeline", &shown], &["--timeline", &shown, needle]);
+        assert!(!err.is_empty());
+    }
+    assert!(!dir.join("missing").exists());
+    let _ = std::fs::remove_dir_all(&out);
+    let _ = std::fs::remove_dir_all(&dir);
+}

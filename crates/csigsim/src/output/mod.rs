@@ -11,12 +11,14 @@ pub use crate::monitor::capture;
 pub mod csv;
 pub mod diagnosis;
 pub mod jobs;
+pub mod ops;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 pub mod read;
 pub mod rundir;
 pub mod schema;
 pub mod tables;
+pub mod timeline;
 
 pub use rundir::{RunDir, RunDirError, RunDirOptions};
 
@@ -43,6 +45,10 @@ pub struct Summary {
     pub cc: String,
     pub switch_mode: String,
     pub routing: String,
+    /// The iteration times of the trace workloads (`goal`, `chakra`), what
+    /// such a run is for: iterations.csv's totals rows. Absent without one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub iterations: Vec<IterationFigure>,
     /// "completed", "stop_time", "stalled" or "interrupted".
     pub end_reason: String,
     pub sim_time_ns: f64,
@@ -90,6 +96,36 @@ pub struct Summary {
     pub diagnosis: Option<diagnosis::Diagnosis>,
 }
 
+/// One iteration of a trace workload in summary.json (times in ns).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct IterationFigure {
+    pub workload: String,
+    pub iteration: u32,
+    /// None when an operation of the iteration was not complete.
+    pub time_ns: Option<f64>,
+    /// Of the rank that ended last: the time it computed, and the rest.
+    pub compute_ns: Option<f64>,
+    pub exposed_ns: Option<f64>,
+    pub critical_rank: Option<u32>,
+}
+
+/// summary.json's iterations: iterations.csv's totals rows.
+fn summary_iterations(t: Option<&ops::IterationTable>) -> Vec<IterationFigure> {
+    let Some(t) = t else { return Vec::new() };
+    let ns = |v: Option<u64>| v.map(|x| x as f64 / 1000.0);
+    (0..t.len())
+        .filter(|&i| t.rank[i].is_none())
+        .map(|i| IterationFigure {
+            workload: t.workload[i].clone(),
+            iteration: t.iteration[i],
+            time_ns: ns(t.time_ps[i]),
+            compute_ns: ns(t.compute_ps[i]),
+            exposed_ns: ns(t.exposed_ps[i]),
+            critical_rank: t.critical_rank[i],
+        })
+        .collect()
+}
+
 /// summary.json's `fidelity` of a flow-level run.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct FidelityNote {
@@ -109,6 +145,10 @@ pub struct RunOutput {
     pub summary: Summary,
     pub tables: Tables,
     pub scenario_toml: String,
+    /// ops.csv (without rows when it was streamed) and iterations.csv:
+    /// present when the scenario has a trace workload (`goal`, `chakra`).
+    pub ops: Option<ops::OpTable>,
+    pub iterations: Option<ops::IterationTable>,
     pub streamed: Option<Streamed>,
     /// How the run used threads (not an output file: the files are the
     /// same whatever the number of threads).
@@ -148,7 +188,7 @@ pub struct Streamed {
 
 /// Every file of a run directory (a reused directory loses those the run
 /// does not write).
-pub const OUTPUT_FILES: [&str; 18] = [
+pub const OUTPUT_FILES: [&str; 22] = [
     "summary.json",
     "flows.csv",
     "links.csv",
@@ -167,6 +207,10 @@ pub const OUTPUT_FILES: [&str; 18] = [
     "job_links.csv",
     "jobs.parquet",
     "job_links.parquet",
+    "ops.csv",
+    "iterations.csv",
+    "ops.parquet",
+    "iterations.parquet",
 ];
 
 /// The figures of the summary that come from the flows table.
@@ -322,7 +366,8 @@ pub fn collect_to(w: &World, wall_s: f64, end_reason: &str, mark: &crate::watchd
     let mut rows = FlowRows::new(w);
     // At most one completion time and slowdown a flow.
     let mut acc = FigureAcc { fcts: Vec::with_capacity(n), slow: Vec::with_capacity(n), ..Default::default() };
-    let (ft, files_streamed) = match flows_to {
+    let stream_parquet = flows_to.as_ref().is_some_and(|f| f.1);
+    let (ft, mut files_streamed) = match flows_to {
         None => {
             let mut ft = FlowTable { hosts: hosts.clone(), ..FlowTable::with_capacity(n) };
             for i in 0..n {
@@ -420,6 +465,7 @@ pub fn collect_to(w: &World, wall_s: f64, end_reason: &str, mark: &crate::watchd
         cc: cc_name,
         switch_mode: sc.switch.mode.name().to_string(),
         routing: sc.switch.routing.name().to_string(),
+        iterations: Vec::new(),
         end_reason: end_reason.to_string(),
         sim_time_ns: now as f64 / 1000.0,
         wall_s,
@@ -477,10 +523,28 @@ pub fn collect_to(w: &World, wall_s: f64, end_reason: &str, mark: &crate::watchd
         t
     });
     let (jobs, job_links) = jobs::tables(w);
+    // ops.csv: a table, or rows written to the file as they are made (a
+    // trace of a thousand ranks has millions of operations).
+    let (op_table, iterations) = match (&mut files_streamed, ops::any(w)) {
+        (_, false) => (None, None),
+        (None, true) => ops::tables(w).unzip(),
+        (Some(st), true) => {
+            let (names, first) = ops::names(w);
+            let mut t = ops::OpTable { names, hosts: hosts.clone(), ..Default::default() };
+            let mut out = Stream::create(&st.dir, t.clone(), stream_parquet, &mut st.files)?;
+            let (mut int, mut line) = (itoa::Buffer::new(), Vec::with_capacity(256));
+            let it = ops::rows(w, &first, &mut t, |t| out.row_of(t, &mut int, &mut line))?;
+            out.close()?;
+            (Some(ops::OpTable::default()), Some(it))
+        }
+    };
+    let summary = Summary { iterations: summary_iterations(iterations.as_ref()), ..summary };
     Ok(RunOutput {
         summary,
         tables: Tables { flows: ft, links, signals, cc, collectives, rpcs, jobs, job_links },
         scenario_toml: sc.resolved_toml.clone(),
+        ops: op_table,
+        iterations,
         streamed: files_streamed,
         threads: Threads::ONE,
         limit: None,
@@ -620,6 +684,21 @@ impl<T: Table> Stream<T> {
     /// Adds the row `push` appends to `buf` to the files.
     fn row(&mut self, push: impl FnOnce(&mut T), int: &mut itoa::Buffer, line: &mut Vec<u8>) -> io::Result<()> {
         push(&mut self.buf);
+        self.write_last(int, line)
+    }
+
+    /// Adds the last row of `t` to the files, `t` taking the place of
+    /// `buf` (the rows of the next row group go with it): a maker of rows
+    /// that holds its own table.
+    fn row_of(&mut self, t: &mut T, int: &mut itoa::Buffer, line: &mut Vec<u8>) -> io::Result<()> {
+        std::mem::swap(&mut self.buf, t);
+        let r = self.write_last(int, line);
+        std::mem::swap(&mut self.buf, t);
+        r
+    }
+
+    /// Writes the last row of `buf`.
+    fn write_last(&mut self, int: &mut itoa::Buffer, line: &mut Vec<u8>) -> io::Result<()> {
         line.clear();
         csv::write_row(&self.buf, self.buf.rows() - 1, int, line)?;
         self.out.write_all(line)?;
@@ -844,6 +923,10 @@ impl RunOutput {
         write_file(&dir.join("rpcs.csv"), self.tables.rpcs.as_ref(), csv::write_rpcs)?;
         write_file(&dir.join("jobs.csv"), self.tables.jobs.as_ref(), csv::write_table)?;
         write_file(&dir.join("job_links.csv"), self.tables.job_links.as_ref(), csv::write_table)?;
+        if !streamed("ops.csv")? {
+            write_file(&dir.join("ops.csv"), self.ops.as_ref(), csv::write_table)?;
+        }
+        write_file(&dir.join("iterations.csv"), self.iterations.as_ref(), csv::write_table)?;
         std::fs::write(dir.join("scenario.toml"), &self.scenario_toml)?;
         Ok(())
     }
@@ -904,6 +987,16 @@ impl RunOutput {
     /// The text of `job_links.csv`; empty without jobs or at flow level.
     pub fn job_links_csv(&self) -> String {
         self.tables.job_links.as_ref().map_or_else(String::new, |t| csv::to_string(t, csv::write_table))
+    }
+
+    /// The text of `ops.csv`; empty without a trace workload.
+    pub fn ops_csv(&self) -> String {
+        self.streamed_text("ops.csv").unwrap_or_else(|| self.ops.as_ref().map_or_else(String::new, |t| csv::to_string(t, csv::write_table)))
+    }
+
+    /// The text of `iterations.csv`; empty without a trace workload.
+    pub fn iterations_csv(&self) -> String {
+        self.iterations.as_ref().map_or_else(String::new, |t| csv::to_string(t, csv::write_table))
     }
 
     /// The text of `cc.csv`; empty unless `monitor.cc` is on.

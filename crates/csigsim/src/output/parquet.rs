@@ -209,6 +209,13 @@ impl RunOutput {
         write_opt(dir, "collectives", t.collectives.as_ref(), write_table)?;
         write_opt(dir, "rpcs", t.rpcs.as_ref(), write_table)?;
         write_opt(dir, "jobs", t.jobs.as_ref(), write_table)?;
-        write_opt(dir, "job_links", t.job_links.as_ref(), write_table)
+        write_opt(dir, "job_links", t.job_links.as_ref(), write_table)?;
+        if !streamed("ops.parquet")? {
+            if self.streamed.as_ref().is_some_and(|st| st.files.contains(&"ops.csv")) {
+                return Err(io::Error::other("ops.csv was streamed without its Parquet twin (RunOptions::stream_parquet)"));
+            }
+            write_opt(dir, "ops", self.ops.as_ref(), write_table)?;
+        }
+        write_opt(dir, "iterations", self.iterations.as_ref(), write_table)
     }
 }

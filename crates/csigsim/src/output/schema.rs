@@ -493,6 +493,8 @@ mod tests {
         check::<RpcTable>(&page);
         check::<super::super::tables::JobTable>(&page);
         check::<super::super::tables::JobLinkTable>(&page);
+        check::<super::super::ops::OpTable>(&page);
+        check::<super::super::ops::IterationTable>(&page);
     }
 
     #[test]

@@ -43,6 +43,74 @@ pub struct Dag {
     after: Vec<u32>,
     /// Streams in all (`0..streams`).
     pub streams: u32,
+    /// The trace's operations as written, for ops.csv (empty for a graph
+    /// built by hand).
+    pub trace: Trace,
+}
+
+/// What an operation of a trace is, as ops.csv names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepKind {
+    Compute,
+    Send,
+    Recv,
+    Collective,
+    /// Nothing to do (a metadata node, a skipped CPU operation).
+    Other,
+}
+
+impl StepKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            StepKind::Compute => "compute",
+            StepKind::Send => "send",
+            StepKind::Recv => "recv",
+            StepKind::Collective => "collective",
+            StepKind::Other => "other",
+        }
+    }
+}
+
+/// One operation of a trace as written (a node of a Chakra rank, a line of
+/// a GOAL rank): the graph operation that begins it and the one complete
+/// when it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Step {
+    pub rank: u32,
+    /// The node's id (Chakra), or the line (GOAL).
+    pub id: u64,
+    /// Its name, an index into [`Trace::names`].
+    pub name: u32,
+    pub kind: StepKind,
+    /// The iteration of the rank it is in, from 0.
+    pub iteration: u32,
+    pub begin: u32,
+    pub done: u32,
+}
+
+/// A trace's operations as written, rank by rank in file order, and the
+/// host each rank runs on.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Trace {
+    /// The workload's name.
+    pub name: String,
+    pub steps: Vec<Step>,
+    /// Step names, each once (a trace repeats a few operator names).
+    pub names: Vec<String>,
+    pub hosts: Vec<u32>,
+}
+
+impl Trace {
+    /// The code of `name` in `names`, given through `index`.
+    pub fn name_code(&mut self, index: &mut std::collections::HashMap<String, u32>, name: &str) -> u32 {
+        if let Some(&c) = index.get(name) {
+            return c;
+        }
+        self.names.push(name.to_string());
+        let c = self.names.len() as u32 - 1;
+        index.insert(name.to_string(), c);
+        c
+    }
 }
 
 /// Groups the values of `pairs` (key, value) by key, `0..n`: the values
@@ -119,7 +187,7 @@ impl Dag {
                 }
             }
         }
-        let dag = Dag { specs, ops, first, after, streams };
+        let dag = Dag { specs, ops, first, after, streams, trace: Trace::default() };
         if let Some(op) = dag.cycle() {
             return Err(DagError { op, message: "waits for itself through the operations it waits for: none of them could begin".into() });
         }

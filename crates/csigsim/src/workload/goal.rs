@@ -25,7 +25,7 @@
 //! tag `t`. What the format carries that csigsim does not model is refused
 //! with the file and line, or has a documented default (docs/workloads.md).
 
-use super::dag::{Dag, Op};
+use super::dag::{Dag, Op, Step, StepKind, Trace};
 use super::{hosts_of, label, relative_to, size_error, Ctx, FlowSpec};
 use crate::de::error::utf8;
 use crate::de::InputError;
@@ -487,10 +487,26 @@ fn build(s: &Schedule, c: &GoalConfig, ctx: &Ctx, hosts: &[u32], file: &str) -> 
         let join_of: HashMap<u32, u32> = begun_join.iter().map(|(&item, &j)| (begins[item as usize], j)).collect();
         edges.retain(|&(op, on)| join_of.get(&op).is_none_or(|&j| on == j));
     }
-    let dag = Dag::new(specs, ops, edges).map_err(|e| {
+    let mut dag = Dag::new(specs, ops, edges).map_err(|e| {
         let line = op_item.get(e.op as usize).map_or(1, |&i| s.items[i as usize].line);
         err(line, format!("the schedule's dependencies {}", e.message))
     })?;
+    // ops.csv's rows: rank by rank, each rank's operations as written.
+    let mut steps: Vec<Step> = s
+        .items
+        .iter()
+        .enumerate()
+        .map(|(i, it)| {
+            let kind = match it.op {
+                Written::Send { .. } => StepKind::Send,
+                Written::Recv { .. } => StepKind::Recv,
+                Written::Calc { .. } => StepKind::Compute,
+            };
+            Step { rank: it.rank, id: it.line as u64, name: 0, kind, iteration: 0, begin: begins[i], done: done[i] }
+        })
+        .collect();
+    steps.sort_by_key(|st| st.rank);
+    dag.trace = Trace { name, steps, names: vec![String::new()], hosts: hosts[..s.ranks as usize].to_vec() };
     Ok(dag)
 }
 

@@ -34,6 +34,7 @@ mod signals;
 mod switch_models;
 mod streaming;
 mod tables;
+mod trace_outputs;
 mod validation;
 mod watchdog;
 mod workloads;

@@ -21,7 +21,7 @@
 pub mod et;
 
 use super::collective::{self, Algorithm, CollectiveConfig, CollectiveOp};
-use super::dag::{Dag, Op};
+use super::dag::{Dag, Op, Step, StepKind, Trace};
 use super::goal::SendDone;
 use super::{label, relative_to, size_error, Ctx, Extras, FlowSpec};
 use crate::de::InputError;
@@ -557,13 +557,39 @@ fn build(c: &ChakraConfig, ctx: &Ctx, ranks: &[RankTrace], hosts: &[u32], groups
     }
     collectives(c, ctx, ranks, hosts, groups, &kinds, &begins, &dones, &name, &mut g, &instant)?;
     let Graph { specs, ops, edges, op_node } = g;
-    Dag::new(specs, ops, edges).map_err(|e| match op_node.get(e.op as usize) {
+    let mut dag = Dag::new(specs, ops, edges).map_err(|e| match op_node.get(e.op as usize) {
         Some(&(r, i)) => {
             let t = &ranks[r as usize];
             node_err(t, &t.nodes[i as usize], format!("the trace's dependencies: this node {}", e.message))
         }
         None => (ctx.err)("path", format!("the trace's dependencies: {}", e.message)),
-    })
+    })?;
+    // ops.csv's rows: rank by rank, each rank's nodes in file order.
+    let mut trace = Trace { name, hosts: hosts[..ranks.len()].to_vec(), ..Default::default() };
+    let mut index = HashMap::new();
+    for t in ranks {
+        let r = t.rank as usize;
+        // The rank's first node, where it recurs, begins its next iteration.
+        let first = t.nodes.first().map_or("", |n| n.name.as_str());
+        let mut iteration = 0;
+        for (i, nd) in t.nodes.iter().enumerate() {
+            if i > 0 && !first.is_empty() && nd.name == first {
+                iteration += 1;
+            }
+            let kind = match kinds[r][i] {
+                Kind::Compute { cpu, .. } if cpu && c.cpu_ops == CpuOps::Skip => StepKind::Other,
+                Kind::Compute { .. } => StepKind::Compute,
+                Kind::Send { .. } => StepKind::Send,
+                Kind::Recv { .. } => StepKind::Recv,
+                Kind::Coll { .. } => StepKind::Collective,
+                Kind::Nothing => StepKind::Other,
+            };
+            let code = trace.name_code(&mut index, &nd.name);
+            trace.steps.push(Step { rank: t.rank, id: nd.id, name: code, kind, iteration, begin: begins[r][i], done: dones[r][i] });
+        }
+    }
+    dag.trace = trace;
+    Ok(dag)
 }
 
 /// The graph under construction, and the node each operation is of.
