@@ -353,9 +353,14 @@ fn links<W: Write>(run: &Path, out: &mut Out<W>) -> Result<(), InputError> {
     let mut chosen = vec![false; bytes.len()];
     order.iter().for_each(|&l| chosen[l] = true);
     let mut prev: Vec<Option<u64>> = vec![None; bytes.len()];
-    let zero = |out: &mut Out<W>, l: usize, at: u64| -> io::Result<()> {
+    // Whether the run measured queues (not at flow level).
+    let mut queues = false;
+    let zero = |out: &mut Out<W>, l: usize, at: u64, queues: bool| -> io::Result<()> {
         out.counter(NETWORK, &format!("utilization {}", names[l]), at, "utilization", "0")?;
-        out.counter(NETWORK, &format!("queue {}", names[l]), at, "bytes", "0")
+        match queues {
+            true => out.counter(NETWORK, &format!("queue {}", names[l]), at, "bytes", "0"),
+            false => Ok(()),
+        }
     };
     read_table_chunks(run, Format::Csv, &mut LinkColumns::default(), CHUNK, |t| {
         for i in 0..t.len() {
@@ -367,19 +372,23 @@ fn links<W: Write>(run: &Path, out: &mut Out<W>) -> Result<(), InputError> {
             // An idle window between two rows (idle rows left out): back to zero.
             if let Some(p) = prev[l] {
                 if window != u64::MAX && at > p + window {
-                    zero(out, l, p + window).map_err(io)?;
+                    zero(out, l, p + window, queues).map_err(io)?;
                 }
             }
             prev[l] = Some(at);
+            queues |= t.max_queue_bytes[i].is_some();
             out.counter(NETWORK, &format!("utilization {}", names[l]), at, "utilization", &format!("{:.6}", t.utilization[i])).map_err(io)?;
-            out.counter(NETWORK, &format!("queue {}", names[l]), at, "bytes", &t.max_queue_bytes[i].to_string()).map_err(io)?;
+            // Not measured at flow level: no queue counter then.
+            if let Some(q) = t.max_queue_bytes[i] {
+                out.counter(NETWORK, &format!("queue {}", names[l]), at, "bytes", &q.to_string()).map_err(io)?;
+            }
         }
         Ok(())
     })?;
     if window != u64::MAX {
         for &l in &order {
             if let Some(p) = prev[l] {
-                zero(out, l, p + window).map_err(io)?;
+                zero(out, l, p + window, queues).map_err(io)?;
             }
         }
     }
