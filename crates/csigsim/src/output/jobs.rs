@@ -5,12 +5,15 @@
 //! which the fluid model bills to the same counters). The alone times come
 //! from other runs: [`set_alone`].
 
+use super::ops::IterationTable;
 use super::tables::{JobLinkTable, JobTable};
+use crate::workload::Flows;
 use crate::engine::World;
 use crate::id::FlowId;
 
-/// The job tables of a run; None for a scenario without jobs.
-pub fn tables(w: &World) -> (Option<JobTable>, Option<JobLinkTable>) {
+/// The job tables of a run; None for a scenario without jobs. A trace
+/// job's iterations are its workload's totals rows of iterations.csv.
+pub fn tables(w: &World, iteration_rows: Option<&IterationTable>) -> (Option<JobTable>, Option<JobLinkTable>) {
     let sc = w.scenario();
     if sc.jobs.is_empty() {
         return (None, None);
@@ -54,8 +57,10 @@ pub fn tables(w: &World) -> (Option<JobTable>, Option<JobLinkTable>) {
         }
         let end = end.filter(|_| complete);
         // Iteration times: a collective's instances of each iteration (all
-        // its groups), else the whole job as one.
+        // its groups), a trace's iterations, else the whole job as one.
         let mut times = Vec::new();
+        let mut iterations = job.iterations;
+        let trace = trace_iterations(sc, job.workload, iteration_rows);
         if job.kind == "collective" {
             let instances = &sc.collectives[job.collectives.clone()];
             for it in 0..job.iterations {
@@ -71,6 +76,9 @@ pub fn tables(w: &World) -> (Option<JobTable>, Option<JobLinkTable>) {
                     times.push(e - s);
                 }
             }
+        } else if let Some(rows) = trace {
+            iterations = rows.len() as u32;
+            times.extend(rows.into_iter().flatten());
         } else if let (Some(s), Some(e)) = (start, end) {
             times.push(e - s);
         }
@@ -82,7 +90,7 @@ pub fn tables(w: &World) -> (Option<JobTable>, Option<JobLinkTable>) {
         t.hosts.push(names.join(" "));
         t.flows.push(b - a);
         t.flows_completed.push(done);
-        t.iterations.push(job.iterations);
+        t.iterations.push(iterations);
         t.iterations_completed.push(times.len() as u32);
         t.start_ps.push(start);
         t.end_ps.push(end);
@@ -113,6 +121,25 @@ pub fn tables(w: &World) -> (Option<JobTable>, Option<JobLinkTable>) {
         l
     });
     (Some(t), job_links)
+}
+
+/// The iteration times (None: not complete) of trace workload `k`, from
+/// iterations.csv's totals rows of its name; None when it has none, or
+/// when another trace workload has its name.
+fn trace_iterations(sc: &crate::Scenario, k: usize, rows: Option<&IterationTable>) -> Option<Vec<Option<u64>>> {
+    fn name(wl: &crate::workload::Workload) -> Option<&str> {
+        match &wl.flows {
+            Flows::Dag(d) if !d.trace.steps.is_empty() => Some(d.trace.name.as_str()),
+            _ => None,
+        }
+    }
+    let own = name(&sc.workloads[k])?;
+    if sc.workloads.iter().filter(|wl| name(wl) == Some(own)).count() > 1 {
+        return None;
+    }
+    let t = rows?;
+    let times: Vec<Option<u64>> = (0..t.len()).filter(|&i| t.rank[i].is_none() && t.workload[i] == own).map(|i| t.time_ps[i]).collect();
+    (!times.is_empty()).then_some(times)
 }
 
 /// Fills in each job's time alone (`alone[j]`: job `j`'s `time_ns` in

@@ -522,7 +522,6 @@ pub fn collect_to(w: &World, wall_s: f64, end_reason: &str, mark: &crate::watchd
         }
         t
     });
-    let (jobs, job_links) = jobs::tables(w);
     // ops.csv: a table, or rows written to the file as they are made (a
     // trace of a thousand ranks has millions of operations).
     let (op_table, iterations) = match (&mut files_streamed, ops::any(w)) {
@@ -538,6 +537,7 @@ pub fn collect_to(w: &World, wall_s: f64, end_reason: &str, mark: &crate::watchd
             (Some(ops::OpTable::default()), Some(it))
         }
     };
+    let (jobs, job_links) = jobs::tables(w, iterations.as_ref());
     let summary = Summary { iterations: summary_iterations(iterations.as_ref()), ..summary };
     Ok(RunOutput {
         summary,

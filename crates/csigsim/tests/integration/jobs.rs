@@ -320,7 +320,8 @@ fn a_job_alone_leaves_the_others_unstarted() {
 /// Traces as jobs: a GOAL schedule of 2 ranks and a Chakra trace of 8
 /// laid `contiguous` one after the other; each job starts with its first
 /// compute and ends with its last operation, and a job that waits for
-/// compute only on one rank still completes.
+/// compute only on one rank still completes; the Chakra job counts its
+/// trace's iterations.
 #[test]
 fn trace_jobs_are_placed_and_timed() {
     let dir = std::env::temp_dir().join(format!("csigsim-jobs-traces-{}", std::process::id()));
@@ -365,6 +366,16 @@ path = "{}"
     let time = t.time_ps[0].unwrap();
     assert!((105_000_000..110_000_000).contains(&time), "{time}");
     assert_eq!(t.iteration_mean_ps[0], t.time_ps[0]);
+    assert_eq!((t.iterations[0], t.iterations_completed[0]), (1, 1));
+    // The Chakra job: its iterations are the trace's (iterations.csv's
+    // totals rows), not the job as one.
+    let it = out.iterations.as_ref().unwrap();
+    let totals: Vec<u64> = (0..it.len()).filter(|&i| it.rank[i].is_none() && it.workload[i] == it.workload[it.len() - 1]).map(|i| it.time_ps[i].unwrap()).collect();
+    assert!(totals.len() >= 2, "{totals:?}");
+    assert_eq!((t.iterations[1], t.iterations_completed[1]), (totals.len() as u32, totals.len() as u32));
+    assert_eq!(t.iteration_max_ps[1], totals.iter().copied().max());
+    assert_eq!(t.iteration_mean_ps[1], Some(totals.iter().sum::<u64>() / totals.len() as u64));
+    assert!(t.iteration_mean_ps[1] < t.time_ps[1]);
     for (j, a) in alone.iter().enumerate() {
         assert!(t.time_ps[j].unwrap() >= a.unwrap() * 99 / 100, "job {j}");
     }
