@@ -20,7 +20,7 @@ table! {
     /// `ops.csv`: one row per operation of each trace workload, workloads in
     /// file order, rank by rank, each rank's operations as written.
     pub struct OpTable in "ops" {
-        /// Operation names (Chakra node names), each once; `name` indexes it.
+        /// Operation names (Chakra node names, GOAL labels), each once; `name` indexes it.
         names: Vec<String>,
         /// Host names, in host order; `host` indexes it.
         hosts: Vec<String>,
@@ -31,7 +31,7 @@ table! {
         iteration: u32 = "iteration" plain, Int, "", "the rank's iteration it is in, from 0";
         host: u32 = "host" coded(hosts), Text, "", "the host the rank runs on";
         op_id: u64 = "op_id" plain, Int, "", "the Chakra node's id, or the GOAL line";
-        name: u32 = "name" coded(names), Text, "", "the Chakra node's name (empty for GOAL)";
+        name: u32 = "name" coded(names), Text, "", "the Chakra node's name, or the GOAL operation's label (empty without one)";
         kind: Label = "kind" plain, Text, "", "compute, send, recv, collective or other";
         ready_ps: Option<u64> = "ready_ns" plain, Time, "ns", "when the last of what it waits for was complete";
         start_ps: Option<u64> = "start_ns" plain, Time, "ns", "when it began; empty if it did not";

@@ -115,6 +115,8 @@ struct Item {
     rank: u32,
     line: usize,
     op: Written,
+    /// Its label, if written (ops.csv's `name`).
+    label: Option<String>,
 }
 
 /// A dependency of one rank's operations: `op` waits for `on` to be
@@ -303,7 +305,7 @@ fn parse(text: &str, file: &str) -> Result<Schedule, InputError> {
                         return Err(err(line, col, format!("label {l} is defined twice in rank {r}")));
                     }
                 }
-                s.items.push(Item { rank: r, line, op });
+                s.items.push(Item { rank: r, line, op, label: label.map(str::to_string) });
             }
         }
     }
@@ -492,21 +494,20 @@ fn build(s: &Schedule, c: &GoalConfig, ctx: &Ctx, hosts: &[u32], file: &str) -> 
         err(line, format!("the schedule's dependencies {}", e.message))
     })?;
     // ops.csv's rows: rank by rank, each rank's operations as written.
-    let mut steps: Vec<Step> = s
-        .items
-        .iter()
-        .enumerate()
-        .map(|(i, it)| {
-            let kind = match it.op {
-                Written::Send { .. } => StepKind::Send,
-                Written::Recv { .. } => StepKind::Recv,
-                Written::Calc { .. } => StepKind::Compute,
-            };
-            Step { rank: it.rank, id: it.line as u64, name: 0, kind, iteration: 0, begin: begins[i], done: done[i] }
-        })
-        .collect();
-    steps.sort_by_key(|st| st.rank);
-    dag.trace = Trace { name, steps, names: vec![String::new()], hosts: hosts[..s.ranks as usize].to_vec() };
+    // Labels as step names, each once; an unlabelled operation's is "".
+    let mut trace = Trace { name, steps: Vec::with_capacity(s.items.len()), names: vec![String::new()], hosts: hosts[..s.ranks as usize].to_vec() };
+    let mut index = HashMap::from([(String::new(), 0)]);
+    for (i, it) in s.items.iter().enumerate() {
+        let kind = match it.op {
+            Written::Send { .. } => StepKind::Send,
+            Written::Recv { .. } => StepKind::Recv,
+            Written::Calc { .. } => StepKind::Compute,
+        };
+        let name = trace.name_code(&mut index, it.label.as_deref().unwrap_or(""));
+        trace.steps.push(Step { rank: it.rank, id: it.line as u64, name, kind, iteration: 0, begin: begins[i], done: done[i] });
+    }
+    trace.steps.sort_by_key(|st| st.rank);
+    dag.trace = trace;
     Ok(dag)
 }
 

@@ -67,6 +67,34 @@ fn data_parallel_iterations_split_into_compute_and_the_exposed_all_reduce() {
     assert_eq!(out.summary.iterations[1].time_ns, it.time_ps[17].map(|t| t as f64 / 1000.0));
 }
 
+/// A GOAL operation is named by its label in ops.csv: the shipped ring
+/// labels every rank's operations alike, `c<i>` for the compute of step
+/// `i`, `s<i>_<k>` and `r<i>_<k>` for its sends and receives.
+#[test]
+fn goal_operations_are_named_by_their_labels() {
+    let dir = repo().join("scenarios");
+    let text = std::fs::read_to_string(dir.join("goal_ring_allreduce.toml")).unwrap();
+    let out = run_in(&dir, &text);
+    let ops = out.ops.as_ref().expect("ops.csv");
+    let mut per_rank: Vec<Vec<&str>> = Vec::new();
+    for i in 0..ops.len() {
+        let (r, name) = (ops.rank[i] as usize, ops.names[ops.name[i] as usize].as_str());
+        let want = match ops.kind[i].as_ref() {
+            "compute" => "c",
+            "send" => "s",
+            "recv" => "r",
+            k => panic!("kind {k}"),
+        };
+        assert!(name.starts_with(want) && name.len() > 1, "rank {r}: {name}");
+        per_rank.resize(per_rank.len().max(r + 1), Vec::new());
+        per_rank[r].push(name);
+    }
+    assert_eq!(per_rank.len(), 16);
+    assert!(per_rank.iter().all(|p| *p == per_rank[0]), "every rank's labels are rank 0's");
+    // Each label once in the table of names, with "" for none.
+    assert_eq!(ops.names.len(), per_rank[0].len() + 1);
+}
+
 /// The shipped GOAL ring all-reduce as a trace-event file: every event has
 /// ph, ts, pid and tid; slices on one thread never overlap; each rank's
 /// operation slices are its started rows of ops.csv; the busiest links'
