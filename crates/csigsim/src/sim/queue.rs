@@ -492,15 +492,26 @@ impl<E: Item, const L: usize, const C: usize> EventQueue<E, L, C> {
     /// call it spent a third of its instructions on its entry and exit.
     #[inline(always)]
     pub fn push(&mut self, time_ps: u64, event: E) {
+        self.push_to_slot(time_ps, event);
+    }
+
+    /// [`Self::push`], and the wheel slot the event went to, if it went to
+    /// one (not the block being read, nor the far events).
+    #[inline(always)]
+    fn push_to_slot(&mut self, time_ps: u64, event: E) -> Option<usize> {
         assert!(time_ps >= self.last, "event scheduled at {time_ps} ps, before {} ps", self.last);
         self.len += 1;
         let ahead = (time_ps >> BLOCK_BITS) - self.cur;
         if ahead == 0 {
             self.put_now(time_ps, event);
+            None
         } else if ahead < WHEEL as u64 {
-            self.append(slot_of(time_ps), time_ps, event);
+            let i = slot_of(time_ps);
+            self.append(i, time_ps, event);
+            Some(i)
         } else {
             self.far.push(time_ps, event);
+            None
         }
     }
 
@@ -509,22 +520,10 @@ impl<E: Item, const L: usize, const C: usize> EventQueue<E, L, C> {
     /// (the block being read, or the far events).
     #[inline(always)]
     pub fn push_placed(&mut self, time_ps: u64, event: E) -> u32 {
-        assert!(time_ps >= self.last, "event scheduled at {time_ps} ps, before {} ps", self.last);
-        self.len += 1;
-        let ahead = (time_ps >> BLOCK_BITS) - self.cur;
-        if ahead == 0 {
-            self.put_now(time_ps, event);
-            NO_PLACE
-        } else if ahead < WHEEL as u64 {
-            let i = slot_of(time_ps);
-            self.append(i, time_ps, event);
-            let b = self.slots[i];
-            // Places end below the few values kept beside them (`Port::txdone`).
-            u32::try_from(b.tail as usize * Self::N + b.tail_len as usize - 1).ok().filter(|&p| p < NO_PLACE - 15).unwrap_or(NO_PLACE)
-        } else {
-            self.far.push(time_ps, event);
-            NO_PLACE
-        }
+        let Some(i) = self.push_to_slot(time_ps, event) else { return NO_PLACE };
+        let b = self.slots[i];
+        // Places end below the few values kept beside them (`Port::txdone`).
+        u32::try_from(b.tail as usize * Self::N + b.tail_len as usize - 1).ok().filter(|&p| p < NO_PLACE - 15).unwrap_or(NO_PLACE)
     }
 
     /// Takes back the pending event `event` at `time_ps`, which must lie
