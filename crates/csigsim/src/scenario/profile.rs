@@ -68,11 +68,17 @@ pub fn apply(text: &str, file: &str, locate: impl Fn(&str) -> Option<(usize, usi
 
 /// A scenario that chooses its own `transport.retransmit` and no
 /// `delivery` keeps the delivery that key belongs to (`"rc"`), rather than
-/// a profile's `"rud"`, which would refuse go-back-N.
+/// a profile's `"rud"`, which would refuse go-back-N; with go-back-N it
+/// keeps the timer that goes back too (`timeout = "window"`), rather than
+/// a profile's per-packet one.
 fn keep_own_recovery(doc: &mut DocumentMut) {
     let Some(t) = doc.get_mut("transport").and_then(|t| t.as_table_like_mut()) else { return };
-    if t.get("retransmit").is_some() && t.get("delivery").is_none() {
+    let Some(retransmit) = t.get("retransmit").map(|v| v.as_str().map(str::to_string)) else { return };
+    if t.get("delivery").is_none() {
         t.insert("delivery", toml_edit::value("rc"));
+        if retransmit.as_deref() != Some("selective") && t.get("timeout").is_none() {
+            t.insert("timeout", toml_edit::value("window"));
+        }
     }
 }
 
@@ -414,9 +420,14 @@ mod tests {
         assert_eq!(t["transport"]["ack_every"].as_integer(), Some(2));
         assert_eq!(t["transport"]["cc"].as_str(), Some("nscc"));
         assert_eq!(t["transport"]["delivery"].as_str(), Some("rud"), "htsim's sink");
-        // A scenario that picks its own loss recovery keeps the delivery it belongs to.
+        assert_eq!(t["transport"]["timeout"].as_str(), Some("packet"), "htsim's per-packet timer");
+        // A scenario that picks its own loss recovery keeps the delivery it
+        // belongs to, and with go-back-N the timer that goes back.
         let t = filled("profile = \"htsim-uec\"\n[transport]\nretransmit = \"go_back_n\"\n");
         assert_eq!(t["transport"]["delivery"].as_str(), Some("rc"));
+        assert_eq!(t["transport"]["timeout"].as_str(), Some("window"));
+        let t = filled("profile = \"htsim-uec\"\n[transport]\nretransmit = \"selective\"\n");
+        assert_eq!((t["transport"]["delivery"].as_str(), t["transport"]["timeout"].as_str()), (Some("rc"), Some("packet")));
     }
 
     #[test]

@@ -36,6 +36,24 @@ pub enum Delivery {
     Rud,
 }
 
+/// What the retransmission timer measures and what a timeout takes as lost.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Timeout {
+    /// One timer per flow, restarted `rto` after each advance of the
+    /// cumulative acknowledgement (or the first send) and doubled, up to 64
+    /// times `rto`, on each consecutive timeout. A timeout takes every
+    /// packet in flight as lost (selective) or goes back to the first
+    /// unacknowledged packet (go-back-N).
+    #[default]
+    Window,
+    /// Per packet, as htsim's UEC sender: the timer expires `rto` after the
+    /// send of the oldest packet still in flight; a timeout takes that
+    /// packet alone as lost and queues it for resending, without backoff,
+    /// and the timer then runs to the next oldest. Selective recovery only.
+    Packet,
+}
+
 /// `[transport]`. Its sections `[transport.<name>]` belong to the
 /// congestion controls and host-side schemes that own them (the registries
 /// in cc/ and lb/); reading the table hands each section to its owner, and
@@ -80,9 +98,13 @@ pub struct TransportConfig {
     /// `_bytes_unacked_threshold`).
     #[serde(default = "default_ack_bytes")]
     pub ack_bytes: crate::units::Size,
-    /// Retransmission timeout; doubles on each consecutive timeout up to 64x.
+    /// Retransmission timeout; with `timeout = "window"` it doubles on each
+    /// consecutive timeout up to 64x.
     #[serde(default = "default_rto")]
     pub rto: Time,
+    /// What the timer runs from and what a timeout resends.
+    #[serde(default)]
+    pub timeout: Timeout,
     /// Selective mode: the receiver NACKs a hole once a packet this many
     /// positions past it arrives (tolerates reordering from spraying). Go-back-N
     /// NACKs every hole at once.
@@ -133,6 +155,7 @@ const KEYS: &[&str] = &[
     "delivery",
     "ack_bytes",
     "rto",
+    "timeout",
     "nack_threshold",
     "cnp_interval",
     "nack_interval",
@@ -157,6 +180,7 @@ impl Default for TransportConfig {
             delivery: Delivery::Rc,
             ack_bytes: default_ack_bytes(),
             rto: default_rto(),
+            timeout: Timeout::Window,
             nack_threshold: default_nack_threshold(),
             cnp_interval: None,
             nack_interval: default_nack_interval(),
@@ -224,6 +248,11 @@ impl<'de> Deserialize<'de> for TransportConfig {
                         return Err(de::Error::custom("delivery = \"rud\" retransmits selectively: remove retransmit = \"go_back_n\" or set delivery = \"rc\""));
                     }
                     t.retransmit = Retransmit::Selective;
+                }
+                if t.timeout == Timeout::Packet && !t.selective() {
+                    return Err(de::Error::custom(
+                        "timeout = \"packet\" resends one packet of those in flight, which go-back-N cannot: set delivery = \"rud\" or retransmit = \"selective\", or timeout = \"window\"",
+                    ));
                 }
                 if t.ack_bytes.0 == 0 {
                     return Err(de::Error::custom("ack_bytes must be at least 1 byte"));

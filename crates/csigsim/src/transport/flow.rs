@@ -19,7 +19,7 @@
 use crate::cc::{AckSample, Cc, CcConfig, CnpDecision, CongestionControl, FlowParams, ReceiverCc};
 use crate::lb::{CsigEcho, Feedback, HostLb, HostLbConfig};
 use crate::packet::{Advice, IntStack, NackReason, Packet, PacketKind, Signals, F_AR, F_CE, F_DONE, F_ECT, F_RTX, F_TRIMMED, F_TRIMMED_LAST_HOP, NO_TAG, SACK_BITS};
-use super::config::{Delivery, TransportConfig};
+use super::config::{Delivery, Timeout, TransportConfig};
 use crate::signal::csig::{CsigSetup, Reflect};
 use crate::signal::stamp::StampSetup;
 use crate::signal::CsigSample;
@@ -196,6 +196,12 @@ pub struct Flow {
     /// Receiver credits (`[transport.rccc]`): the sender's credit and the
     /// receiver's view of it.
     pub credit: Option<Box<super::rccc::FlowCredit>>,
+    /// `timeout = "packet"`: each packet's last send time (empty in the
+    /// other mode), and the sends in time order, where a send is stale
+    /// once its packet left the flight or was sent again: the oldest live
+    /// one sets the timer.
+    sent_at: Vec<u64>,
+    send_log: VecDeque<(u64, u32)>,
 }
 
 /// A field of no size that starts the next field of a `repr(C)` struct on a
@@ -300,7 +306,8 @@ pub enum RtoOutcome {
     Idle,
     /// The deadline moved later: wait again until then.
     Rearm(u64),
-    /// Timeout: the controller may want a timer; wait again until the new deadline.
+    /// Timeout: the controller may want a timer; wait again until the new
+    /// deadline (`u64::MAX`: none, nothing is in flight).
     Fired { wants_timer: bool, rearm: u64 },
 }
 
@@ -367,6 +374,8 @@ impl Flow {
             ce_marks: 0,
             credits: b.credits.is_some(),
             credit: b.credits.map(|c| Box::new(super::rccc::FlowCredit::new(&c, p.line_rate_bps, p.base_rtt_ps))),
+            sent_at: if selective && t.timeout == Timeout::Packet { vec![0; npkts as usize] } else { Vec::new() },
+            send_log: VecDeque::new(),
         }
     }
 
@@ -561,6 +570,10 @@ impl Flow {
         if self.selective() && !bit(&self.outstanding, psn) {
             set_bit(&mut self.outstanding, psn);
             self.outstanding_bytes += self.window_bytes(psn);
+        }
+        if self.per_packet_timer() {
+            self.sent_at[psn as usize] = now;
+            self.send_log.push_back((now, psn));
         }
         // htsim's UEC sender: ask for an ACK on the packet that fills the
         // window (one more of its size would reach it) or spends the last
@@ -1095,7 +1108,8 @@ impl Flow {
             self.cc_timer_at = u64::MAX;
             return AckOutcome::Applied { seen, done: true, wants_timer: false };
         }
-        if progress {
+        // Per packet, the timer moves when it expires (`on_rto_timer`).
+        if progress && !self.per_packet_timer() {
             self.rto_backoff = 1;
             self.rto_at = if self.snd_nxt > self.snd_una { now + sh.t.rto.0 } else { u64::MAX };
         }
@@ -1136,7 +1150,7 @@ impl Flow {
         let nxt = self.snd_nxt.max(self.high_sent);
         self.cc.on_nack(now, nxt, p.reason);
         let timer = self.cc.next_timer().is_some();
-        if self.snd_una > before {
+        if self.snd_una > before && !self.per_packet_timer() {
             // The NACK acknowledged everything before the hole: that is progress.
             self.rto_backoff = 1;
             self.rto_at = now + sh.t.rto.0;
@@ -1187,6 +1201,9 @@ impl Flow {
             self.timer_pending = true;
             return RtoOutcome::Rearm(self.rto_at);
         }
+        if self.per_packet_timer() {
+            return self.on_packet_timeout(now, sh.t.rto.0);
+        }
         // Timeout: nothing acknowledged for a whole RTO.
         self.timeouts += 1;
         if let Some(lb) = &mut self.host_lb {
@@ -1214,6 +1231,56 @@ impl Flow {
         self.rto_at = now + sh.t.rto.0 * self.rto_backoff as u64;
         self.timer_pending = true;
         RtoOutcome::Fired { wants_timer, rearm: self.rto_at }
+    }
+
+    /// `timeout = "packet"`: the timer is due (`rto_at`, never later than the
+    /// oldest packet in flight's send plus `rto`, as send times only grow):
+    /// the oldest packet in flight times out if its `rto` has passed, alone,
+    /// and the timer runs to the next oldest's.
+    fn on_packet_timeout(&mut self, now: u64, rto: u64) -> RtoOutcome {
+        let Some((sent, psn)) = self.oldest_in_flight() else {
+            self.rto_at = u64::MAX;
+            return RtoOutcome::Idle;
+        };
+        if sent + rto > now {
+            self.rto_at = sent + rto;
+            self.timer_pending = true;
+            return RtoOutcome::Rearm(self.rto_at);
+        }
+        self.send_log.pop_front();
+        self.timeouts += 1;
+        if let Some(lb) = &mut self.host_lb {
+            lb.on_timeout(now);
+        }
+        self.cc.on_timeout(now);
+        if let Some(c) = self.credit_mut() {
+            c.tx.stop_speculating();
+        }
+        let wants_timer = self.cc.next_timer().is_some();
+        self.leave_flight(psn);
+        if !self.rtx_queue.contains(&psn) {
+            self.rtx_queue.push_back(psn);
+        }
+        self.rto_at = self.oldest_in_flight().map_or(u64::MAX, |(t, _)| (t + rto).max(now));
+        self.timer_pending = self.rto_at != u64::MAX;
+        RtoOutcome::Fired { wants_timer, rearm: self.rto_at }
+    }
+
+    /// `timeout = "packet"`: the oldest send whose packet is still in
+    /// flight from it (stale sends before it dropped).
+    fn oldest_in_flight(&mut self) -> Option<(u64, u32)> {
+        while let Some(&(t, psn)) = self.send_log.front() {
+            if bit(&self.outstanding, psn) && self.sent_at[psn as usize] == t {
+                return Some((t, psn));
+            }
+            self.send_log.pop_front();
+        }
+        None
+    }
+
+    #[inline(always)]
+    fn per_packet_timer(&self) -> bool {
+        !self.sent_at.is_empty()
     }
 
     /// Is a timer event at `t` stale (it changes nothing and is not activity)?
@@ -1808,6 +1875,57 @@ mod tests {
         assert_eq!(f.on_rto_timer(1_000 + RTO, &sh), RtoOutcome::Fired { wants_timer: false, rearm: 1_000 + 3 * RTO });
         assert_eq!((f.timeouts, f.rto_backoff), (1, 2));
         assert_eq!(f.check_send(1_000 + RTO), SendCheck::Send(1, false));
+    }
+
+    /// `timeout = "packet"` (htsim's UEC sender): the timer runs from the
+    /// oldest packet in flight's send; a timeout takes that packet alone,
+    /// without backoff; acknowledged and resent packets no longer count
+    /// from their old sends.
+    #[test]
+    fn per_packet_timer_expires_the_oldest_packet_in_flight_alone_without_backoff() {
+        let t = TransportConfig { mtu: MSS, delivery: Delivery::Rud, retransmit: Retransmit::Selective, timeout: Timeout::Packet, ..Default::default() };
+        let sh = FlowShared { t, csig: None, stamp: None, tag_bytes: 0, int_bytes: 0 };
+        let mut f = flow(4 * MSS as u64, &sh);
+        for (i, at) in [0, 10, 20, 30].into_iter().enumerate() {
+            assert_eq!(data(&mut f, at, &sh).psn, i as u32);
+        }
+        assert_eq!(f.rto_at, RTO, "armed by the first send");
+        // Packet 0 is acknowledged (packets 1.. are not): the deadline is
+        // packet 1's, 10 ps later, and the event waits again.
+        let ack = Packet { kind: PacketKind::Ack, psn: 1, sack: 0, acked: 1, ..Default::default() };
+        f.on_ack(50, &ack, &Signals::default(), None, &sh);
+        assert_eq!(f.rto_at, RTO, "an ACK does not move the timer");
+        assert_eq!(f.on_rto_timer(RTO, &sh), RtoOutcome::Rearm(10 + RTO));
+        // Packet 1 times out alone; packet 2's deadline is next, unscaled.
+        assert_eq!(f.on_rto_timer(10 + RTO, &sh), RtoOutcome::Fired { wants_timer: false, rearm: 20 + RTO });
+        assert_eq!((f.timeouts, f.rto_backoff), (1, 1));
+        assert_eq!(f.inflight_bytes(), 2 * MSS as u64, "packets 2 and 3 stay in flight");
+        assert_eq!(f.check_send(10 + RTO), SendCheck::Send(1, true));
+        data(&mut f, 15 + RTO, &sh);
+        // Packet 3 is acknowledged selectively; packet 2 times out, and the
+        // timer then runs to packet 1's resend, skipping packet 3.
+        let sack = Packet { kind: PacketKind::Ack, psn: 1, sack: 3, acked: 1, ..Default::default() };
+        f.on_ack(16 + RTO, &sack, &Signals::default(), None, &sh);
+        assert_eq!(f.on_rto_timer(20 + RTO, &sh), RtoOutcome::Fired { wants_timer: false, rearm: 15 + 2 * RTO });
+        assert_eq!(f.timeouts, 2);
+        assert_eq!(f.check_send(20 + RTO), SendCheck::Send(2, true));
+        // Packet 1's resend times out in turn, one RTO after it was sent.
+        data(&mut f, 21 + RTO, &sh);
+        assert_eq!(f.on_rto_timer(15 + 2 * RTO, &sh), RtoOutcome::Fired { wants_timer: false, rearm: 21 + 2 * RTO });
+        assert_eq!((f.timeouts, f.rto_backoff), (3, 1));
+        // Everything acknowledged: the sender is done and the timer idle.
+        let all = Packet { kind: PacketKind::Ack, psn: 3, sack: 3, acked: 2, ..Default::default() };
+        f.on_ack(30 + 2 * RTO, &all, &Signals::default(), None, &sh);
+        assert!(f.sender_done_ps.is_some());
+        assert_eq!(f.on_rto_timer(21 + 2 * RTO, &sh), RtoOutcome::Idle);
+    }
+
+    #[test]
+    fn a_per_packet_timer_needs_selective_recovery() {
+        let err = toml::from_str::<TransportConfig>("timeout = \"packet\"\n").unwrap_err().to_string();
+        assert!(err.contains("go-back-N"), "{err}");
+        let t: TransportConfig = toml::from_str("timeout = \"packet\"\ndelivery = \"rud\"\n").unwrap();
+        assert_eq!(t.timeout, Timeout::Packet);
     }
 }
 

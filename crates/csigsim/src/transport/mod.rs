@@ -452,7 +452,9 @@ impl Transport {
                 if wants_timer {
                     self.arm_cc_timer(ctx, flow);
                 }
-                ctx.push(rearm, Event::FlowTimer { flow });
+                if rearm != u64::MAX {
+                    ctx.push(rearm, Event::FlowTimer { flow });
+                }
                 // Without credit, the sender tells its receiver it waits.
                 if let Some(p) = self.flows[flow].credit_request(ctx.now, &self.shared) {
                     let id = ctx.inject(p);
