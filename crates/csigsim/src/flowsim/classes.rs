@@ -76,11 +76,11 @@ impl Classes {
         let mut groups: HashMap<(Vec<u32>, u32), u32> = HashMap::new();
         let mut port_groups: Vec<Vec<u32>> = vec![Vec::new(); np];
         let mut local: Vec<(&[PortId], Vec<u32>)> = Vec::new();
-        for s in 0..ns {
+        for (s, &own) in edge_of.iter().enumerate() {
             local.clear();
             let mut last = 0;
             for (e, &h) in edge_host.iter().enumerate() {
-                if edge_of[s] == e as u32 {
+                if own == e as u32 {
                     continue;
                 }
                 let c = routes.candidates(SwitchId(s as u32), h);
@@ -127,8 +127,8 @@ impl Classes {
         loop {
             let mut lmap: HashMap<(u32, u32, u32, u64), u32> = HashMap::new();
             let mut n = 0u32;
-            for p in 0..np {
-                class[p] = if host_side(p) {
+            for (p, class) in class.iter_mut().enumerate() {
+                *class = if host_side(p) {
                     n += 1;
                     n - 1
                 } else {
@@ -141,15 +141,18 @@ impl Classes {
                 };
             }
             let mut smap: HashMap<(u32, Vec<u32>, Vec<u32>), u32> = HashMap::new();
-            let mut next = vec![0u32; ns];
-            for s in 0..ns {
-                let mut inc: Vec<u32> = out[s].iter().map(|&p| class[net.ports[p as usize].peer.ix()]).collect();
-                let mut outc: Vec<u32> = out[s].iter().map(|&p| class[p as usize]).collect();
-                inc.sort_unstable();
-                outc.sort_unstable();
-                let k = smap.len() as u32;
-                next[s] = *smap.entry((sw[s], inc, outc)).or_insert(k);
-            }
+            let next: Vec<u32> = out
+                .iter()
+                .zip(&sw)
+                .map(|(ports, &was)| {
+                    let mut inc: Vec<u32> = ports.iter().map(|&p| class[net.ports[p as usize].peer.ix()]).collect();
+                    let mut outc: Vec<u32> = ports.iter().map(|&p| class[p as usize]).collect();
+                    inc.sort_unstable();
+                    outc.sort_unstable();
+                    let k = smap.len() as u32;
+                    *smap.entry((was, inc, outc)).or_insert(k)
+                })
+                .collect();
             let stable = smap.len() == n_sw;
             n_sw = smap.len();
             if stable {
@@ -199,7 +202,7 @@ impl Classes {
     }
 
     /// Families in all.
-    pub fn len(&self) -> usize {
+    pub fn families(&self) -> usize {
         self.start.len() - 1
     }
 
@@ -300,7 +303,7 @@ links = [
             let w = world(topology);
             let net = &w.c.net;
             let mut c = Classes::build(net, &caps(net));
-            assert!(!fewer || c.len() < net.ports().len(), "{topology}: some links merge");
+            assert!(!fewer || c.families() < net.ports().len(), "{topology}: some links merge");
             let (mut per_link, mut merged) = (Vec::new(), Vec::new());
             let n = net.num_hosts();
             for src in 0..n {
@@ -327,7 +330,7 @@ links = [
         let w = world(FAT_TREE_4);
         let net = &w.c.net;
         let c = Classes::build(net, &caps(net));
-        assert_eq!(c.len(), 2 * 16 + 2 * 8 + 2 * 4);
+        assert_eq!(c.families(), 2 * 16 + 2 * 8 + 2 * 4);
         let sizes: Vec<usize> = (0..net.ports().len() as u32).filter(|&p| c.rep(p) == p).map(|p| c.members(p).len()).collect();
         assert_eq!(sizes.iter().filter(|&&s| s == 1).count(), 32);
         assert_eq!(sizes.iter().filter(|&&s| s == 2).count(), 16);
