@@ -59,7 +59,7 @@ impl Default for RepsConfig {
 /// a power of two); keys are relative to `[transport]`.
 pub fn check_section(c: &RepsConfig, power_of_two: bool) -> Result<(), ConfigError> {
     if c.evs == 0 || (power_of_two && !c.evs.is_power_of_two()) {
-        return Err(("reps.evs".into(), format!("evs must be a power of two for oblivious spraying and at least 1, got {}", c.evs)));
+        return Err(("reps.evs".into(), format!("evs must be at least 1, and a power of two for oblivious spraying and for REPS's bitmap (fallback = \"bitmap\"), got {}", c.evs)));
     }
     if c.buffer == 0 {
         return Err(("reps.buffer".into(), "buffer must be at least 1".into()));
