@@ -272,7 +272,8 @@ fn link_failures(raw: &toml::Table, topo: &TopologySpec, err: &ErrFn) -> Result<
     crate::net::failure::resolve(&entries, topo).map_err(|(k, m)| err(&format!("topology.{k}"), m))
 }
 
-fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, budget: &Budget, err: &ErrFn) -> Result<Scenario, InputError> {
+fn validate(mut sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, budget: &Budget, err: &ErrFn) -> Result<Scenario, InputError> {
+    sf.transport.resolve_delivery(sf.switch.routing);
     let topo_cfg = topology_config(&sf.topology, err)?;
     let topology = topo_cfg.build().map_err(|e| err(&format!("topology.{}", e.key), e.msg))?;
     let network = crate::budget::Estimate::new(2 * topology.links.len() as u64, 0, &mut []);
@@ -487,7 +488,7 @@ fn validate(sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, bu
             Some(plan)
         }
     };
-    let selective = sf.transport.retransmit == crate::transport::config::Retransmit::Selective;
+    let selective = sf.transport.selective();
     check_memory(&topology, &workloads, &makers, (sf.transport.mtu, selective, sf.switch.buffer.0), budget, err)?;
     check_link_rows(&sf.monitor, sf.stop, &topology, &workloads, budget, err)?;
     Ok(Scenario {

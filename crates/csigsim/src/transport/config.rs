@@ -91,6 +91,9 @@ pub struct TransportConfig {
     /// needs (and sets) `selective`.
     #[serde(default)]
     pub retransmit: Retransmit,
+    /// Resolved when the scenario is built: absent from the table (with no
+    /// `retransmit` either), NSCC on a fabric that sprays gets `rud`, every
+    /// other run `rc` (`resolve_delivery`).
     #[serde(default)]
     pub delivery: Delivery,
     /// `delivery = "rud"`: the receiver ACKs once this many wire bytes of
@@ -138,6 +141,10 @@ pub struct TransportConfig {
     /// The host-side sections present (`[transport.reps]`, ...).
     #[serde(skip)]
     pub lb_sections: crate::lb::Sections,
+    /// The table names neither `delivery` nor `retransmit`: the delivery
+    /// is the default's to choose (`resolve_delivery`).
+    #[serde(skip)]
+    pub delivery_unset: bool,
 }
 
 /// The keys of `[transport]` that are not sections, in the struct's order
@@ -190,6 +197,7 @@ impl Default for TransportConfig {
             entropy: Default::default(),
             cc_sections: Default::default(),
             lb_sections: Default::default(),
+            delivery_unset: false,
         }
     }
 }
@@ -208,14 +216,29 @@ impl TransportConfig {
         self.retransmit == Retransmit::Selective || self.delivery == Delivery::Rud
     }
 
-    /// What the run's first lines warn of: go-back-N on a fabric that
-    /// reorders packets (the switches' `routing` picks a path per packet, or
-    /// the sender an entropy per packet) turns reordering into resends.
-    pub fn warnings(&self, routing: crate::lb::RoutingPolicy) -> Vec<String> {
+    /// The fabric reorders a flow's packets: the switches' `routing` picks
+    /// a path per packet, or the sender an entropy per packet.
+    pub fn sprays(&self, routing: crate::lb::RoutingPolicy) -> bool {
         use crate::lb::RoutingPolicy::{Adaptive, RoundRobin, Spray};
+        matches!(routing, Spray | RoundRobin | Adaptive) || self.entropy != EntropyMode::default()
+    }
+
+    /// Settles a delivery the table left to the default: NSCC on a fabric
+    /// that sprays gets UET's reliable unordered delivery (what a UET NIC
+    /// runs it over, and htsim's UEC sink), everything else `rc`. A table
+    /// that names `retransmit` chose `rc` with it.
+    pub fn resolve_delivery(&mut self, routing: crate::lb::RoutingPolicy) {
+        if std::mem::take(&mut self.delivery_unset) && self.cc == CcKind::Nscc && self.sprays(routing) {
+            self.delivery = Delivery::Rud;
+            self.retransmit = Retransmit::Selective;
+        }
+    }
+
+    /// What the run's first lines warn of: go-back-N on a fabric that
+    /// reorders packets turns reordering into resends.
+    pub fn warnings(&self, routing: crate::lb::RoutingPolicy) -> Vec<String> {
         let mut w = Vec::new();
-        let sprays = matches!(routing, Spray | RoundRobin | Adaptive) || self.entropy != EntropyMode::default();
-        if sprays && !self.selective() {
+        if self.sprays(routing) && !self.selective() {
             w.push(
                 "transport.retransmit = \"go_back_n\" with a path chosen per packet: every reordered packet is discarded and NACKed, and the sender goes back; \
                  use transport.delivery = \"rud\" (or retransmit = \"selective\")"
@@ -240,9 +263,10 @@ impl<'de> Deserialize<'de> for TransportConfig {
                 f.write_str("struct TransportConfig")
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<TransportConfig, A::Error> {
-                let mut m = Sectioned { map, cc: Default::default(), lb: Default::default(), retransmit_set: false };
+                let mut m = Sectioned { map, cc: Default::default(), lb: Default::default(), retransmit_set: false, delivery_set: false };
                 let mut t = TransportConfig::deserialize(MapAccessDeserializer::new(&mut m))?;
                 (t.cc_sections, t.lb_sections) = (m.cc, m.lb);
+                t.delivery_unset = !m.delivery_set && !m.retransmit_set;
                 if t.delivery == Delivery::Rud {
                     if m.retransmit_set && t.retransmit == Retransmit::GoBackN {
                         return Err(de::Error::custom("delivery = \"rud\" retransmits selectively: remove retransmit = \"go_back_n\" or set delivery = \"rc\""));
@@ -301,6 +325,8 @@ struct Sectioned<A> {
     lb: crate::lb::Sections,
     /// The table writes `retransmit` (rud refuses an explicit go-back-N).
     retransmit_set: bool,
+    /// The table writes `delivery`.
+    delivery_set: bool,
 }
 
 impl<'de, A: MapAccess<'de>> MapAccess<'de> for &mut Sectioned<A> {
@@ -312,6 +338,7 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for &mut Sectioned<A> {
                 None => return Ok(None),
                 Some(Key::Plain(k)) => {
                     self.retransmit_set |= k == "retransmit";
+                    self.delivery_set |= k == "delivery";
                     return seed.deserialize(k.into_deserializer()).map(Some);
                 }
                 Some(Key::Cc(kind)) => {

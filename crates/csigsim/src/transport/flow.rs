@@ -1123,7 +1123,14 @@ impl Flow {
             return None;
         }
         if let Some(lb) = &mut self.host_lb {
-            lb.on_feedback(now, p.entropy ^ self.entropy, Feedback::Nack);
+            // A trim at the receiver's own link says nothing against the path
+            // (htsim reads such a NACK as an ACK, its mark included).
+            let fb = match p.reason {
+                NackReason::TrimmedLastHop if p.ce > 0 => Feedback::Marked,
+                NackReason::TrimmedLastHop => Feedback::Good,
+                _ => Feedback::Nack,
+            };
+            lb.on_feedback(now, p.entropy ^ self.entropy, fb);
         }
         if let Some(c) = self.credit_mut() {
             c.tx.stop_speculating();

@@ -119,3 +119,34 @@ fn go_back_n_with_spraying_warns() {
     let host = load_with(SPRAYED_PERMUTATION, &["transport.retransmit=\"go_back_n\"", "switch.routing=\"ecmp\"", "transport.entropy=\"oblivious\""]);
     assert_eq!(host.transport.warnings(host.switch.routing).len(), 1, "host-side spraying reorders too");
 }
+
+#[test]
+fn nscc_on_a_sprayed_fabric_defaults_to_rud_unless_the_table_chooses() {
+    use csigsim::transport::config::Delivery;
+    let nscc = |sets: &[&str]| {
+        let mut all = vec!["transport.cc=\"nscc\""];
+        all.extend_from_slice(sets);
+        // The table's own retransmit goes: the default is what is tested.
+        load_with(&SPRAYED_PERMUTATION.replace("retransmit = \"selective\"\n", ""), &all)
+    };
+    let sc = nscc(&[]);
+    assert_eq!(sc.transport.delivery, Delivery::Rud, "NSCC on switch spraying");
+    assert!(sc.transport.selective() && sc.transport.warnings(sc.switch.routing).is_empty());
+    let host = nscc(&["switch.routing=\"ecmp\"", "transport.entropy=\"reps\""]);
+    assert_eq!(host.transport.delivery, Delivery::Rud, "NSCC on host-side spraying");
+    let ecmp = nscc(&["switch.routing=\"ecmp\""]);
+    assert_eq!(ecmp.transport.delivery, Delivery::Rc, "one path per flow keeps rc");
+    assert!(!ecmp.transport.selective());
+    // A table that names its recovery or its delivery keeps it.
+    let gbn = nscc(&["transport.retransmit=\"go_back_n\""]);
+    assert_eq!(gbn.transport.delivery, Delivery::Rc);
+    assert_eq!(gbn.transport.warnings(gbn.switch.routing).len(), 1, "and is warned");
+    let sel = nscc(&["transport.retransmit=\"selective\""]);
+    assert_eq!(sel.transport.delivery, Delivery::Rc);
+    let rc = nscc(&["transport.delivery=\"rc\""]);
+    assert_eq!((rc.transport.delivery, rc.transport.selective()), (Delivery::Rc, false));
+    // Other algorithms keep rc (and go-back-N's warning).
+    let dctcp = load_with(&SPRAYED_PERMUTATION.replace("retransmit = \"selective\"\n", ""), &["transport.cc=\"dctcp\""]);
+    assert_eq!(dctcp.transport.delivery, Delivery::Rc);
+    assert_eq!(dctcp.transport.warnings(dctcp.switch.routing).len(), 1);
+}
