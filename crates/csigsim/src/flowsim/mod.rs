@@ -331,8 +331,15 @@ pub fn run(w: &mut World, progress: &mut impl FnMut(&crate::Progress) -> bool) -
                 Due::Drain(slot, _) => drained(w, &mut f, slot, t, &mut freed),
                 Due::Arrive(flow) => arrived(w, FlowId(flow), t),
                 Due::Start(flow) => {
-                    if !w.c.transport.flows.started(FlowId(flow)) {
-                        started.push(f.start(w, FlowId(flow), t));
+                    let id = FlowId(flow);
+                    if !w.c.transport.flows.started(id) {
+                        // A queue pair's part of a message: its share is decided now.
+                        w.c.transport.start_part(t, id);
+                        if w.c.transport.flows.spec(id).size == 0 {
+                            nothing_to_send(w, id, t);
+                        } else {
+                            started.push(f.start(w, id, t));
+                        }
                     }
                 }
                 Due::Timer(op) => w.c.transport.apps.timer(&mut w.ctx, op),
@@ -422,8 +429,27 @@ fn drained(w: &mut World, f: &mut Fluid, slot: u32, t: u64, freed: &mut Vec<u32>
     // The sender is done when the last ACK is back: its arrival, and the
     // way back of the unloaded round trip (a full packet out, an ACK back).
     let back = r.base_rtt_ps.saturating_sub(l.latency.min(r.base_rtt_ps / 2 + 1));
-    r.sender_done_ps = Some(t + l.latency + back);
+    let done = t + l.latency + back;
+    r.sender_done_ps = Some(done);
+    let part = crate::transport::connection::PartDone { id: flow, size: r.size, start_ps: r.start_ps, base_rtt_ps: r.base_rtt_ps };
+    let src = r.src;
+    drop(r);
     w.c.transport.apps.sent(&mut w.ctx, flow, t + l.first_tx);
+    let rate = w.c.net.ports()[w.c.net.host_port(src)].rate_bps();
+    w.c.transport.part_done(done, part, rate);
+}
+
+/// Flow `flow` has no bytes at `t` (a queue pair's part that carries none
+/// of its message): complete at once, as at packet level.
+fn nothing_to_send(w: &mut World, flow: FlowId, t: u64) {
+    let mut r = w.c.transport.flows.record_mut(flow);
+    r.started = true;
+    r.start_ps = t;
+    r.finish_ps = Some(t);
+    r.sender_done_ps = Some(t);
+    drop(r);
+    w.ctx.stats.flows_completed += 1;
+    w.c.transport.apps.arrived(&mut w.ctx, flow);
 }
 
 /// Flow `flow` arrived whole at its receiver at `t`.
