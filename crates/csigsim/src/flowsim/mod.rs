@@ -14,6 +14,7 @@
 //! the flows that share a link with a change. Pipelined ring collectives
 //! move as one transfer per edge and channel ([`ring`]).
 
+pub mod classes;
 pub mod links;
 pub mod paths;
 pub mod rates;
@@ -116,6 +117,9 @@ struct Fluid {
     coarse_latency: Vec<Vec<u64>>,
     /// Host-side entropy varies per packet: every flow is spread.
     split: bool,
+    /// Every flow is spread at every switch: links that carry the same
+    /// shares of the same flows are one resource ([`classes`]).
+    classes: Option<classes::Classes>,
     /// The run has jobs: each flow's bytes are billed per link (jobs.csv,
     /// job_links.csv).
     jobs: bool,
@@ -139,6 +143,9 @@ impl Fluid {
         let (mtu, header) = (t.mtu as u64, t.header as u64);
         let coarse_latency = coarse.iter().map(|c| ring::chain_latencies(c, net, mtu, header)).collect();
         let meters = w.observers().link_rows().is_some().then(|| links::LinkMeters::new(cap.len(), w.observers().window_ps()));
+        let split = t.entropy != crate::lb::EntropyMode::default();
+        let split_all = split || net.switches().iter().all(|s| !matches!(s.routing, crate::lb::RoutingPolicy::Ecmp | crate::lb::RoutingPolicy::Deterministic));
+        let classes = split_all.then(|| classes::Classes::build(net, &cap));
         Fluid {
             fab: Fabric::new(cap),
             shares: Vec::new(),
@@ -150,7 +157,8 @@ impl Fluid {
             meters,
             coarse,
             coarse_latency,
-            split: t.entropy != crate::lb::EntropyMode::default(),
+            split,
+            classes,
             jobs: w.observers().job_bytes().is_some(),
             mtu,
             header,
@@ -198,7 +206,10 @@ impl Fluid {
         let coarse = self.coarse.iter().position(|c| c.holds(flow.0));
         let split = self.split || coarse.is_some();
         let mut share = Share { links: Vec::new(), cap: if cap == u64::MAX { f64::INFINITY } else { cap as f64 }, rate: 0.0 };
-        paths::expand(net, src, dst, entropy, split, &mut share.links);
+        match &mut self.classes {
+            Some(c) => c.expand(net, src, dst, &mut share.links),
+            None => paths::expand(net, src, dst, entropy, split, &mut share.links),
+        }
         let nic_rate = net.ports()[net.host_port(src)].rate_bps();
         let (volume, latency, first_tx) = match coarse {
             Some(k) => {
@@ -254,9 +265,19 @@ impl Fluid {
         }
         if let Some(m) = &mut self.meters {
             for &l in &links {
-                m.set(l, now, self.fab.load[l as usize], self.fab.cap[l as usize]);
+                for &p in members(&self.classes, &l) {
+                    m.set(p, now, self.fab.load[l as usize], self.fab.cap[l as usize]);
+                }
             }
         }
+    }
+}
+
+/// The links that `link` (a resource of the fabric) stands for.
+fn members<'a>(classes: &'a Option<classes::Classes>, link: &'a u32) -> &'a [u32] {
+    match classes {
+        Some(c) => c.members(*link),
+        None => std::slice::from_ref(link),
     }
 }
 
@@ -367,7 +388,7 @@ pub fn run(w: &mut World, progress: &mut impl FnMut(&crate::Progress) -> bool) -
                     set.push(s);
                 }
             }
-            let links: Vec<u32> = started.iter().flat_map(|&s| f.shares[s as usize].links.iter().map(|l| l.0)).chain(freed.iter().copied()).collect();
+            let links = started.iter().flat_map(|&s| f.shares[s as usize].links.iter().map(|l| l.0)).chain(freed.iter().copied());
             f.fab.gather(links, &mut set);
         }
         started.clear();
@@ -416,8 +437,10 @@ fn drained(w: &mut World, f: &mut Fluid, slot: u32, t: u64, freed: &mut Vec<u32>
     f.fab.remove(slot, &share);
     freed.extend(share.links.iter().map(|x| x.0));
     if let Some(m) = &mut f.meters {
-        for &(link, _) in &share.links {
-            m.set(link, t, f.fab.load[link as usize], f.fab.cap[link as usize]);
+        for (link, _) in &share.links {
+            for &p in members(&f.classes, link) {
+                m.set(p, t, f.fab.load[*link as usize], f.fab.cap[*link as usize]);
+            }
         }
     }
     f.live[slot as usize] = Live { since: u64::MAX, version: l.version + 1, ..l };
@@ -465,6 +488,10 @@ fn arrived(w: &mut World, flow: FlowId, t: u64) {
 /// its path anew (its fluid kept).
 fn reroute(w: &mut World, f: &mut Fluid, now: u64) {
     let cap = caps(w);
+    // The families as they were (the flows' resources until each is moved)
+    // and as they are now.
+    let old = f.classes.take();
+    f.classes = old.as_ref().map(|_| classes::Classes::build(&w.c.net, &cap));
     for s in 0..f.live.len() {
         if f.live[s].since == u64::MAX {
             continue;
@@ -478,23 +505,29 @@ fn reroute(w: &mut World, f: &mut Fluid, now: u64) {
         l.fresh = true;
         // What moved so far went over the old path.
         let l = *l;
-        f.live[s].billed = bill(w, f, &l, &share.links, moved(&l));
+        f.live[s].billed = bill_with(w, f, &old, &l, &share.links, moved(&l));
         let r = w.flow_store().spec(FlowId(l.flow));
         let split = f.split || f.coarse.iter().any(|c| c.holds(l.flow));
         let mut links = Vec::new();
-        paths::expand(&w.c.net, r.src, r.dst, r.entropy, split, &mut links);
+        match &mut f.classes {
+            Some(c) => c.expand(&w.c.net, r.src, r.dst, &mut links),
+            None => paths::expand(&w.c.net, r.src, r.dst, r.entropy, split, &mut links),
+        }
         f.shares[s] = Share { links, cap: share.cap, rate: 0.0 };
         f.fab.add(s as u32, &f.shares[s]);
         if let Some(m) = &mut f.meters {
-            for &(link, _) in &share.links {
-                m.set(link, now, f.fab.load[link as usize], f.fab.cap[link as usize]);
+            for (link, _) in &share.links {
+                for &p in members(&old, link) {
+                    m.set(p, now, f.fab.load[*link as usize], f.fab.cap[*link as usize]);
+                }
             }
         }
     }
     if let Some(m) = &mut f.meters {
         for (l, c) in cap.iter().enumerate() {
             if *c != f.fab.cap[l] {
-                m.set(l as u32, now, f.fab.load[l], f.fab.cap[l]);
+                let r = f.classes.as_ref().map_or(l, |k| k.rep(l as u32) as usize);
+                m.set(l as u32, now, f.fab.load[r], f.fab.cap[l]);
             }
         }
     }
@@ -535,6 +568,11 @@ fn moved(l: &Live) -> f64 {
 /// ACKs (one per `ack_every` data packets) over its way back; answers
 /// `to`. Nothing without jobs.
 fn bill(w: &mut World, f: &Fluid, l: &Live, links: &[(u32, f64)], to: f64) -> f64 {
+    bill_with(w, f, &f.classes, l, links, to)
+}
+
+/// [`bill`] with `links` the resources of `classes`.
+fn bill_with(w: &mut World, f: &Fluid, classes: &Option<classes::Classes>, l: &Live, links: &[(u32, f64)], to: f64) -> f64 {
     let part = to - l.billed;
     if !f.jobs || part <= 0.0 {
         return to;
@@ -548,8 +586,10 @@ fn bill(w: &mut World, f: &Fluid, l: &Live, links: &[(u32, f64)], to: f64) -> f6
         }
     };
     let World { c, .. } = w;
-    for &(link, share) in links {
-        c.obs.add_job_bytes(link, l.flow, (data as f64 * share * part).round() as u64);
+    for (link, share) in links {
+        for &p in members(classes, link) {
+            c.obs.add_job_bytes(p, l.flow, (data as f64 * share * part).round() as u64);
+        }
     }
     let split = f.split || f.coarse.iter().any(|c| c.holds(l.flow));
     let mut back = Vec::new();

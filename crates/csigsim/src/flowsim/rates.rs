@@ -25,15 +25,19 @@ pub struct Fabric {
     pub cap: Vec<f64>,
     /// Per link: the sum of its flows' rates times their shares.
     pub load: Vec<f64>,
-    /// Per link: the flows (slots) crossing it.
-    on: Vec<Vec<u32>>,
+    /// Per link: the flows crossing it, as (slot, index of the link in the
+    /// flow's list); `at[slot][k]`: where the flow's `k`-th link lists it,
+    /// so a flow leaves a link in constant time.
+    on: Vec<Vec<(u32, u32)>>,
+    at: Vec<Vec<u32>>,
     /// Scratch, per link: the capacity left to the set being filled and
     /// the sum of the shares of its flows still rising; `seen` marks links
-    /// (and `fseen` flows) already taken in this pass.
+    /// (and `fseen` flows, `lseen` links gathered) already taken in this pass.
     left: Vec<f64>,
     rising: Vec<f64>,
     seen: Vec<u64>,
     fseen: Vec<u64>,
+    lseen: Vec<u64>,
     pass: u64,
 }
 
@@ -43,38 +47,59 @@ const TINY: f64 = 1e-12;
 impl Fabric {
     pub fn new(cap: Vec<f64>) -> Fabric {
         let n = cap.len();
-        Fabric { cap, load: vec![0.0; n], on: vec![Vec::new(); n], left: vec![0.0; n], rising: vec![0.0; n], seen: vec![0; n], fseen: Vec::new(), pass: 0 }
+        Fabric {
+            cap,
+            load: vec![0.0; n],
+            on: vec![Vec::new(); n],
+            at: Vec::new(),
+            left: vec![0.0; n],
+            rising: vec![0.0; n],
+            seen: vec![0; n],
+            fseen: Vec::new(),
+            lseen: vec![0; n],
+            pass: 0,
+        }
     }
 
     /// Puts flow `slot` on its links (at rate 0 until filled).
     pub fn add(&mut self, slot: u32, s: &Share) {
         debug_assert_eq!(s.rate, 0.0);
-        for &(l, _) in &s.links {
-            self.on[l as usize].push(slot);
+        if self.at.len() <= slot as usize {
+            self.at.resize(slot as usize + 1, Vec::new());
+        }
+        let at = &mut self.at[slot as usize];
+        at.clear();
+        for (k, &(l, _)) in s.links.iter().enumerate() {
+            let on = &mut self.on[l as usize];
+            at.push(on.len() as u32);
+            on.push((slot, k as u32));
         }
     }
 
     /// Takes flow `slot` off its links.
     pub fn remove(&mut self, slot: u32, s: &Share) {
-        for &(l, w) in &s.links {
+        for (k, &(l, w)) in s.links.iter().enumerate() {
             let on = &mut self.on[l as usize];
-            let i = on.iter().position(|&x| x == slot).expect("a flow is on its links");
+            let i = self.at[slot as usize][k] as usize;
+            debug_assert_eq!(on[i], (slot, k as u32), "a flow is on its links");
             on.swap_remove(i);
+            if let Some(&(moved, j)) = on.get(i) {
+                self.at[moved as usize][j as usize] = i as u32;
+            }
             self.load[l as usize] = if on.is_empty() { 0.0 } else { self.load[l as usize] - w * s.rate };
         }
     }
 
-    /// Flows crossing the link `l`.
-    pub fn flows_on(&self, l: u32) -> &[u32] {
-        &self.on[l as usize]
-    }
-
     /// Appends to `out` every flow on the links `links` not yet in it this
     /// pass (begin a pass with [`Fabric::begin`]), in link order then in
-    /// the order they sit on the link.
+    /// the order they sit on the link. A link met again in the pass adds
+    /// nothing (its flows are in already).
     pub fn gather(&mut self, links: impl IntoIterator<Item = u32>, out: &mut Vec<u32>) {
         for l in links {
-            for &f in &self.on[l as usize] {
+            if std::mem::replace(&mut self.lseen[l as usize], self.pass) == self.pass {
+                continue;
+            }
+            for &(f, _) in &self.on[l as usize] {
                 let fs = &mut self.fseen[f as usize];
                 if *fs != self.pass {
                     *fs = self.pass;

@@ -288,3 +288,52 @@ fn flow_level_error_stays_inside_the_documented_bounds() {
         assert!(err.abs() <= bound, "{row}: flow level {flow} against packet level {packet}: {:+.2}% is outside {:.0}%", err * 100.0, bound * 100.0);
     }
 }
+
+/// Spraying on a non-blocking fat tree: every fabric link carries at most
+/// one host's worth of any permutation, so every flow runs at its NIC's
+/// rate and takes its ideal time; the links of a family (an edge switch's
+/// uplinks, which the fluid fills as one) each carry the same bytes.
+#[test]
+fn a_sprayed_permutation_on_a_fat_tree_runs_at_line_rate() {
+    let text = "name = \"spray\"\nseed = 5\n[topology]\nkind = \"fat_tree\"\nk = 4\nrate = \"100Gbps\"\ndelay = \"1us\"\n[switch]\nrouting = \"spray\"\n[[workload]]\nkind = \"permutation\"\nsize = \"2MB\"\n";
+    let out = csigsim::run(load_with(text, &[FLOW]), |_| true);
+    let f = &out.tables.flows;
+    assert_eq!(out.summary.flows_completed, 16);
+    for i in 0..16 {
+        assert_eq!(f.fct_ps[i], Some(f.ideal_fct_ps[i]), "flow {i}");
+    }
+    let links = out.tables.links.as_ref().expect("links table");
+    let tors: std::collections::BTreeSet<&str> = links.rows().filter(|r| r.from.starts_with("tor")).map(|r| r.from).collect();
+    let bytes = |tor: &str, agg: &str| links.rows().filter(|r| r.from == tor && r.to == agg).map(|r| r.tx_bytes).sum::<u64>();
+    let mut busy = 0;
+    for tor in &tors {
+        let aggs: std::collections::BTreeSet<&str> = links.rows().filter(|r| r.from == *tor && r.to.starts_with("agg")).map(|r| r.to).collect();
+        let each: Vec<u64> = aggs.iter().map(|a| bytes(tor, a)).collect();
+        if each.iter().all(|&b| b == 0) {
+            continue;
+        }
+        assert_eq!(each.len(), 2, "{tor}");
+        assert!(each[0].abs_diff(each[1]) <= 2, "{tor}: {each:?}");
+        busy += (each[0] > 0) as usize;
+    }
+    assert!(busy >= 4, "most edge switches send up: {busy} of {}", tors.len());
+}
+
+/// A sprayed flow over two uplinks, one of which drops to a quarter of its
+/// rate: it runs at 100 Gb/s (50 on each), then at 50 Gb/s (the slow
+/// uplink full at 25 with half of the flow).
+#[test]
+fn a_sprayed_flow_slows_to_its_degraded_uplink() {
+    let text = "name = \"degraded\"\n[topology]\nkind = \"leaf_spine\"\nleaves = 2\nspines = 2\nhosts_per_leaf = 2\nrate = \"100Gbps\"\ndelay = \"1us\"\n\
+        [[topology.failure]]\nfrom = \"leaf0\"\nto = \"spine0\"\nat = \"20us\"\nrate_factor = 0.25\n\
+        [switch]\nrouting = \"spray\"\n[[flow]]\nsrc = \"h0\"\ndst = \"h2\"\nsize = \"2MB\"\n";
+    let out = csigsim::run(load_with(text, &[FLOW]), |_| true);
+    let f = &out.tables.flows;
+    let wire = 2_000_000 + 489 * 64 - 4160;
+    let first = 4 * (tx_time_ps(4160, 100_000_000_000) + 1_000_000);
+    let by_then = 100e9 * 20e-6 / 8.0;
+    let rest = ((wire as f64 - by_then) * 8e12 / 50e9).ceil();
+    let expect = 20_000_000.0 + rest + first as f64;
+    let got = f.fct_ps[0].expect("done") as f64;
+    assert!((got - expect).abs() <= 2.0, "{got} against {expect}");
+}
