@@ -94,6 +94,10 @@ struct Live {
     latency: u64,
     /// Its first packet's time on the NIC's link.
     first_tx: u64,
+    /// From its arrival to its sender's completion: the last ACK's way
+    /// back, the flow's base RTT less a full packet's latency out
+    /// ([`NO_BACK`] for a coarsened ring transfer).
+    back: u64,
     /// Started in this batch: its rate is new even if it is 0.
     fresh: bool,
     /// Its fluid bytes in all, and the fraction of its bytes already
@@ -128,6 +132,9 @@ struct Fluid {
     ack_size: u64,
     ack_every: u64,
 }
+
+/// [`Live::back`] of a coarsened ring transfer.
+const NO_BACK: u64 = u64::MAX;
 
 /// The smallest queue whose stale drains are dropped.
 const COMPACT_MIN: usize = 1 << 12;
@@ -196,11 +203,11 @@ impl Fluid {
 
     /// Flow `flow` starts at `now`: its fluid joins the links of its path.
     fn start(&mut self, w: &mut World, flow: FlowId, now: u64) -> u32 {
-        let (src, dst, size, npkts, entropy, cap) = {
+        let (src, dst, size, npkts, entropy, cap, base_rtt) = {
             let mut r = w.c.transport.flows.record_mut(flow);
             r.started = true;
             r.start_ps = now;
-            (r.src, r.dst, r.size, r.npkts as u64, r.entropy, r.rate_cap())
+            (r.src, r.dst, r.size, r.npkts as u64, r.entropy, r.rate_cap(), r.base_rtt_ps)
         };
         let net = &w.c.net;
         let coarse = self.coarse.iter().position(|c| c.holds(flow.0));
@@ -211,19 +218,21 @@ impl Fluid {
             None => paths::expand(net, src, dst, entropy, split, &mut share.links),
         }
         let nic_rate = net.ports()[net.host_port(src)].rate_bps();
-        let (volume, latency, first_tx) = match coarse {
+        let (volume, latency, first_tx, back) = match coarse {
             Some(k) => {
                 let c = &self.coarse[k];
-                (c.volume(self.mtu, self.header, self.ack_size, self.ack_every), self.coarse_latency[k][(flow.0 - c.first) as usize], 0)
+                (c.volume(self.mtu, self.header, self.ack_size, self.ack_every), self.coarse_latency[k][(flow.0 - c.first) as usize], 0, NO_BACK)
             }
             None => {
+                let full = self.mtu + self.header;
                 let first = size.min(self.mtu) + self.header;
                 let wire = size + npkts * self.header;
                 let latency = paths::first_packet_latency(net, src, dst, entropy, split, first);
-                (wire - first, latency, crate::units::tx_time_ps(first, nic_rate))
+                let full_latency = if first == full { latency } else { paths::first_packet_latency(net, src, dst, entropy, split, full) };
+                (wire - first, latency, crate::units::tx_time_ps(first, nic_rate), base_rtt.saturating_sub(full_latency))
             }
         };
-        let live = Live { flow: flow.0, left: volume as f64, since: now, version: 0, latency, first_tx, fresh: true, volume: volume as f64, billed: 0.0 };
+        let live = Live { flow: flow.0, left: volume as f64, since: now, version: 0, latency, first_tx, back, fresh: true, volume: volume as f64, billed: 0.0 };
         let slot = match self.free.pop() {
             Some(s) => {
                 let version = self.live[s as usize].version + 1;
@@ -352,8 +361,15 @@ pub fn run(w: &mut World, progress: &mut impl FnMut(&crate::Progress) -> bool) -
                 Due::Drain(slot, _) => drained(w, &mut f, slot, t, &mut freed),
                 Due::Arrive(flow) => arrived(w, FlowId(flow), t),
                 Due::Start(flow) => {
-                    if !w.c.transport.flows.started(FlowId(flow)) {
-                        started.push(f.start(w, FlowId(flow), t));
+                    let id = FlowId(flow);
+                    if !w.c.transport.flows.started(id) {
+                        // A queue pair's part of a message: its share is decided now.
+                        w.c.transport.start_part(t, id);
+                        if w.c.transport.flows.spec(id).size == 0 {
+                            nothing_to_send(w, id, t);
+                        } else {
+                            started.push(f.start(w, id, t));
+                        }
                     }
                 }
                 Due::Timer(op) => w.c.transport.apps.timer(&mut w.ctx, op),
@@ -443,10 +459,33 @@ fn drained(w: &mut World, f: &mut Fluid, slot: u32, t: u64, freed: &mut Vec<u32>
     let mut r = w.c.transport.flows.record_mut(flow);
     r.bytes_sent = r.size + r.npkts as u64 * f.header;
     // The sender is done when the last ACK is back: its arrival, and the
-    // way back of the unloaded round trip (a full packet out, an ACK back).
-    let back = r.base_rtt_ps.saturating_sub(l.latency.min(r.base_rtt_ps / 2 + 1));
-    r.sender_done_ps = Some(t + l.latency + back);
+    // way back of the unloaded round trip (a full packet out, an ACK back);
+    // a coarsened transfer's latency is a chain's, longer than a round trip.
+    let back = match l.back {
+        NO_BACK => r.base_rtt_ps.saturating_sub(l.latency.min(r.base_rtt_ps / 2 + 1)),
+        b => b,
+    };
+    let done = t + l.latency + back;
+    r.sender_done_ps = Some(done);
+    let part = crate::transport::connection::PartDone { id: flow, size: r.size, start_ps: r.start_ps, base_rtt_ps: r.base_rtt_ps };
+    let src = r.src;
+    drop(r);
     w.c.transport.apps.sent(&mut w.ctx, flow, t + l.first_tx);
+    let rate = w.c.net.ports()[w.c.net.host_port(src)].rate_bps();
+    w.c.transport.part_done(done, part, rate);
+}
+
+/// Flow `flow` has no bytes at `t` (a queue pair's part that carries none
+/// of its message): complete at once, as at packet level.
+fn nothing_to_send(w: &mut World, flow: FlowId, t: u64) {
+    let mut r = w.c.transport.flows.record_mut(flow);
+    r.started = true;
+    r.start_ps = t;
+    r.finish_ps = Some(t);
+    r.sender_done_ps = Some(t);
+    drop(r);
+    w.ctx.stats.flows_completed += 1;
+    w.c.transport.apps.arrived(&mut w.ctx, flow);
 }
 
 /// Flow `flow` arrived whole at its receiver at `t`.

@@ -459,9 +459,6 @@ fn validate(mut sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>
         count += w.len() as u64;
         workloads.push(w);
     }
-    if sf.engine.fidelity == Fidelity::Flow && sf.transport.connection.is_some() {
-        return Err(err("engine.fidelity", "connections of several queue pairs ([transport.connection]) are not modelled at flow level: use fidelity = \"packet\"".into()));
-    }
     let connections = match &sf.transport.connection {
         None => None,
         Some(c) => {

@@ -20,7 +20,7 @@
 //! (its last ACK) is CAST's RTT sample for its QP. This runs once per message
 //! and per part, never per packet.
 
-use super::{Flow, FlowStore};
+use super::FlowStore;
 use crate::id::FlowId;
 use crate::lb::cast::{self, Cast, CastConfig};
 use crate::units::tx_time_ps;
@@ -73,6 +73,16 @@ impl ConnectionConfig {
         }
         self.qp_sched.check().map_err(|(k, m)| (format!("qp_sched.{k}"), m))
     }
+}
+
+/// What CAST reads of a part whose sender is done.
+#[derive(Clone, Copy, Debug)]
+pub struct PartDone {
+    pub id: FlowId,
+    pub size: u64,
+    /// When the part started (its message was posted).
+    pub start_ps: u64,
+    pub base_rtt_ps: u64,
 }
 
 /// The connections of a run and the state of their QPs.
@@ -203,7 +213,7 @@ impl Connections {
     /// the metric `RTT - payload transmission time - minimum network latency`
     /// (ps). The minimum latency is the flow's base RTT without the first
     /// packet's transmission at the NIC (which the payload time counts).
-    pub fn on_part_done(&mut self, now: u64, f: &Flow, rate_bps: u64, packet_bytes: u64) {
+    pub fn on_part_done(&mut self, now: u64, f: PartDone, rate_bps: u64, packet_bytes: u64) {
         if self.cast.is_empty() || f.size == 0 {
             return;
         }

@@ -82,6 +82,24 @@ impl Transport {
         self.conns.as_deref()
     }
 
+    /// The flow level's hooks of the connections: flow `flow` (a QP's part
+    /// of a message) starts at `now`, and its size is decided with its
+    /// message's other parts.
+    pub(crate) fn start_part(&mut self, now: u64, flow: FlowId) {
+        if let Some(c) = self.conns.as_deref_mut() {
+            c.on_part_start(now, flow, &mut self.flows);
+        }
+    }
+
+    /// The flow level's hooks of the connections: the part's sender is done
+    /// at `now` (CAST's sample), its NIC at `rate_bps`.
+    pub(crate) fn part_done(&mut self, now: u64, part: connection::PartDone, rate_bps: u64) {
+        if let Some(c) = self.conns.as_deref_mut() {
+            let t = &self.shared.t;
+            c.on_part_done(now, part, rate_bps, (t.mtu + t.header) as u64);
+        }
+    }
+
     pub fn flows(&self) -> &FlowStore {
         &self.flows
     }
@@ -325,7 +343,9 @@ impl Transport {
                 if done {
                     if let Some(c) = self.conns.as_deref_mut() {
                         let t = &self.shared.t;
-                        c.on_part_done(now, &self.flows[p.flow], hp.port.rate_bps, (t.mtu + t.header) as u64);
+                        let f = &self.flows[p.flow];
+                        let part = connection::PartDone { id: f.id, size: f.size, start_ps: f.start_ps, base_rtt_ps: f.base_rtt_ps };
+                        c.on_part_done(now, part, hp.port.rate_bps, (t.mtu + t.header) as u64);
                     }
                     self.retire_if_over(ctx, p.flow);
                     return;

@@ -185,3 +185,75 @@ fn bad_connection_keys_are_refused_with_their_key() {
     let e = csigsim::scenario::load_str(&t, "bad.toml", Path::new("."), &[], None).expect_err("rpc");
     assert_eq!(e.key.as_deref(), Some("transport.connection"), "{e}");
 }
+
+/// A run at flow level (`engine.fidelity = "flow"`), its world kept.
+fn run_flow(toml: &str, sets: &[&str]) -> World {
+    let mut sets = sets.to_vec();
+    sets.push("engine.fidelity=\"flow\"");
+    let mut w = world(toml, &sets);
+    csigsim::flowsim::run(&mut w, &mut |_| true);
+    w
+}
+
+#[test]
+fn the_flow_level_splits_messages_as_the_packet_level_does() {
+    for (qps, split, msgs) in [(2, false, &["1MB", "2MB", "3MB"][..]), (4, true, &["1MB", "300B"][..])] {
+        let t = pair(&format!("[transport.connection]\nqps = {qps}\nsplit_data = {split}\n{}", messages(msgs)));
+        let (packet, flow) = (run(&t, &[]), run_flow(&t, &[]));
+        let parts: Vec<u64> = flow.flows().iter().map(|r| r.size).collect();
+        assert_eq!(parts, sizes(&packet), "qps {qps}, split {split}");
+        // Every part completes, the empty ones at once, and every byte arrives.
+        assert!(flow.flows().iter().all(|r| r.finish_ps.is_some() && r.sender_done_ps.is_some()));
+        let c = flow.connections().unwrap();
+        let p = packet.connections().unwrap();
+        assert_eq!((c.whole_messages, c.split_messages), (p.whole_messages, p.split_messages));
+    }
+}
+
+/// A message striped over four queue pairs of one NIC: the stripes share
+/// the NIC's link and the message takes what one flow of its size takes,
+/// less up to three first packets' time on the link (each part's first
+/// packet is its store-and-forward latency, not its fluid, and the four
+/// go out together).
+#[test]
+fn a_striped_message_at_flow_level_takes_its_size_at_line_rate() {
+    let striped = run_flow(&pair(&format!("[transport.connection]\nqps = 4\nsplit_data = true\n{}", messages(&["4MB"]))), &[]);
+    let whole = run_flow(&pair(&messages(&["4MB"])), &[]);
+    let end = |w: &World| w.flows().iter().filter_map(|r| r.finish_ps).max().unwrap();
+    let (a, b) = (end(&striped), end(&whole));
+    let first = csigsim::units::tx_time_ps(4160, 100_000_000_000);
+    assert!(a <= b && b - a <= 3 * first, "striped {a} ps, whole {b} ps");
+    assert_eq!(striped.flows().iter().filter(|r| r.size > 0).count(), 4);
+}
+
+/// CAST's sample at flow level, as at packet level: on an idle path the
+/// metric is the time the packets' headers take (256 x 5.12 ns at 100 Gb/s).
+#[test]
+fn cast_samples_the_header_time_at_flow_level_too() {
+    let t = pair(&format!("[transport.connection]\nqps = 1\n[transport.connection.qp_sched]\nenable = true\n{}", messages(&["1MiB"])));
+    let w = run_flow(&t, &[]);
+    let q = &w.connections().unwrap().cast(0).unwrap().qps[0];
+    assert_eq!(q.n, 1);
+    assert_eq!(q.estimate, 256.0 * 5120.0);
+}
+
+/// docs/fidelity.md's CAST rows: the leaf-spine experiment as shipped
+/// (split by CAST's weights) and with one queue pair, at both rungs: the
+/// mean busbw over the rails within the documented 20%.
+#[test]
+fn flow_level_cast_busbw_stays_inside_the_documented_bound() {
+    let mean_busbw = |out: &csigsim::RunOutput| {
+        let c = out.tables.collectives.as_ref().expect("collectives.csv");
+        let b: Vec<f64> = c.busbw_gbps.iter().flatten().copied().collect();
+        assert_eq!(b.len(), 8, "one instance per rail");
+        b.iter().sum::<f64>() / b.len() as f64
+    };
+    for sets in [vec![], vec!["transport.connection.qps=1"]] {
+        let packet = csigsim::run(load_with(&cast_scenario(), &sets), |_| true);
+        let mut flow_sets = sets.clone();
+        flow_sets.push("engine.fidelity=\"flow\"");
+        let flow = csigsim::run(load_with(&cast_scenario(), &flow_sets), |_| true);
+        let (p, f) = (mean_busbw(&packet), mean_busbw(&flow));
+        assert!((f - p).abs() / p < 0.20, "{sets:?}: flow {f:.1} against packet {p:.1} Gb/s");
+    }
+}
