@@ -184,7 +184,7 @@ impl Handler for Components {
                 } else {
                     let node = self.net.port_node[port.ix()];
                     match self.net.switch_of(node) {
-                        Some(sw) => self.net.prefetch_forward(sw, pkts.get(pkt), stage),
+                        Some(sw) => self.net.prefetch_forward(sw, pkts.get(pkt), stage, self.prefetch_spacing >= FAR_PREFETCH_SPACING),
                         // At a host: the flow's state and the packet's
                         // signals, then the word of its bitmap.
                         None => {
