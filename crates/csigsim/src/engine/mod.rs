@@ -148,14 +148,20 @@ impl Handler for Components {
                     3 => {
                         // One line: queue, transmitter and flags.
                         crate::sim::prefetch(p);
-                        // The port's own line is not in yet: its node from
-                        // the dense copy.
-                        self.prefetch_nic(self.net.port_node[port.ix()], 3);
+                        // A NIC's stages start from its host (the port's
+                        // own line is not in yet: the node from the dense
+                        // copy); a switch port's node is read when it is
+                        // served, and asked for now.
+                        if self.net.is_host_port(port) {
+                            self.prefetch_nic(self.net.port_node[port.ix()], 3);
+                        } else {
+                            crate::sim::prefetch(&self.net.port_node[port.ix()]);
+                        }
                     }
                     2 => match self.net.rings.front(&p.q) {
                         Some(slot) => crate::sim::prefetch(slot),
                         // A NIC: its ring of flows, then the flow to send.
-                        None => self.prefetch_nic(self.net.port_node[port.ix()], 2),
+                        None => self.prefetch_nic_port(port, 2),
                     },
                     _ => match self.net.rings.front(&p.q) {
                         Some(&pkt) => {
@@ -163,7 +169,7 @@ impl Handler for Components {
                             // The egress functions read and write its signals.
                             crate::sim::prefetch_signals(pkts, pkt);
                         }
-                        None => self.prefetch_nic(self.net.port_node[port.ix()], 1),
+                        None => self.prefetch_nic_port(port, 1),
                     },
                 }
             }
@@ -178,7 +184,7 @@ impl Handler for Components {
                 } else {
                     let node = self.net.port_node[port.ix()];
                     match self.net.switch_of(node) {
-                        Some(sw) => self.net.prefetch_forward(sw, pkts.get(pkt), stage),
+                        Some(sw) => self.net.prefetch_forward(sw, pkts.get(pkt), stage, self.prefetch_spacing >= FAR_PREFETCH_SPACING),
                         // At a host: the flow's state and the packet's
                         // signals, then the word of its bitmap.
                         None => {
@@ -204,6 +210,15 @@ impl Handler for Components {
 }
 
 impl Components {
+    /// [`Components::prefetch_nic`] of the node of `port`, read only if the
+    /// port is a host's.
+    #[inline(always)]
+    fn prefetch_nic_port(&self, port: PortId, stage: usize) {
+        if self.net.is_host_port(port) {
+            self.prefetch_nic(self.net.port_node[port.ix()], stage);
+        }
+    }
+
     /// The prefetch stage `stage` of a `TxDone` at the port of `node`, if a
     /// host's.
     #[inline]

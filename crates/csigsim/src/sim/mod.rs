@@ -322,6 +322,8 @@ impl Ctx {
         }
         let packed = PackedEvent::new(ev);
         match &mut self.staged {
+            // Where the queue put it: marked dead there without a read.
+            None if place != queue::NO_PLACE => self.q.remove_pending(from, packed, place),
             None => assert!(self.q.remove(from, packed, place), "no {ev:?} pending at {from} ps"),
             // Pushed by this handler, or already in the partition's queue.
             Some(out) => match out.iter().rposition(|&x| x == (from, packed)) {
