@@ -274,6 +274,9 @@ fn link_failures(raw: &toml::Table, topo: &TopologySpec, err: &ErrFn) -> Result<
 
 fn validate(mut sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>, budget: &Budget, err: &ErrFn) -> Result<Scenario, InputError> {
     sf.transport.resolve_delivery(sf.switch.routing);
+    if let Some(m) = sf.transport.timeout_error() {
+        return Err(err("transport.timeout", m.into()));
+    }
     let topo_cfg = topology_config(&sf.topology, err)?;
     let topology = topo_cfg.build().map_err(|e| err(&format!("topology.{}", e.key), e.msg))?;
     let network = crate::budget::Estimate::new(2 * topology.links.len() as u64, 0, &mut []);

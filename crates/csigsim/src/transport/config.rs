@@ -234,6 +234,14 @@ impl TransportConfig {
         }
     }
 
+    /// Why the settled delivery cannot run the timer (checked once the
+    /// delivery left to the default is resolved).
+    pub fn timeout_error(&self) -> Option<&'static str> {
+        (self.timeout == Timeout::Packet && !self.selective()).then_some(
+            "timeout = \"packet\" resends one packet of those in flight, which go-back-N cannot: set delivery = \"rud\" or retransmit = \"selective\", or timeout = \"window\"",
+        )
+    }
+
     /// What the run's first lines warn of: go-back-N on a fabric that
     /// reorders packets turns reordering into resends.
     pub fn warnings(&self, routing: crate::lb::RoutingPolicy) -> Vec<String> {
@@ -272,11 +280,6 @@ impl<'de> Deserialize<'de> for TransportConfig {
                         return Err(de::Error::custom("delivery = \"rud\" retransmits selectively: remove retransmit = \"go_back_n\" or set delivery = \"rc\""));
                     }
                     t.retransmit = Retransmit::Selective;
-                }
-                if t.timeout == Timeout::Packet && !t.selective() {
-                    return Err(de::Error::custom(
-                        "timeout = \"packet\" resends one packet of those in flight, which go-back-N cannot: set delivery = \"rud\" or retransmit = \"selective\", or timeout = \"window\"",
-                    ));
                 }
                 if t.ack_bytes.0 == 0 {
                     return Err(de::Error::custom("ack_bytes must be at least 1 byte"));

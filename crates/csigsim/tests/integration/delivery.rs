@@ -149,4 +149,13 @@ fn nscc_on_a_sprayed_fabric_defaults_to_rud_unless_the_table_chooses() {
     let dctcp = load_with(&SPRAYED_PERMUTATION.replace("retransmit = \"selective\"\n", ""), &["transport.cc=\"dctcp\""]);
     assert_eq!(dctcp.transport.delivery, Delivery::Rc);
     assert_eq!(dctcp.transport.warnings(dctcp.switch.routing).len(), 1);
+    // The per-packet timer is checked against the delivery as settled:
+    // NSCC's default on spraying takes it, a go-back-N run is refused.
+    let timed = nscc(&["transport.timeout=\"packet\""]);
+    assert_eq!(timed.transport.delivery, Delivery::Rud);
+    let text = SPRAYED_PERMUTATION.replace("retransmit = \"selective\"\n", "");
+    let sets = [csigsim::Override::parse("transport.cc=\"dctcp\"").unwrap(), csigsim::Override::parse("transport.timeout=\"packet\"").unwrap()];
+    let e = csigsim::scenario::load_str(&text, "t.toml", std::path::Path::new("."), &sets, None).unwrap_err();
+    assert_eq!(e.key.as_deref(), Some("transport.timeout"), "{e}");
+    assert!(e.to_string().contains("go-back-N"), "{e}");
 }
