@@ -3,7 +3,7 @@
 //! script that makes them) and traces written here with the crate's
 //! message definitions.
 
-use crate::common::analytic_fct;
+use crate::common::{analytic_fct, star};
 use csigsim::workload::chakra::et::{self, node_type, AttributeProto, GlobalMetadata, Node, Value};
 use std::path::{Path, PathBuf};
 
@@ -11,17 +11,6 @@ fn data(dir: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/chakra").join(dir)
 }
 
-/// `n` hosts on one switch at 100 Gb/s, 1 us links: every ring step's
-/// flows use links of their own (a non-blocking fabric).
-fn star(n: u32) -> String {
-    let hosts: Vec<String> = (0..n).map(|i| format!("\"h{i}\"")).collect();
-    let links: Vec<String> = (0..n).map(|i| format!("{{ a = \"h{i}\", b = \"s0\", rate = \"100Gbps\", delay = \"1us\" }}")).collect();
-    format!(
-        "name = \"star\"\n[topology]\nkind = \"custom\"\nhosts = [{}]\nswitches = [\"s0\"]\nlinks = [{}]\n[switch]\nmode = \"pfc\"\n[transport]\ncc = \"none\"\nmtu = 4096\nheader = 64\n",
-        hosts.join(", "),
-        links.join(", ")
-    )
-}
 
 /// The FCT of `size` bytes alone from one host to another through the switch.
 fn alone(size: u64) -> u64 {

@@ -195,3 +195,14 @@ pub fn goal_ring_allreduce(n: usize, block: u64) -> String {
     goal
 }
 
+/// `n` hosts on one switch at 100 Gb/s, 1 us links: every ring step's
+/// flows use links of their own (a non-blocking fabric).
+pub fn star(n: u32) -> String {
+    let hosts: Vec<String> = (0..n).map(|i| format!("\"h{i}\"")).collect();
+    let links: Vec<String> = (0..n).map(|i| format!("{{ a = \"h{i}\", b = \"s0\", rate = \"100Gbps\", delay = \"1us\" }}")).collect();
+    format!(
+        "name = \"star\"\n[topology]\nkind = \"custom\"\nhosts = [{}]\nswitches = [\"s0\"]\nlinks = [{}]\n[switch]\nmode = \"pfc\"\n[transport]\ncc = \"none\"\nmtu = 4096\nheader = 64\n",
+        hosts.join(", "),
+        links.join(", ")
+    )
+}

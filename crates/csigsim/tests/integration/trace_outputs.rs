@@ -2,6 +2,7 @@
 //! rank did, its iterations' compute and exposed time against the trace's
 //! own durations, and the trace-event file's structure.
 
+use crate::common::star;
 use csigsim::output::ops::{IterationTable, OpTable};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -10,16 +11,6 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// `n` hosts on one switch at 100 Gb/s, 1 us links.
-fn star(n: u32) -> String {
-    let hosts: Vec<String> = (0..n).map(|i| format!("\"h{i}\"")).collect();
-    let links: Vec<String> = (0..n).map(|i| format!("{{ a = \"h{i}\", b = \"s0\", rate = \"100Gbps\", delay = \"1us\" }}")).collect();
-    format!(
-        "name = \"star\"\n[topology]\nkind = \"custom\"\nhosts = [{}]\nswitches = [\"s0\"]\nlinks = [{}]\n[switch]\nmode = \"pfc\"\n[transport]\ncc = \"none\"\nmtu = 4096\nheader = 64\n",
-        hosts.join(", "),
-        links.join(", ")
-    )
-}
 
 fn run_in(dir: &Path, scenario: &str) -> csigsim::output::RunOutput {
     let sc = csigsim::scenario::load_str(scenario, "t.toml", dir, &[], None).unwrap_or_else(|e| panic!("{e}"));
