@@ -25,10 +25,17 @@
 //! another partition (a pipeline across pods: a flow ending at one host
 //! starts another at another host in the same picosecond; a ring's steps
 //! stay in their partitions), connections of several queue pairs (shared state across
-//! the parts of a message), link failures (a change of every switch's
-//! routes at once), a packet capture (one file in the order of the whole
+//! the parts of a message), a packet capture (one file in the order of the whole
 //! run), and fabrics whose links between partitions are shorter than a
 //! block of the event wheel (1,024 ps).
+//!
+//! Link failures run partitioned: every partition makes each change to its
+//! own copy of the routes and rates (only a port's own partition drops what
+//! the port holds), and the run stops at each change's time until every
+//! partition has handled everything before it. A change comes first among
+//! its picosecond's events, and is void once every flow is finished: the
+//! partitions' counts of finished flows, added up at that stop, say so as
+//! the single queue's count would.
 
 use super::World;
 use crate::bits::{bit, set_bit};
@@ -196,8 +203,6 @@ impl Split {
     pub fn scenario_refusal(sc: &crate::scenario::Scenario) -> Option<&'static str> {
         if sc.connections.is_some() && sc.transport.connection.is_some() {
             Some("connections of several queue pairs run on one thread")
-        } else if !sc.failures.is_empty() {
-            Some("link failures run on one thread")
         } else if sc.workloads.iter().any(|w| matches!(w.flows, crate::workload::Flows::Dag(_))) {
             Some("workload graphs with compute delays run on one thread")
         } else {
@@ -223,7 +228,7 @@ impl Owners {
             Event::NicWake { host } => self.host[host.ix()],
             Event::FlowStart { flow } | Event::FlowTimer { flow } | Event::CcTimer { flow } => self.flow_src[flow.ix()],
             Event::AckTimer { flow } => self.flow_dst[flow.ix()],
-            Event::LinkChange { .. } => unreachable!("link failures run on one thread"),
+            Event::LinkChange { .. } => unreachable!("a link change is every partition's, scheduled before the run"),
             Event::AppTimer { .. } => unreachable!("workload graphs with compute run on one thread"),
         }
     }
@@ -277,12 +282,18 @@ struct Share {
     /// How far apart the world's prefetch stages run
     /// ([`Handler::prefetch_spacing`]).
     prefetch_spacing: usize,
+    /// Link changes popped here beside partition 0: each partition pops
+    /// its copy, the single queue pops one.
+    copies_popped: u64,
 }
 
 impl PartHandler<PackedEvent, Crossings> for Share {
     #[inline]
     fn handle(&mut self, t: u64, ev: PackedEvent, part: &mut Partition<PackedEvent, Crossings>) {
         let ev = ev.event();
+        if let Event::LinkChange { .. } = ev {
+            self.copies_popped += (self.id != 0) as u64;
+        }
         let World { ctx, c, .. } = &mut self.w;
         if c.is_stale(t, ev) {
             return;
@@ -375,6 +386,10 @@ pub struct Parallel {
     split: Split,
     /// Whether a run reached the scenario's stop time.
     stopped: bool,
+    /// The times of the link changes, in order ([`Parallel::run_to`]
+    /// stops at each), and how many the run has passed.
+    changes: Vec<u64>,
+    changes_passed: usize,
 }
 
 impl Parallel {
@@ -420,8 +435,13 @@ impl Parallel {
         // its partition; every partition's own queue stays empty.
         let mut q = std::mem::take(&mut first.ctx.q);
         while let Some((t, ev)) = q.pop() {
-            sched.push(t, owners.of(ev.event()), ev);
+            match ev.event() {
+                // Every partition changes its copy of the network.
+                Event::LinkChange { .. } => (0..parts).for_each(|k| sched.push(t, k, ev)),
+                e => sched.push(t, owners.of(e), ev),
+            }
         }
+        let changes = first.c.net.failures.change_times();
         for (id, mut w) in std::iter::once(first).chain(others.drain(..)).enumerate() {
             w.ctx.q = SimQueue::new();
             w.ctx.staged = Some(Vec::new());
@@ -435,9 +455,10 @@ impl Parallel {
             for (p, _) in owners.port.iter().enumerate().filter(|&(_, &o)| o == id as u32) {
                 set_bit(&mut own_ports, p as u32);
             }
-            shares.push(Share { id: id as u32, w, owners: owners.clone(), own_ports, prefetch_spacing });
+            w.c.net.failures.own_only(&own_ports);
+            shares.push(Share { id: id as u32, w, owners: owners.clone(), own_ports, prefetch_spacing, copies_popped: 0 });
         }
-        Ok(Parallel { sched, shares, threads, split, stopped: false })
+        Ok(Parallel { sched, shares, threads, split, stopped: false, changes, changes_passed: 0 })
     }
 
     /// The cut.
@@ -514,6 +535,17 @@ impl Parallel {
             (Some(u), None) => (u, false),
             (None, None) => (u64::MAX, false),
         };
+        // Each link change waits for every partition to have handled what
+        // comes before it: it is void once every flow is finished, which
+        // only the partitions' counts added up can say.
+        while let Some(&t) = self.changes.get(self.changes_passed).filter(|&&t| t < bound) {
+            self.sched.run_until(&mut self.shares, self.threads, t);
+            self.changes_passed += 1;
+            let finished: usize = self.shares.iter().map(|s| s.w.c.transport.finished_here()).sum();
+            if finished == self.flows_total() {
+                self.shares.iter_mut().for_each(|s| s.w.c.transport.set_finished_everywhere());
+            }
+        }
         self.sched.run_until(&mut self.shares, self.threads, bound);
         match self.sched.next_bound() {
             None => RunState::Idle,
@@ -541,9 +573,10 @@ impl Parallel {
         s
     }
 
-    /// Events handled so far (stale timers included, as on one queue).
+    /// Events handled so far (stale timers included, as on one queue:
+    /// a link change once, not once a partition).
     pub fn events(&self) -> u64 {
-        self.sched.stats().events
+        self.sched.stats().events - self.shares.iter().map(|s| s.copies_popped).sum::<u64>()
     }
 
     /// What the scheduler did.
@@ -568,7 +601,8 @@ impl Parallel {
     /// it, the counters added up.
     pub fn into_world(self) -> World {
         let now = self.now();
-        let Parallel { sched, shares, split, .. } = self;
+        let events = self.events();
+        let Parallel { shares, split, .. } = self;
         let owners = shares[0].owners.clone();
         let mut rest: Vec<World> = Vec::with_capacity(shares.len());
         let mut it = shares.into_iter();
@@ -598,7 +632,7 @@ impl Parallel {
         base.c.transport.flows = joined;
         base.c.transport.recount_finished();
         base.ctx.now = now;
-        base.ctx.q.count_popped(sched.stats().events);
+        base.ctx.q.count_popped(events);
         base.ctx.staged = None;
         base
     }

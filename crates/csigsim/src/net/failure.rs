@@ -130,6 +130,11 @@ pub struct Failures {
     pub(crate) dropped: u64,
     /// The same, per port (empty with `down`).
     dropped_at: Vec<u64>,
+    /// In a partition of a parallel run, which ports are its own (a bit
+    /// each): every partition makes every change, to its copy of the routes
+    /// and rates, but only a port's own partition drops what it holds.
+    /// Empty: every port.
+    own_ports: Vec<u64>,
 }
 
 impl Failures {
@@ -146,6 +151,34 @@ impl Failures {
     /// Packets lost to the down link of `port` so far.
     pub fn dropped_at(&self, port: PortId) -> u64 {
         self.dropped_at.get(port.ix()).copied().unwrap_or(0)
+    }
+
+    /// The distinct times of the changes, in order: where a parallel run
+    /// lets every partition catch up before going on.
+    pub(crate) fn change_times(&self) -> Vec<u64> {
+        let mut t: Vec<u64> = self.changes.iter().map(|c| c.at).collect();
+        t.sort_unstable();
+        t.dedup();
+        t
+    }
+
+    /// This world is a partition that owns the ports of `own_ports` (a bit
+    /// each) only.
+    pub(crate) fn own_only(&mut self, own_ports: &[u64]) {
+        self.own_ports = own_ports.to_vec();
+    }
+
+    fn owns(&self, port: PortId) -> bool {
+        self.own_ports.is_empty() || crate::bits::bit(&self.own_ports, port.0)
+    }
+
+    /// Takes the counts of the ports `owned` says from `other`, the same
+    /// run's failures in another partition, and adds its drops.
+    pub(crate) fn take_part(&mut self, other: &Failures, owned: impl Fn(usize) -> bool) {
+        self.dropped += other.dropped;
+        for (p, d) in self.dropped_at.iter_mut().enumerate().filter(|&(p, _)| owned(p)) {
+            *d = other.dropped_at[p];
+        }
     }
 }
 
@@ -194,7 +227,9 @@ impl Network {
             Step::Fail if lf.rate_factor == 0.0 => {
                 for (p, _) in ends {
                     self.failures.down[p.ix()] = true;
-                    self.flush(ctx, obs, p);
+                    if self.failures.owns(p) {
+                        self.flush(ctx, obs, p);
+                    }
                 }
             }
             Step::Fail => {

@@ -219,6 +219,8 @@ impl Network {
                 swap(&mut self.switches[s], &mut other.switches[s]);
             }
         }
+        let port_node = &self.port_node;
+        self.failures.take_part(&other.failures, |p| owned(port_node[p]));
     }
 
     /// The switch a node is, if it is not a host.

@@ -346,9 +346,9 @@ pub struct Scheduler<E, M = ()> {
     /// Set while a run is under way: a run that panicked leaves a window
     /// half done, and the scheduler refuses to go on from there.
     running: bool,
-    /// Set by a run that ended inside a block of the wheel: its last
-    /// window's end is no block boundary, and the scheduler refuses to go
-    /// on from there.
+    /// Set by a run that ended inside a block of the wheel: a push from
+    /// outside ([`Scheduler::push`]) could fall before what its queues
+    /// have read, so none is taken; runs may go on.
     ended: bool,
     parts: Vec<Partition<E, M>>,
     /// The last window's records: where held events are taken from.
@@ -419,17 +419,18 @@ impl<E: Item + Send + Sync, M: Mail> Scheduler<E, M> {
     }
 
     /// [`Scheduler::run`] for the events before `until` only (`u64::MAX`:
-    /// every event); the others wait for a later run. A run may go on from an `until` on a block
-    /// boundary of the wheel ([`BLOCK_PS`]); from any other `until` (a
-    /// scenario's stop time) the scheduler refuses to go on.
+    /// every event); the others wait for a later run, which may go on from
+    /// any `until`, on a block boundary of the wheel ([`BLOCK_PS`]) or
+    /// inside a block (a link's change of state, before which every
+    /// partition must have handled everything). After a run that ended
+    /// inside a block the scheduler takes no more [`Scheduler::push`]es.
     pub fn run_until<H: PartHandler<E, M>>(&mut self, handlers: &mut [H], threads: usize, until: u64) -> ParallelStats {
         assert_eq!(handlers.len(), self.parts.len());
         assert!(!self.running, "the scheduler's last run panicked");
-        assert!(!self.ended, "the scheduler's last run ended inside a block of the wheel");
         self.running = true;
         let stats = self.run_windows(handlers, threads, until);
         self.running = false;
-        self.ended = until != UNBOUNDED && !until.is_multiple_of(BLOCK_PS);
+        self.ended |= until != UNBOUNDED && !until.is_multiple_of(BLOCK_PS);
         stats
     }
 
@@ -761,9 +762,9 @@ mod tests {
         }
     }
 
-    /// A run stopped at block boundaries and continued pops as one run to
-    /// the end; a run stopped inside a block pops every event before it
-    /// and refuses to go on.
+    /// A run stopped at block boundaries, or inside blocks, and continued
+    /// pops as one run to the end; after a run that stopped inside a block
+    /// no push from outside is taken.
     #[test]
     fn runs_stop_before_until_and_go_on() {
         let model = Model::new(12, 2, 3000, 40);
@@ -772,15 +773,23 @@ mod tests {
         let want = sequential(&mut seq, &seeds);
         let last = want.last().expect("events").0;
         // Every block boundary but a few, so that runs of one block and of
-        // several alternate.
+        // several alternate; then the same inside the blocks, at times
+        // that events have and times that none has.
         let untils: Vec<u64> = (1..last / BLOCK_PS).filter(|k| k % 4 != 3).map(|k| k * BLOCK_PS).collect();
         assert!(untils.len() >= 8, "{last}");
+        let inside: Vec<u64> = untils.iter().enumerate().map(|(i, u)| u + [333, 1, 1000, 512][i % 4]).collect();
+        let at_events: Vec<u64> = want.iter().map(|&(t, _, _)| t).filter(|t| !t.is_multiple_of(BLOCK_PS)).step_by(3).collect();
+        assert!(at_events.windows(2).any(|w| w[0] / BLOCK_PS == w[1] / BLOCK_PS), "two stops inside one block");
         for threads in [1, 2] {
-            let (got, m, _) = parallel_in_runs(&model, &seeds, threads, &untils, true);
-            assert_eq!(got, want);
-            assert_eq!(m.seen, seq.seen);
-            let (_, m, _) = parallel_in_runs(&model, &seeds, threads, &untils, false);
-            assert_eq!(m.seen, seq.seen);
+            for runs in [&untils, &inside, &at_events] {
+                let mut runs = runs.clone();
+                runs.dedup();
+                let (got, m, _) = parallel_in_runs(&model, &seeds, threads, &runs, true);
+                assert_eq!(got, want);
+                assert_eq!(m.seen, seq.seen);
+                let (_, m, _) = parallel_in_runs(&model, &seeds, threads, &runs, false);
+                assert_eq!(m.seen, seq.seen);
+            }
         }
         let until = untils[2] + 333;
         let mut s: Scheduler<Ev, Vec<u64>> = Scheduler::new(2, 3000);
@@ -792,8 +801,11 @@ mod tests {
         s.run_until(&mut shares, 2, until);
         let before = want.iter().take_while(|&&(t, _, _)| t < until).count();
         assert_eq!(s.trace(), want[..before].to_vec());
-        let again = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s.run(&mut shares, 1)));
-        assert!(again.is_err(), "a run ended inside a block went on");
+        let (t, e) = seeds[0];
+        let push = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s.push(t, 0, e)));
+        assert!(push.is_err(), "a push after a run ended inside a block was taken");
+        s.run(&mut shares, 1);
+        assert_eq!(s.trace(), want);
     }
 
     /// A push for another partition inside the window breaks the promise

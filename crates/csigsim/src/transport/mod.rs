@@ -58,8 +58,13 @@ pub struct Transport {
     actions: Vec<RxAction>,
     /// Connections of several queue pairs, when `[transport.connection]` is set.
     pub(crate) conns: Option<Box<connection::Connections>>,
-    /// Flows whose receiver has everything (`finish_ps` set).
+    /// Flows whose receiver has everything (`finish_ps` set); in a
+    /// partition of a parallel run, those whose receiver is its own.
     finished: usize,
+    /// In a partition of a parallel run: every flow's receiver has
+    /// everything, in whichever partition (the partitions' counts added up
+    /// before a link change).
+    finished_everywhere: bool,
 }
 
 impl Transport {
@@ -67,7 +72,7 @@ impl Transport {
         let nics = (0..hosts).map(|_| Nic { ring: VecDeque::new(), wake_at: u64::MAX, pacer: None }).collect();
         // The store's flows are unstarted, so unfinished (a flow of no bytes
         // finishes when it starts).
-        Transport { nics, flows, shared, apps: Default::default(), actions: Vec::with_capacity(4), conns: None, finished: 0 }
+        Transport { nics, flows, shared, apps: Default::default(), actions: Vec::with_capacity(4), conns: None, finished: 0, finished_everywhere: false }
     }
 
     /// Groups the flows into connections of several queue pairs (each flow
@@ -107,7 +112,18 @@ impl Transport {
     /// Has every flow's receiver got everything? (Counted as flows finish:
     /// a scan of millions of flows at every link change was not free.)
     pub(crate) fn all_finished(&self) -> bool {
-        self.finished == self.flows.len()
+        self.finished_everywhere || self.finished == self.flows.len()
+    }
+
+    /// The flows whose receiver has everything, counted here.
+    pub(crate) fn finished_here(&self) -> usize {
+        self.finished
+    }
+
+    /// Every flow is finished, as the partitions of a parallel run found
+    /// between two windows.
+    pub(crate) fn set_finished_everywhere(&mut self) {
+        self.finished_everywhere = true;
     }
 
     /// Counts the finished flows again, after flows were swapped in from

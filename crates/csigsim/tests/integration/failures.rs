@@ -185,3 +185,58 @@ fn a_link_change_after_every_flow_finished_does_not_stretch_the_run() {
     let early = csigsim::run(load(&three_hop(&at("10us"))), |_| true);
     assert!(early.tables.flows.finish_ps[0] > Some(finish));
 }
+
+/// A k = 4 fat tree (four pods, so up to four partitions) with every host
+/// of pod 0 sending 1 MB to its peer in pod 2, and `failure`.
+fn fat_tree(routing: &str, failure: &str) -> String {
+    let mut s = format!(
+        "name = \"failure\"\nseed = 5\n[topology]\nkind = \"fat_tree\"\nk = 4\n{failure}\n[switch]\nrouting = \"{routing}\"\n[transport]\ncc = \"dctcp\"\nrto = \"50us\"\n[monitor]\nwindow = \"2us\"\n"
+    );
+    for i in 0..4 {
+        s += &format!("[[flow]]\nsrc = \"h{i}\"\ndst = \"h{}\"\nsize = \"1MB\"\n", i + 8);
+    }
+    s
+}
+
+/// Link failures run partitioned, and every output is the sequential
+/// run's: a down link with reconvergence and repair (packets lost at the
+/// failed ports, routes rebuilt in every partition), a degraded link, and
+/// changes after every flow finished (void, as on one queue: they neither
+/// stretch the run nor count twice).
+#[test]
+fn failures_run_partitioned_with_the_outputs_of_one_thread() {
+    let down = |from: &str, to: &str, at: &str, until: &str| format!("[[topology.failure]]\nfrom = \"{from}\"\nto = \"{to}\"\nat = \"{at}\"\nuntil = \"{until}\"\nreconvergence = \"15us\"\n");
+    let cases = [
+        ("ecmp", down("agg0", "core0", "20us", "60us")),
+        ("spray", down("core1", "agg4", "20us", "40us") + &down("agg1", "core2", "30.5us", "1s")),
+        ("ecmp", "[[topology.failure]]\nfrom = \"core3\"\nto = \"agg5\"\nat = \"10.000333us\"\nrate_factor = 0.25\n".to_string()),
+        ("adaptive", down("agg0", "core0", "5ms", "6ms")),
+    ];
+    let out = |toml: &str, threads: usize, partitions: usize| {
+        let opts = csigsim::RunOptions { threads, partitions, ..Default::default() };
+        let o = csigsim::run_with(load(toml), &opts, |_| true).unwrap();
+        let mut summary: serde_json::Value = serde_json::from_str(&o.summary_json()).unwrap();
+        summary["wall_s"] = 0.into();
+        summary["link_hops_per_s"] = 0.into();
+        (o.threads.partitions, o.threads.refused.clone(), summary, o.flows_csv(), o.links_csv())
+    };
+    for (routing, failure) in &cases {
+        let toml = fat_tree(routing, failure);
+        let (_, _, one, flows, links) = out(&toml, 1, 0);
+        assert!(one["packets_dropped"].as_u64().is_some(), "{one}");
+        for (threads, partitions) in [(2, 2), (1, 3), (4, 4)] {
+            let (cut, refused, summary, f, l) = out(&toml, threads, partitions);
+            assert_eq!((cut, refused), (partitions as u32, None), "{routing} {failure}");
+            assert_eq!(summary, one, "{routing} {failure} on {partitions} partitions");
+            assert!(f == flows, "{routing} {failure}: flows.csv on {partitions} partitions");
+            assert!(l == links, "{routing} {failure}: links.csv on {partitions} partitions");
+        }
+    }
+    // The down links lost packets (spray sends into both at once), and the
+    // late change of the last case changed nothing.
+    let drops = |c: usize| out(&fat_tree(cases[c].0, &cases[c].1), 2, 2).2["packets_dropped"].as_u64().unwrap();
+    assert!(drops(1) > 0);
+    let (_, _, late, ..) = out(&fat_tree("adaptive", &cases[3].1), 2, 2);
+    let (_, _, none, ..) = out(&fat_tree("adaptive", ""), 1, 0);
+    assert_eq!(late["sim_time_ns"], none["sim_time_ns"]);
+}
