@@ -24,8 +24,7 @@
 //! and runs on one thread instead: flows that wait for flows ending in
 //! another partition (a pipeline across pods: a flow ending at one host
 //! starts another at another host in the same picosecond; a ring's steps
-//! stay in their partitions), connections of several queue pairs (shared state across
-//! the parts of a message), a packet capture (one file in the order of the whole
+//! stay in their partitions), a packet capture (one file in the order of the whole
 //! run), and fabrics whose links between partitions are shorter than a
 //! block of the event wheel (1,024 ps).
 //!
@@ -36,6 +35,11 @@
 //! its picosecond's events, and is void once every flow is finished: the
 //! partitions' counts of finished flows, added up at that stop, say so as
 //! the single queue's count would.
+//!
+//! Connections of several queue pairs run partitioned: a message's split
+//! is its sender's decision; the parts' sizes, and the parts of no bytes
+//! (whole at their start), reach the receiver's partition with the
+//! window's mail ([`PartNote`]).
 
 use super::World;
 use crate::bits::{bit, set_bit};
@@ -201,9 +205,7 @@ impl Split {
 
     /// [`Split::refusal`] from the scenario alone, before its worlds are built.
     pub fn scenario_refusal(sc: &crate::scenario::Scenario) -> Option<&'static str> {
-        if sc.connections.is_some() && sc.transport.connection.is_some() {
-            Some("connections of several queue pairs run on one thread")
-        } else if sc.workloads.iter().any(|w| matches!(w.flows, crate::workload::Flows::Dag(_))) {
+        if sc.workloads.iter().any(|w| matches!(w.flows, crate::workload::Flows::Dag(_))) {
             Some("workload graphs with compute delays run on one thread")
         } else {
             None
@@ -243,6 +245,20 @@ pub struct Crossings {
     pkts: Vec<Packet>,
     sigs: Vec<Signals>,
     ints: Vec<IntStack>,
+    /// What the senders of connections' messages decided that their
+    /// receivers here need ([`PartNote`]).
+    parts: Vec<PartNote>,
+}
+
+/// What a message's receiver needs of what its sender decided when the
+/// message was posted (`[transport.connection]`): each part's size, and
+/// the parts of no bytes, which are whole at their start. A window's notes
+/// are taken before the next window's events, and a part's first packet
+/// arrives a lookahead after its start at the least.
+#[derive(Clone, Copy, Debug)]
+enum PartNote {
+    Size { flow: FlowId, size: u64 },
+    Empty { flow: FlowId, at: u64 },
 }
 
 impl Crossings {
@@ -269,6 +285,7 @@ impl Mail for Crossings {
         self.pkts.clear();
         self.sigs.clear();
         self.ints.clear();
+        self.parts.clear();
     }
 }
 
@@ -285,15 +302,52 @@ struct Share {
     /// Link changes popped here beside partition 0: each partition pops
     /// its copy, the single queue pops one.
     copies_popped: u64,
+    /// Per message of the connections: its parts' sizes were mailed to its
+    /// receiver's partition (a bit each; empty without connections).
+    parts_mailed: Vec<u64>,
+}
+
+impl Share {
+    /// Flow `flow` started at `t`: if it is a part of a message whose
+    /// receiver is another partition's, mails that partition the parts'
+    /// sizes (once a message: they are decided at its first part's start)
+    /// and, for a part of no bytes, that it is whole.
+    #[cold]
+    #[inline(never)]
+    fn mail_parts(&mut self, t: u64, flow: FlowId, part: &mut Partition<PackedEvent, Crossings>) {
+        let Some(conns) = self.w.c.transport.connections() else { return };
+        let dest = self.owners.flow_dst[flow.ix()];
+        if dest == self.id {
+            return;
+        }
+        let (n, (m, _)) = (conns.qps(), conns.part(flow));
+        let flows = self.w.c.transport.flows();
+        let notes = &mut part.mail(dest).parts;
+        if !bit(&self.parts_mailed, m as u32) {
+            set_bit(&mut self.parts_mailed, m as u32);
+            for q in 0..n {
+                let f = FlowId((m * n + q) as u32);
+                notes.push(PartNote::Size { flow: f, size: flows.record(f).size });
+            }
+        }
+        if flows.record(flow).size == 0 {
+            notes.push(PartNote::Empty { flow, at: t });
+        }
+    }
 }
 
 impl PartHandler<PackedEvent, Crossings> for Share {
     #[inline]
     fn handle(&mut self, t: u64, ev: PackedEvent, part: &mut Partition<PackedEvent, Crossings>) {
         let ev = ev.event();
-        if let Event::LinkChange { .. } = ev {
-            self.copies_popped += (self.id != 0) as u64;
-        }
+        let started = match ev {
+            Event::LinkChange { .. } => {
+                self.copies_popped += (self.id != 0) as u64;
+                None
+            }
+            Event::FlowStart { flow } if !self.parts_mailed.is_empty() => Some(flow),
+            _ => None,
+        };
         let World { ctx, c, .. } = &mut self.w;
         if c.is_stale(t, ev) {
             return;
@@ -327,6 +381,33 @@ impl PartHandler<PackedEvent, Crossings> for Share {
         // What the handler took back from this partition's queue.
         for (at, e, place) in unstaged.drain(..) {
             part.remove(at, e, place);
+        }
+        if let Some(flow) = started {
+            self.mail_parts(t, flow, part);
+        }
+    }
+
+    /// The parts' sizes that the senders of messages decided for receivers
+    /// here, and the parts of no bytes, whole at their start there: their
+    /// arrival counts for what waits for the message, at their time.
+    fn absorb(&mut self, mail: &Crossings) {
+        let World { ctx, c, .. } = &mut self.w;
+        let t = &mut c.transport;
+        for &note in &mail.parts {
+            match note {
+                PartNote::Size { flow, size } => t.flows.set_size(flow, size),
+                PartNote::Empty { flow, at } => {
+                    t.flows.record_mut(flow).finish_ps = Some(at);
+                    if t.apps.any_waits() {
+                        let now = std::mem::replace(&mut ctx.now, at);
+                        t.apps.arrived(ctx, flow);
+                        ctx.now = now;
+                        // A message has a part of some bytes, which arrives
+                        // later: nothing starts before it.
+                        debug_assert!(ctx.staged.as_ref().is_none_or(|s| s.is_empty()), "a message of no bytes waited for across partitions");
+                    }
+                }
+            }
         }
     }
 
@@ -456,7 +537,9 @@ impl Parallel {
                 set_bit(&mut own_ports, p as u32);
             }
             w.c.net.failures.own_only(&own_ports);
-            shares.push(Share { id: id as u32, w, owners: owners.clone(), own_ports, prefetch_spacing, copies_popped: 0 });
+            let messages = w.c.transport.connections().map_or(0, |c| w.flow_store().len() / c.qps());
+            let parts_mailed = vec![0u64; messages.div_ceil(64)];
+            shares.push(Share { id: id as u32, w, owners: owners.clone(), own_ports, prefetch_spacing, copies_popped: 0, parts_mailed });
         }
         Ok(Parallel { sched, shares, threads, split, stopped: false, changes, changes_passed: 0 })
     }
@@ -622,6 +705,10 @@ impl Parallel {
             base.c.obs.take_part(&mut other.c.obs, ports_of, |f| owners.flow_src[f] == k);
             base.ctx.stats.add(&other.ctx.stats);
             base.ctx.pkts.count_live_of(&other.ctx.pkts);
+            if let (Some(b), Some(o)) = (base.c.transport.conns.as_deref_mut(), other.c.transport.connections()) {
+                let n = o.qps();
+                b.take_part(o, |m| owners.flow_src[m * n] == k);
+            }
         }
         // Flows: the sender's half from its host's partition, the
         // receiver's from its host's.

@@ -169,6 +169,7 @@ impl<E: Item, M: Mail> Partition<E, M> {
             if s == me {
                 continue;
             }
+            h.absorb(&log.mail[me]);
             let held = &log.held[me];
             for (i, x) in held.iter().enumerate() {
                 if let Some(a) = held.get(i + IMPORT_AHEAD) {
@@ -244,6 +245,14 @@ impl Mail for () {
 /// [`Partition::push`].
 pub trait PartHandler<E, M = ()>: Send {
     fn handle(&mut self, t: u64, ev: E, part: &mut Partition<E, M>);
+    /// Takes what another partition's last window sent this one beside
+    /// its events ([`Partition::mail`]), before its events are taken:
+    /// state that must be in place before anything of the new window
+    /// happens (a window's mail is at least a lookahead ahead of what
+    /// reads it).
+    fn absorb(&mut self, mail: &M) {
+        let _ = mail;
+    }
     /// The partition will handle `ev` next (`stage` 0), or it is at stage
     /// `stage` (1 to [`PREFETCH_STAGES`]) of those [`Self::prefetch_spacing`]
     /// events apart, as [`super::Handler::prefetch`]: a hint only.

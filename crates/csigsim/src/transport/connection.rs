@@ -209,6 +209,23 @@ impl Connections {
         self.sizes = sizes;
     }
 
+    /// Takes from `other`, the same run's connections in another partition
+    /// of a parallel run, the state of the messages `theirs` says (those
+    /// whose sender is there: their splits, their connections' next QP and
+    /// CAST state), and adds its counts.
+    pub(crate) fn take_part(&mut self, other: &Connections, theirs: impl Fn(usize) -> bool) {
+        for m in (0..self.decided.len()).filter(|&m| theirs(m)) {
+            self.decided[m] = other.decided[m];
+            let c = self.conn_of(m);
+            self.qp_index[c] = other.qp_index[c];
+            if let (Some(mine), Some(o)) = (self.cast.get_mut(c), other.cast.get(c)) {
+                mine.clone_from(o);
+            }
+        }
+        self.split_messages += other.split_messages;
+        self.whole_messages += other.whole_messages;
+    }
+
     /// A part's sender has its last ACK at `now`: CAST's sample for its QP,
     /// the metric `RTT - payload transmission time - minimum network latency`
     /// (ps). The minimum latency is the flow's base RTT without the first

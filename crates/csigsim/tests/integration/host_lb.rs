@@ -248,3 +248,39 @@ fn flow_level_cast_busbw_stays_inside_the_documented_bound() {
         assert!((f - p).abs() / p < 0.20, "{sets:?}: flow {f:.1} against packet {p:.1} Gb/s");
     }
 }
+
+/// Connections of several queue pairs run partitioned, with the outputs of
+/// one thread: the senders decide each message's split, and the receivers
+/// in other partitions learn the parts' sizes, and that a part of no bytes
+/// is whole, before its first packet or its message's end. Round robin
+/// (three of four parts empty), striping, and CAST with weighted round
+/// robin, on a ring all-reduce whose steps wait for whole messages.
+#[test]
+fn connections_run_partitioned_with_the_outputs_of_one_thread() {
+    let cases: [&[&str]; 3] = [
+        &["transport.connection.split_data=false"],
+        &["transport.connection.qp_sched.enable=false"],
+        &["transport.connection.split_data=false", "transport.connection.qp_sched.wrr_enable=true"],
+    ];
+    let out = |sets: &[&str], threads: usize, partitions: usize| {
+        let opts = csigsim::RunOptions { threads, partitions, ..Default::default() };
+        let o = csigsim::run_with(load_with(&cast_scenario(), sets), &opts, |_| true).unwrap();
+        let mut summary: serde_json::Value = serde_json::from_str(&o.summary_json()).unwrap();
+        summary["wall_s"] = 0.into();
+        summary["link_hops_per_s"] = 0.into();
+        (o.threads.partitions, o.threads.refused.clone(), summary, o.flows_csv(), o.collectives_csv())
+    };
+    for sets in cases {
+        let mut sets = sets.to_vec();
+        sets.push("workload[0].size=\"2MB\"");
+        let (_, _, one, flows, colls) = out(&sets, 1, 0);
+        assert_eq!(one["flows_completed"], one["flows_total"], "{sets:?}");
+        for (threads, partitions) in [(2, 2), (1, 4)] {
+            let (cut, refused, summary, f, c) = out(&sets, threads, partitions);
+            assert_eq!((cut, refused), (partitions as u32, None), "{sets:?}");
+            assert_eq!(summary, one, "{sets:?} on {partitions} partitions");
+            assert!(f == flows, "{sets:?}: flows.csv on {partitions} partitions");
+            assert!(c == colls, "{sets:?}: collectives.csv on {partitions} partitions");
+        }
+    }
+}
