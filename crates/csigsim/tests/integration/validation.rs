@@ -64,7 +64,7 @@ fn htsim_tail_fcts_within_five_percent() {
 }
 
 /// The ns-3 one-switch cases for each congestion control: the tail FCT
-/// within the issue's 10% (measured within 4%, docs/validation.md).
+/// within 10% (measured within 6%, docs/validation.md).
 #[test]
 fn ns3_dumbbell_and_incast_tails_within_ten_percent() {
     for (cc, dumbbell, incast) in
@@ -78,4 +78,97 @@ fn ns3_dumbbell_and_incast_tails_within_ten_percent() {
             assert_eq!((out.summary.pauses_sent, out.summary.packets_dropped), (0, 0), "no PAUSE and no drop, as in ns-3");
         }
     }
+}
+
+/// ns-3's `fct_analysis.py` slowdowns of a run of `ns3_websearch.toml`, sorted,
+/// for the flows of `sizes` bytes: the sender FCT over ns-3's standalone FCT
+/// (`qp_finish` in its `third.cc`: the pair's base RTT, twice the path's
+/// propagation plus one 1000 B payload per link, plus the flow's bytes with
+/// `header` bytes per 1000 B packet at 100 Gb/s), clamped below at 1.
+fn ns3_slowdowns(out: &RunOutput, header: u64, sizes: std::ops::Range<u64>) -> Vec<f64> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/validation/ns3_websearch.toml");
+    let sc: toml::Table = toml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let topo = sc["topology"].as_table().unwrap();
+    let names: Vec<&str> = topo["hosts"].as_array().unwrap().iter().chain(topo["switches"].as_array().unwrap()).map(|v| v.as_str().unwrap()).collect();
+    let index = |n: &str| names.iter().position(|&m| m == n).unwrap();
+    let hosts = topo["hosts"].as_array().unwrap().len();
+    // Per node: (neighbour, one-way delay, one payload's serialization), in ns.
+    let mut adj: Vec<Vec<(usize, u64, u64)>> = vec![Vec::new(); names.len()];
+    for l in topo["links"].as_array().unwrap() {
+        let (a, b) = (index(l["a"].as_str().unwrap()), index(l["b"].as_str().unwrap()));
+        let rate = csigsim::units::parse_rate(l["rate"].as_str().unwrap()).unwrap().0;
+        let delay = csigsim::units::parse_time(l["delay"].as_str().unwrap()).unwrap().0 / 1000;
+        let tx = 1000 * 8 * 1_000_000_000 / rate;
+        adj[a].push((b, delay, tx));
+        adj[b].push((a, delay, tx));
+    }
+    // Base RTT from one host to every node over a fewest-links path (every
+    // such path of the fat tree has the same delays and rates).
+    let base_rtts = |src: usize| {
+        let mut rtt = vec![u64::MAX; names.len()];
+        rtt[src] = 0;
+        let mut frontier = vec![src];
+        while !frontier.is_empty() {
+            let mut next = Vec::new();
+            for &u in &frontier {
+                if u != src && u < hosts {
+                    continue; // hosts do not forward
+                }
+                for &(v, delay, tx) in &adj[u] {
+                    if rtt[v] == u64::MAX {
+                        rtt[v] = rtt[u] + 2 * delay + tx;
+                        next.push(v);
+                    }
+                }
+            }
+            frontier = next;
+        }
+        rtt
+    };
+    let ft = &out.tables.flows;
+    let mut cache: Vec<Option<Vec<u64>>> = vec![None; hosts];
+    let mut s: Vec<f64> = (0..ft.len())
+        .filter(|&i| sizes.contains(&ft.size_bytes[i]))
+        .map(|i| {
+            let (src, dst, size) = (ft.src[i] as usize, ft.dst[i] as usize, ft.size_bytes[i]);
+            let rtt = cache[src].get_or_insert_with(|| base_rtts(src))[dst];
+            let bytes = size + size.div_ceil(1000) * header;
+            let standalone = rtt + bytes * 8 / 100;
+            let fct_ns = ft.sender_fct_ps[i].expect("every flow finishes") as f64 / 1000.0;
+            (fct_ns / standalone as f64).max(1.0)
+        })
+        .collect();
+    s.sort_by(f64::total_cmp);
+    s
+}
+
+/// `sorted[int(n x p)]`, as `fct_analysis.py`'s `get_pctl`.
+fn pctl(sorted: &[f64], p: f64) -> f64 {
+    sorted[(sorted.len() as f64 * p) as usize]
+}
+
+/// Timely on the WebSearch case (docs/validation.md, "The two residuals of
+/// the first comparison"): its slowdown p95 and p99 within 10% of ns-3's
+/// (2.643 and 5.835) with the profile's ACKs in the data queue, as ns-3's
+/// switches queue them. With ACKs in their own priority queue (csigsim's
+/// default) a short flow's final ACK no longer waits behind data: the p99 of
+/// the flows under 100 KB falls far below ns-3's 8.446.
+#[test]
+fn ns3_websearch_timely_tails_within_ten_percent() {
+    let shared = run("ns3_websearch.toml", &["transport.cc=timely"]);
+    assert_eq!(shared.summary.end_reason, "completed");
+    assert_eq!((shared.summary.pauses_sent, shared.summary.packets_dropped), (0, 0), "no PAUSE and no drop, as in ns-3");
+    let all = ns3_slowdowns(&shared, 56, 0..u64::MAX);
+    assert_eq!(all.len(), 467);
+    for (p, ns3) in [(0.95, 2.643), (0.99, 5.835)] {
+        let got = pctl(&all, p);
+        println!("Timely WebSearch slowdown p{}: csigsim {got:.3}, ns-3 {ns3}", p * 100.0);
+        assert!((got / ns3 - 1.0).abs() <= 0.10, "p{} {got:.3} against ns-3's {ns3}", p * 100.0);
+    }
+    let short_shared = pctl(&ns3_slowdowns(&shared, 56, 0..100_000), 0.99);
+    let priority = run("ns3_websearch.toml", &["transport.cc=timely", "switch.control_queue=\"priority\""]);
+    let short_priority = pctl(&ns3_slowdowns(&priority, 56, 0..100_000), 0.99);
+    println!("Timely WebSearch < 100 KB p99: shared {short_shared:.3}, priority {short_priority:.3}, ns-3 8.446");
+    assert!((short_shared / 8.446 - 1.0).abs() <= 0.10, "{short_shared:.3}");
+    assert!(short_priority < 0.5 * short_shared, "{short_priority:.3} against {short_shared:.3}");
 }
