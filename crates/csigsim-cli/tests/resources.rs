@@ -108,6 +108,7 @@ fn a_fabric_of_a_million_hosts_is_refused_by_memory() {
     let f = dir.join("million.toml");
     std::fs::write(&f, "name = \"a million hosts\"\n[topology]\nkind = \"fat_tree\"\nk = 158\n[[flow]]\nsrc = \"h0\"\ndst = \"h1\"\nsize = \"8KB\"\n").unwrap();
     let m = refused(&["validate", path(&f)], "topology");
+    std::fs::remove_dir_all(&dir).unwrap();
     assert!(m.contains("986078 hosts") && m.contains("--max-memory"), "{m}");
 }
 

@@ -370,12 +370,29 @@ kind = "trace"
 file = "trace.csv"
 "#;
 
+/// A case's input directory, removed when the case is over (passed or not).
+struct CaseDir(std::path::PathBuf);
+
+impl CaseDir {
+    fn new(kind: &str) -> CaseDir {
+        let dir = std::env::temp_dir().join(format!("csigsim-fuzz-{kind}-{}-{:?}", std::process::id(), std::thread::current().id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        CaseDir(dir)
+    }
+}
+
+impl Drop for CaseDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// Loads the trace scenario with `csv` as its trace and runs it if it validates.
 fn trace(csv: &[u8]) {
-    let dir = std::env::temp_dir().join(format!("csigsim-fuzz-trace-{}-{:?}", std::process::id(), std::thread::current().id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("trace.csv"), csv).unwrap();
-    load_and_run(TRACE_SCENARIO, &dir);
+    let dir = CaseDir::new("trace");
+    std::fs::write(dir.0.join("trace.csv"), csv).unwrap();
+    load_and_run(TRACE_SCENARIO, &dir.0);
 }
 
 const CELLS: &[&str] = &[
@@ -428,11 +445,10 @@ proptest! {
 /// Loads the three-host scenario with `goal` as the schedule of a GOAL
 /// workload and runs it if it validates.
 fn goal(text: &[u8]) {
-    let dir = std::env::temp_dir().join(format!("csigsim-fuzz-goal-{}-{:?}", std::process::id(), std::thread::current().id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("s.goal"), text).unwrap();
+    let dir = CaseDir::new("goal");
+    std::fs::write(dir.0.join("s.goal"), text).unwrap();
     let scenario = TRACE_SCENARIO.replace("kind = \"trace\"\nfile = \"trace.csv\"", "kind = \"goal\"\nfile = \"s.goal\"");
-    load_and_run(&scenario, &dir);
+    load_and_run(&scenario, &dir.0);
 }
 
 const GOAL_WORDS: &[&str] = &[
@@ -480,15 +496,13 @@ proptest! {
 /// Loads the three-host scenario with `files` as the ranks' Chakra traces
 /// (`t.<rank>.et`) and runs it if it validates.
 fn chakra(files: &[Vec<u8>]) {
-    let dir = std::env::temp_dir().join(format!("csigsim-fuzz-chakra-{}-{:?}", std::process::id(), std::thread::current().id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = CaseDir::new("chakra");
     for (r, f) in files.iter().enumerate() {
-        std::fs::write(dir.join(format!("t.{r}.et")), f).unwrap();
+        std::fs::write(dir.0.join(format!("t.{r}.et")), f).unwrap();
     }
-    std::fs::write(dir.join("comm_group.json"), r#"{"g": [0, 2], "all": [0, 1, 2]}"#).unwrap();
+    std::fs::write(dir.0.join("comm_group.json"), r#"{"g": [0, 2], "all": [0, 1, 2]}"#).unwrap();
     let scenario = TRACE_SCENARIO.replace("kind = \"trace\"\nfile = \"trace.csv\"", "kind = \"chakra\"\npath = \"t\"");
-    load_and_run(&scenario, &dir);
+    load_and_run(&scenario, &dir.0);
 }
 
 #[test]
