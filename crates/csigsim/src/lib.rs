@@ -152,9 +152,11 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
     }
     let parts = opts.partitions.max(opts.threads);
     // The partitions' worlds are built side by side when the run will
-    // likely be cut (a capture or a refusal of the scenario keeps it on one
-    // thread; a fabric that does not cut is found only later).
-    let (mut w, others) = if parts > 1 && opts.capture.is_none() && engine::parallel::Split::scenario_refusal(&sc).is_none() {
+    // likely be cut (a refusal of the scenario, or a capture of a run with
+    // link failures, keeps it on one thread; a fabric that does not cut is
+    // found only later).
+    let one_thread = engine::parallel::Split::scenario_refusal(&sc).is_some() || (opts.capture.is_some() && !sc.failures.is_empty());
+    let (mut w, others) = if parts > 1 && !one_thread {
         engine::parallel::build_worlds(sc, parts, opts.threads.max(1))
     } else {
         (World::new(sc), Vec::new())

@@ -24,8 +24,8 @@
 //! and runs on one thread instead: flows that wait for flows ending in
 //! another partition (a pipeline across pods: a flow ending at one host
 //! starts another at another host in the same picosecond; a ring's steps
-//! stay in their partitions), a packet capture (one file in the order of the whole
-//! run), and fabrics whose links between partitions are shorter than a
+//! stay in their partitions), a packet capture of a run with link failures
+//! (the changes' copies in every partition have one owner), and fabrics whose links between partitions are shorter than a
 //! block of the event wheel (1,024 ps).
 //!
 //! Link failures run partitioned: every partition makes each change to its
@@ -40,6 +40,11 @@
 //! is its sender's decision; the parts' sizes, and the parts of no bytes
 //! (whole at their start), reach the receiver's partition with the
 //! window's mail ([`PartNote`]).
+//!
+//! A packet capture runs partitioned: each partition holds the frames its
+//! ports send, each with the event that sent it, and between two stretches
+//! of the run they are merged into the capture's files in the single
+//! queue's order of those events ([`crate::monitor::capture::Capture::merge`]).
 
 use super::World;
 use crate::bits::{bit, set_bit};
@@ -305,6 +310,8 @@ struct Share {
     /// Per message of the connections: its parts' sizes were mailed to its
     /// receiver's partition (a bit each; empty without connections).
     parts_mailed: Vec<u64>,
+    /// The run has a capture: each event's (time, owner) goes to it first.
+    capturing: bool,
 }
 
 impl Share {
@@ -339,6 +346,11 @@ impl Share {
 impl PartHandler<PackedEvent, Crossings> for Share {
     #[inline]
     fn handle(&mut self, t: u64, ev: PackedEvent, part: &mut Partition<PackedEvent, Crossings>) {
+        if self.capturing {
+            if let Some(c) = self.w.c.obs.capture_mut() {
+                c.set_key(t, ev.owner());
+            }
+        }
         let ev = ev.event();
         let started = match ev {
             Event::LinkChange { .. } => {
@@ -471,6 +483,9 @@ pub struct Parallel {
     /// stops at each), and how many the run has passed.
     changes: Vec<u64>,
     changes_passed: usize,
+    /// The capture's files, when the run has one: the partitions hold
+    /// their frames until [`Parallel::flush_monitors`].
+    capture: Option<crate::monitor::capture::Capture>,
 }
 
 impl Parallel {
@@ -488,8 +503,8 @@ impl Parallel {
         if let Some(why) = Split::refusal(&w) {
             return Err(Box::new((w, why.to_string())));
         }
-        if w.c.obs.capturing() {
-            return Err(Box::new((w, "a packet capture runs on one thread".to_string())));
+        if w.c.obs.capturing() && !w.sc.failures.is_empty() {
+            return Err(Box::new((w, "a packet capture of a run with link failures runs on one thread".to_string())));
         }
         let split = match Split::new(&w.c.net, parts) {
             Ok(s) => s,
@@ -523,6 +538,9 @@ impl Parallel {
             }
         }
         let changes = first.c.net.failures.change_times();
+        // The capture's files, written between stretches from what the
+        // partitions hold.
+        let capture = first.c.obs.take_capture();
         for (id, mut w) in std::iter::once(first).chain(others.drain(..)).enumerate() {
             w.ctx.q = SimQueue::new();
             w.ctx.staged = Some(Vec::new());
@@ -539,9 +557,12 @@ impl Parallel {
             w.c.net.failures.own_only(&own_ports);
             let messages = w.c.transport.connections().map_or(0, |c| w.flow_store().len() / c.qps());
             let parts_mailed = vec![0u64; messages.div_ceil(64)];
-            shares.push(Share { id: id as u32, w, owners: owners.clone(), own_ports, prefetch_spacing, copies_popped: 0, parts_mailed });
+            if let Some(c) = &capture {
+                w.c.obs.attach_capture(c.held());
+            }
+            shares.push(Share { id: id as u32, w, owners: owners.clone(), own_ports, prefetch_spacing, copies_popped: 0, parts_mailed, capturing: capture.is_some() });
         }
-        Ok(Parallel { sched, shares, threads, split, stopped: false, changes, changes_passed: 0 })
+        Ok(Parallel { sched, shares, threads, split, stopped: false, changes, changes_passed: 0, capture })
     }
 
     /// The cut.
@@ -581,6 +602,7 @@ impl Parallel {
     /// monitors are swapped into partition 0's observers, flushed there, and
     /// swapped back. Without a sink, nothing.
     pub fn flush_monitors(&mut self) {
+        self.flush_capture();
         if !self.shares[0].w.c.obs.streamed() {
             return;
         }
@@ -597,6 +619,16 @@ impl Parallel {
         first.w.c.obs.flush_streamed(now);
         for other in rest.iter_mut() {
             swap(&mut first.w.c.obs, &mut other.w.c.obs, other.id);
+        }
+    }
+
+    /// Writes the frames the partitions hold into the capture's files
+    /// (between two stretches, when every partition has handled every
+    /// event before the end of the stretch).
+    fn flush_capture(&mut self) {
+        if let Some(c) = &mut self.capture {
+            let mut held: Vec<&mut crate::monitor::capture::Capture> = self.shares.iter_mut().filter_map(|s| s.w.c.obs.capture_mut()).collect();
+            c.merge(&mut held);
         }
     }
 
@@ -682,10 +714,11 @@ impl Parallel {
     /// Joins the partitions into one world to read the outputs from (not to
     /// run on): each node's and flow's state from the partition that owns
     /// it, the counters added up.
-    pub fn into_world(self) -> World {
+    pub fn into_world(mut self) -> World {
+        self.flush_capture();
         let now = self.now();
         let events = self.events();
-        let Parallel { shares, split, .. } = self;
+        let Parallel { shares, split, capture, .. } = self;
         let owners = shares[0].owners.clone();
         let mut rest: Vec<World> = Vec::with_capacity(shares.len());
         let mut it = shares.into_iter();
@@ -718,6 +751,9 @@ impl Parallel {
         };
         base.c.transport.flows = joined;
         base.c.transport.recount_finished();
+        if let Some(c) = capture {
+            base.c.obs.attach_capture(c);
+        }
         base.ctx.now = now;
         base.ctx.q.count_popped(events);
         base.ctx.staged = None;

@@ -37,8 +37,7 @@ pub struct LinkEnds {
 }
 
 pub struct Capture {
-    pcap: PcapWriter<BufWriter<File>>,
-    index: BufWriter<File>,
+    out: Out,
     codec: CsigCodec,
     flows: Vec<FlowId>,
     /// Per port: capture on it, and the link's two ends.
@@ -49,6 +48,36 @@ pub struct Capture {
     end_ps: u64,
     pub frames: u64,
     pub error: Option<String>,
+    /// The event being handled, as (time, owner): a held frame's place in
+    /// the whole run's order.
+    key: (u64, u64),
+}
+
+/// Where the frames go.
+enum Out {
+    /// The capture files, frame by frame.
+    Files { pcap: PcapWriter<BufWriter<File>>, index: BufWriter<File> },
+    /// Held in memory by a partition of a parallel run, each with the event
+    /// that sent it, until they are merged into the files in the run's
+    /// order ([`Capture::merge`]).
+    Held(Held),
+}
+
+struct Held {
+    /// The frames' pcap records, one after another.
+    pcap: PcapWriter<Vec<u8>>,
+    /// Their index rows without the frame number, one after another.
+    rows: Vec<u8>,
+    recs: Vec<HeldFrame>,
+}
+
+/// A held frame: its event (time, owner) and where its record and row end.
+#[derive(Clone, Copy)]
+struct HeldFrame {
+    t: u64,
+    owner: u64,
+    pcap_end: usize,
+    row_end: usize,
 }
 
 impl Capture {
@@ -83,8 +112,7 @@ impl Capture {
             _ => crate::wire::TagSize::Compact,
         };
         Ok(Capture {
-            pcap,
-            index,
+            out: Out::Files { pcap, index },
             codec,
             flows: f.flows.clone(),
             ports,
@@ -94,6 +122,7 @@ impl Capture {
             end_ps: f.end_ps.unwrap_or(u64::MAX),
             frames: 0,
             error: None,
+            key: (0, 0),
         })
     }
 
@@ -101,9 +130,90 @@ impl Capture {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
-        self.pcap.flush().map_err(|e| e.to_string())?;
-        self.index.flush().map_err(|e| e.to_string())?;
+        let Out::Files { pcap, index } = &mut self.out else { return Err("a held capture has no files".into()) };
+        pcap.flush().map_err(|e| e.to_string())?;
+        index.flush().map_err(|e| e.to_string())?;
         Ok(self.frames)
+    }
+
+    /// The same capture for a partition of a parallel run: its frames are
+    /// held, each with the event that sent it, for [`Capture::merge`].
+    pub(crate) fn held(&self) -> Capture {
+        let snaplen = match &self.out {
+            Out::Files { pcap, .. } => pcap.snaplen(),
+            Out::Held(h) => h.pcap.snaplen(),
+        };
+        let mut pcap = PcapWriter::new(Vec::new(), snaplen).expect("a capture's snaplen is valid");
+        // The files have the global header.
+        pcap.get_mut().clear();
+        Capture {
+            out: Out::Held(Held { pcap, rows: Vec::new(), recs: Vec::new() }),
+            codec: self.codec,
+            flows: self.flows.clone(),
+            ports: self.ports.clone(),
+            ends: self.ends.clone(),
+            tag_size: self.tag_size,
+            start_ps: self.start_ps,
+            end_ps: self.end_ps,
+            frames: 0,
+            error: None,
+            key: (0, 0),
+        }
+    }
+
+    /// The event being handled now is `owner`'s at `t` (a held capture's
+    /// frames are merged in the order of their events).
+    #[inline]
+    pub(crate) fn set_key(&mut self, t: u64, owner: u64) {
+        self.key = (t, owner);
+    }
+
+    /// Writes the frames the partitions' held captures hold into these
+    /// files, in the order the single queue sends them: by their events'
+    /// (time, owner) as the queue orders them, a partition's frames of one
+    /// event in the order it sent them (two partitions never handle events
+    /// of one owner). Every partition must have handled every event before
+    /// the next it will handle; the held captures are emptied.
+    pub(crate) fn merge(&mut self, parts: &mut [&mut Capture]) {
+        let Out::Files { pcap, index } = &mut self.out else { panic!("a capture merges into its files") };
+        let key = |f: &HeldFrame| (f.t, f.owner ^ crate::sim::queue::block_mask(f.t / crate::sim::queue::BLOCK_PS));
+        let mut next = vec![0usize; parts.len()];
+        loop {
+            let pick = (0..parts.len())
+                .filter_map(|i| match &parts[i].out {
+                    Out::Held(h) => h.recs.get(next[i]).map(|f| (key(f), i)),
+                    Out::Files { .. } => None,
+                })
+                .min();
+            let Some((_, i)) = pick else { break };
+            let Out::Held(h) = &parts[i].out else { unreachable!() };
+            let k = next[i];
+            let (p0, r0) = if k == 0 { (0, 0) } else { (h.recs[k - 1].pcap_end, h.recs[k - 1].row_end) };
+            let f = h.recs[k];
+            next[i] += 1;
+            if self.error.is_some() {
+                continue;
+            }
+            let res = pcap
+                .get_mut()
+                .write_all(&h.pcap.get_ref()[p0..f.pcap_end])
+                .and_then(|_| write!(index, "{},", self.frames))
+                .and_then(|_| index.write_all(&h.rows[r0..f.row_end]));
+            match res {
+                Ok(()) => self.frames += 1,
+                Err(e) => self.error = Some(e.to_string()),
+            }
+        }
+        for p in parts.iter_mut() {
+            if let Some(e) = p.error.take() {
+                self.error.get_or_insert(e);
+            }
+            if let Out::Held(h) = &mut p.out {
+                h.pcap.get_mut().clear();
+                h.rows.clear();
+                h.recs.clear();
+            }
+        }
     }
 }
 
@@ -169,20 +279,17 @@ impl Capture {
             } else {
                 format!("{ecn},,,,")
             };
-            let res = c.pcap.write_frame(start, &c.codec, &frame).map_err(|e| e.to_string()).and_then(|_| {
-                writeln!(
-                    c.index,
-                    "{},{},{},{},{kind},{},{},{},{row}",
-                    c.frames,
-                    crate::units::fmt_ns(start),
-                    ends.from,
-                    ends.to,
-                    p.flow,
-                    p.psn,
-                    p.wire
-                )
-                .map_err(|e| e.to_string())
-            });
+            let res = match &mut c.out {
+                Out::Files { pcap, index } => pcap.write_frame(start, &c.codec, &frame).map_err(|e| e.to_string()).and_then(|_| {
+                    writeln!(index, "{},{},{},{},{kind},{},{},{},{row}", c.frames, crate::units::fmt_ns(start), ends.from, ends.to, p.flow, p.psn, p.wire)
+                        .map_err(|e| e.to_string())
+                }),
+                Out::Held(h) => h.pcap.write_frame(start, &c.codec, &frame).map_err(|e| e.to_string()).map(|_| {
+                    // Writing to memory does not fail.
+                    let _ = writeln!(h.rows, "{},{},{},{kind},{},{},{},{row}", crate::units::fmt_ns(start), ends.from, ends.to, p.flow, p.psn, p.wire);
+                    h.recs.push(HeldFrame { t: c.key.0, owner: c.key.1, pcap_end: h.pcap.get_ref().len(), row_end: h.rows.len() });
+                }),
+            };
             match res {
                 Ok(()) => c.frames += 1,
                 Err(e) => c.error = Some(e),

@@ -251,6 +251,11 @@ impl Observers {
         self.capture.is_some()
     }
 
+    /// The attached capture, if any.
+    pub(crate) fn capture_mut(&mut self) -> Option<&mut capture::Capture> {
+        self.capture.as_mut()
+    }
+
     pub fn take_capture(&mut self) -> Option<capture::Capture> {
         self.capture.take()
     }

@@ -84,6 +84,15 @@ impl<W: Write> PcapWriter<W> {
         self.snaplen
     }
 
+    /// The writer the records go to.
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.w
+    }
+
+    pub fn get_ref(&self) -> &W {
+        &self.w
+    }
+
     /// Appends one packet seen at `ts_ps` picoseconds. `data` is the start
     /// of the frame (usually its headers), `orig_len` the frame's length on
     /// the wire; at most `snaplen` bytes of `data` are stored. `data` longer

@@ -346,3 +346,37 @@ fn header_weight_is_checked() {
     check("header_weight = 0\n", "at least 1");
     check("header_service = \"strict\"\nheader_weight = 4\n", "applies to header_service");
 }
+
+/// A capture runs partitioned and writes the files of one thread, byte for
+/// byte: every frame of a k = 4 fat tree's permutation (ECN marks, trims
+/// and control packets among them), and a capture filtered by flow and
+/// time.
+#[test]
+fn a_capture_on_partitions_is_the_capture_of_one_thread() {
+    let toml = "name = \"capture\"\nseed = 2\n[topology]\nkind = \"fat_tree\"\nk = 4\n[switch]\nmode = \"trim\"\nbuffer = \"20KB\"\nrouting = \"spray\"\necn = { kmin = \"4KB\", kmax = \"16KB\", pmax = 0.5 }\n[transport]\ncc = \"nscc\"\n[[workload]]\nkind = \"permutation\"\nsize = \"300KB\"\n";
+    let dir = std::env::temp_dir().join(format!("csigsim-capture-parts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let capture = |name: &str, filter: &csigsim::output::capture::CaptureFilter, threads: usize, partitions: usize| {
+        let sc = csigsim::scenario::load_str(toml, "c.toml", Path::new("."), &[], None).unwrap();
+        let pcap = dir.join(format!("{name}-{threads}-{partitions}.pcap"));
+        let opts = csigsim::RunOptions { capture: Some((pcap.clone(), filter.clone())), threads, partitions, ..Default::default() };
+        let out = csigsim::run_with(sc, &opts, |_| true).unwrap();
+        assert_eq!(out.summary.flows_completed, 16);
+        (out.threads.partitions, out.threads.refused.clone(), std::fs::read(&pcap).unwrap(), std::fs::read_to_string(pcap.with_extension("pcap.csv")).unwrap())
+    };
+    let all = csigsim::output::capture::CaptureFilter { snaplen: 128, ..Default::default() };
+    let some = csigsim::output::capture::CaptureFilter { flows: vec![csigsim::id::FlowId(3), csigsim::id::FlowId(9)], start_ps: 5_000_000, end_ps: Some(40_000_000), snaplen: 64, ..Default::default() };
+    for (name, filter) in [("all", &all), ("some", &some)] {
+        let (_, _, pcap, index) = capture(name, filter, 1, 0);
+        let rows = index.lines().count() - 1;
+        assert!(rows > if name == "all" { 5_000 } else { 20 }, "{name}: {rows} frames");
+        assert!(index.contains(",trimmed,") || name == "some", "{name}: the capture has trimmed frames");
+        for (threads, partitions) in [(2, 2), (1, 4), (3, 3)] {
+            let (cut, refused, p, i) = capture(name, filter, threads, partitions);
+            assert_eq!((cut, refused), (partitions as u32, None));
+            assert!(i == index, "{name}: the index on {partitions} partitions differs");
+            assert!(p == pcap, "{name}: the pcap on {partitions} partitions differs");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
