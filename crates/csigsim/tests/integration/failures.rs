@@ -211,6 +211,8 @@ fn failures_run_partitioned_with_the_outputs_of_one_thread() {
         ("spray", down("core1", "agg4", "20us", "40us") + &down("agg1", "core2", "30.5us", "1s")),
         ("ecmp", "[[topology.failure]]\nfrom = \"core3\"\nto = \"agg5\"\nat = \"10.000333us\"\nrate_factor = 0.25\n".to_string()),
         ("adaptive", down("agg0", "core0", "5ms", "6ms")),
+        // At time 0, and two changes at one time.
+        ("spray", "[[topology.failure]]\nfrom = \"core0\"\nto = \"agg0\"\nat = \"0s\"\nrate_factor = 0.5\n".to_string() + &down("agg2", "core1", "12us", "30us") + &down("agg4", "core0", "12us", "2ms")),
     ];
     let out = |toml: &str, threads: usize, partitions: usize| {
         let opts = csigsim::RunOptions { threads, partitions, ..Default::default() };
