@@ -200,9 +200,10 @@ fn fat_tree(routing: &str, failure: &str) -> String {
 
 /// Link failures run partitioned, and every output is the sequential
 /// run's: a down link with reconvergence and repair (packets lost at the
-/// failed ports, routes rebuilt in every partition), a degraded link, and
-/// changes after every flow finished (void, as on one queue: they neither
-/// stretch the run nor count twice).
+/// failed ports, routes rebuilt in every partition), a degraded link,
+/// changes at time 0 and two at one time, and changes after every flow
+/// finished (void, as on one queue: they neither stretch the run nor count
+/// twice).
 #[test]
 fn failures_run_partitioned_with_the_outputs_of_one_thread() {
     let down = |from: &str, to: &str, at: &str, until: &str| format!("[[topology.failure]]\nfrom = \"{from}\"\nto = \"{to}\"\nat = \"{at}\"\nuntil = \"{until}\"\nreconvergence = \"15us\"\n");
