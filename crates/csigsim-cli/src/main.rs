@@ -519,8 +519,13 @@ fn cmd_run(
     }
     // Only a count the user gave is worth a note: auto asks for no more than
     // the machine offers, and one thread is what it falls back to.
-    if let (Threads::Count(n), Ok(Some(why))) = (threads, res.as_ref().map(|r| r.threads.refused.as_ref())) {
-        eprintln!("note: --threads {n}: ran on one thread: {why}");
+    if let (Threads::Count(n), Ok(r)) = (threads, res.as_ref()) {
+        if let Some(why) = &r.threads.refused {
+            match r.threads.partitions {
+                1 => eprintln!("note: --threads {n}: ran on one thread: {why}"),
+                k => eprintln!("note: --threads {n}: ran on {k} partitions: {why}"),
+            }
+        }
     }
     // The messages name the file: one in the staging directory is ours to
     // write (an internal error); otherwise it is the capture the user named.

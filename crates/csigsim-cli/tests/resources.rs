@@ -176,3 +176,31 @@ fn bad_budget_flags_are_refused() {
     let m = refused(&["validate", path(&corpus("mcc_huge_window.toml")), "--max-memory", "1MB"], "topology");
     assert!(m.contains("more than the budget of"), "{m}");
 }
+
+/// A parallel run takes no more partitions than the memory budget holds
+/// copies of the run's state (each partition builds a whole one): the
+/// shipped incast (about 74 MiB) asked for 4 threads runs on 2 partitions
+/// under 160 MB and on one thread under 100 MB, saying why, with the
+/// outputs of one thread.
+#[test]
+fn a_parallel_run_takes_no_more_partitions_than_the_memory_budget_holds() {
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/incast_fat_tree.toml");
+    let dir = tmp("partitions");
+    let flows = |out: &Path| std::fs::read_to_string(out.join("flows.csv")).unwrap();
+    let run = |name: &str, extra: &[&str]| {
+        let out = dir.join(name);
+        let mut args = vec!["run", path(&scenario), "--quiet", "--out", path(&out)];
+        args.extend_from_slice(extra);
+        let e = bounded(&args);
+        assert_eq!(e.code, 0, "{}", e.stderr);
+        (e.stderr, flows(&out))
+    };
+    let (_, one) = run("one", &[]);
+    let (note, two) = run("two", &["--threads", "4", "--max-memory", "160MB"]);
+    assert!(note.contains("ran on 2 partitions") && note.contains("--max-memory"), "{note}");
+    assert_eq!(two, one);
+    let (note, single) = run("single", &["--threads", "4", "--max-memory", "100MB"]);
+    assert!(note.contains("ran on one thread") && note.contains("--max-memory"), "{note}");
+    assert_eq!(single, one);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

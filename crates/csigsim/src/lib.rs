@@ -150,7 +150,9 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
     if sc.engine.fidelity == scenario::config::Fidelity::Flow {
         return run_flow(sc, opts, started, progress);
     }
-    let parts = opts.partitions.max(opts.threads);
+    // Each partition holds a whole copy of the run's state: no more of them
+    // than the memory budget holds.
+    let (parts, capped) = partitions_within_memory(&sc, opts.partitions.max(opts.threads));
     // The partitions' worlds are built side by side when the run will
     // likely be cut (a refusal of the scenario, or a capture of a run with
     // link failures, keeps it on one thread; a fabric that does not cut is
@@ -174,7 +176,7 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
     }
     let mut watchdog = watchdog::Watchdog::new(&w, w.scenario().monitor.stall.0);
     let mut guard = watchdog::Guard::new(opts.min_progress_ps, w.now(), w.stats());
-    let mut threads = output::Threads::ONE;
+    let mut threads = output::Threads { refused: capped, ..output::Threads::ONE };
     if parts > 1 {
         w = match engine::parallel::Parallel::with_worlds(w, others, parts as u32, opts.threads.max(1)) {
             Ok(mut p) => {
@@ -238,6 +240,23 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
         }
     };
     finish_run(w, started, reason, watchdog, guard, threads, streamer, opts.stream_parquet)
+}
+
+/// The partitions a run asked for `asked` takes: as many as the memory
+/// budget holds copies of the run's state (each partition builds a whole
+/// world), at least one; with the reason when fewer.
+fn partitions_within_memory(sc: &Scenario, asked: usize) -> (usize, Option<String>) {
+    let copies = sc.max_memory / sc.memory_estimate.max(1);
+    if asked <= 1 || copies >= asked as u64 {
+        return (asked, None);
+    }
+    let fit = copies.max(1) as usize;
+    let why = format!(
+        "each partition builds a whole copy of the run's state, about {}, and the memory budget of {} (--max-memory) holds {fit}",
+        budget::fmt_bytes(sc.memory_estimate),
+        budget::fmt_bytes(sc.max_memory)
+    );
+    (fit, Some(why))
 }
 
 /// [`run_with`] at flow level ([`flowsim`]): on one thread whatever

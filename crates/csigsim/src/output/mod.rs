@@ -166,7 +166,8 @@ pub use crate::budget::Limit;
 pub struct Threads {
     /// Partitions of the fabric the run was cut into (1: the sequential engine).
     pub partitions: u32,
-    /// Why a run asked to use several threads ran on one.
+    /// Why a run asked to use several threads ran on fewer partitions
+    /// than asked (one: the sequential engine).
     pub refused: Option<String>,
     /// What the parallel scheduler did (windows, events that crossed
     /// between partitions, wall time of the serial steps between windows), when the run

@@ -58,6 +58,12 @@ pub struct Scenario {
     pub alone: Option<usize>,
     /// The scenario text after overrides, as run (for the run directory).
     pub resolved_toml: String,
+    /// The run's memory as estimated when it was loaded ([`crate::budget::Estimate`]),
+    /// and the budget it was checked against (`--max-memory`): a parallel
+    /// run holds a copy per partition, and takes no more partitions than
+    /// the budget holds copies.
+    pub memory_estimate: u64,
+    pub max_memory: u64,
 }
 
 impl Scenario {
@@ -489,7 +495,7 @@ fn validate(mut sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>
         }
     };
     let selective = sf.transport.selective();
-    check_memory(&topology, &workloads, &makers, (sf.transport.mtu, selective, sf.switch.buffer.0), budget, err)?;
+    let memory_estimate = check_memory(&topology, &workloads, &makers, (sf.transport.mtu, selective, sf.switch.buffer.0), budget, err)?;
     check_link_rows(&sf.monitor, sf.stop, &topology, &workloads, budget, err)?;
     Ok(Scenario {
         name: sf.name,
@@ -511,6 +517,8 @@ fn validate(mut sf: ScenarioFile, text: &str, base_dir: &Path, seed: Option<u64>
         jobs,
         alone: None,
         resolved_toml: text.to_string(),
+        memory_estimate,
+        max_memory: budget.max_memory,
     })
 }
 
@@ -801,8 +809,8 @@ fn over_memory(e: &crate::budget::Estimate, budget: &Budget, what: String) -> St
 }
 
 /// The run's memory, estimated from its network and flows
-/// ([`crate::budget::Estimate`]), within the budget; over it, the key that
-/// made the most flows (or the topology) is named.
+/// ([`crate::budget::Estimate`]), in bytes, within the budget; over it, the
+/// key that made the most flows (or the topology) is named.
 fn check_memory(
     topology: &TopologySpec,
     workloads: &[crate::workload::Workload],
@@ -810,7 +818,7 @@ fn check_memory(
     (mtu, selective, switch_buffer): (u32, bool, u64),
     budget: &Budget,
     err: &ErrFn,
-) -> Result<(), InputError> {
+) -> Result<u64, InputError> {
     let (mut starts, mut bitmaps, mut flows) = (Vec::new(), Vec::new(), 0u64);
     // Selective retransmission keeps three bitmaps of a bit a packet a flow.
     let bitmap = |f: &FlowSpec| if selective { 3 * f.size.div_ceil(mtu as u64).div_ceil(64) * 8 } else { 0 };
@@ -827,7 +835,7 @@ fn check_memory(
     // Packets in flight sit mostly in switch buffers: as many as they hold.
     e.buffered = (topology.switches.len() as u64).saturating_mul(switch_buffer / (mtu as u64).max(1));
     if e.bytes() <= budget.max_memory {
-        return Ok(());
+        return Ok(e.bytes());
     }
     if e.packet_bytes() >= e.flow_bytes() && e.packet_bytes() >= e.ports.saturating_mul(crate::budget::BYTES_PER_PORT) {
         return Err(err("switch.buffer", over_memory(&e, budget, format!("{} switches whose buffers hold {} packets of {mtu} bytes", topology.switches.len(), e.buffered))));
