@@ -288,7 +288,8 @@ fn derive_htsim(f: &Facts) -> Vec<(&'static str, Item)> {
 }
 
 /// ns-3 RDMA settings that depend on the fabric or on transport.cc
-/// (run.py's per-cc maps, third.cc's headroom, PFC shift and maxRtt).
+/// (run.py's per-cc maps, third.cc's headroom, PFC shift and maxRtt, and
+/// rdma-hw.cc's re-pacing of HPCC's rate changes).
 fn derive_ns3(f: &Facts) -> Vec<(&'static str, Item)> {
     let nic = f.nic_rate();
     let cc = f.cc.as_str();
@@ -367,6 +368,10 @@ fn derive_ns3(f: &Facts) -> Vec<(&'static str, Item)> {
             out.push(("transport.hpcc.base_rtt", toml_edit::value(format!("{max_rtt}ps"))));
             out.push(("signals.int.record", toml_edit::value("quantized")));
             out.push(("signals.int.multi", toml_edit::value((nic / 25_000_000_000).clamp(1, 255) as i64)));
+            // RdmaHw::ChangeRate re-paces the waiting packet at every rate
+            // change, and only HPCC's law (UpdateRateHp) calls it: DCQCN's,
+            // Timely's and DCTCP's set the rate for the next packet.
+            out.push(("transport.pacing_update", toml_edit::value("on_rate_change")));
         }
         _ => {}
     }
@@ -405,6 +410,7 @@ fn set_unset(root: &mut Item, path: &str, v: Item) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::config::PacingUpdate;
 
     fn filled(text: &str) -> toml::Table {
         let out = apply(text, "t.toml", |_| None).unwrap().expect("a profile");
@@ -532,6 +538,7 @@ mod tests {
         let s = scenario(&one_switch(3, ""), &["transport.cc=timely"]);
         assert_eq!(s.transport.header, 56);
         assert_eq!(s.transport.cc_sections.get::<crate::cc::timely::Timely>().delta.0, 100_000_000, "10 Mb/s per 10 Gb/s of line rate");
+        assert_eq!(s.transport.pacing_update, PacingUpdate::OnSend, "ns-3's Timely sets the rate for the next packet");
         // HPCC (run.py's default): INT for 5 hops, ns-3's 88 B ACK, maxRtt as T.
         let s = scenario(&one_switch(3, ""), &[]);
         assert_eq!(s.transport.cc.name(), "hpcc");
@@ -540,6 +547,11 @@ mod tests {
         let t: toml::Table = toml::from_str(&s.resolved_toml).unwrap();
         assert_eq!(t["signals"]["int"]["record"].as_str(), Some("quantized"));
         assert_eq!(t["signals"]["int"]["multi"].as_integer(), Some(4));
+        assert_eq!(s.transport.pacing_update, PacingUpdate::OnRateChange, "ChangeRate re-paces HPCC's waiting packet");
+        let s = scenario(&one_switch(3, "[transport]\npacing_update = \"on_send\""), &[]);
+        assert_eq!(s.transport.pacing_update, PacingUpdate::OnSend, "the scenario's key wins");
+        let s = scenario(&one_switch(3, ""), &["transport.cc=dcqcn"]);
+        assert_eq!(s.transport.pacing_update, PacingUpdate::OnSend);
     }
 
     #[test]

@@ -54,6 +54,21 @@ pub enum Timeout {
     Packet,
 }
 
+/// When a rate-paced sender's next send time is set.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum PacingUpdate {
+    /// When a packet leaves: the gap after it at the rate of that moment;
+    /// a later rate change applies from the next packet.
+    #[default]
+    OnSend,
+    /// Also at every rate change, as ns-3's `RdmaHw::ChangeRate`: the
+    /// pending next send moves by the last packet's serialization at the
+    /// new rate minus at the old one, so the packet waiting to go leaves at
+    /// the new rate (and the NIC wakes earlier if it comes earlier).
+    OnRateChange,
+}
+
 /// `[transport]`. Its sections `[transport.<name>]` belong to the
 /// congestion controls and host-side schemes that own them (the registries
 /// in cc/ and lb/); reading the table hands each section to its owner, and
@@ -120,6 +135,10 @@ pub struct TransportConfig {
     /// Least time between two NACKs for the same expected PSN.
     #[serde(default = "default_nack_interval")]
     pub nack_interval: Time,
+    /// When a paced sender's next send time is set: when a packet leaves,
+    /// or also whenever the congestion control changes the rate.
+    #[serde(default)]
+    pub pacing_update: PacingUpdate,
     /// Data packets are ECN-capable.
     #[serde(default = "default_true")]
     pub ecn: bool,
@@ -166,6 +185,7 @@ const KEYS: &[&str] = &[
     "nack_threshold",
     "cnp_interval",
     "nack_interval",
+    "pacing_update",
     "ecn",
     "entropy",
     "connection",
@@ -191,6 +211,7 @@ impl Default for TransportConfig {
             nack_threshold: default_nack_threshold(),
             cnp_interval: None,
             nack_interval: default_nack_interval(),
+            pacing_update: PacingUpdate::OnSend,
             ecn: true,
             connection: None,
             rccc: None,

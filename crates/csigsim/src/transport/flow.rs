@@ -19,7 +19,7 @@
 use crate::cc::{AckSample, Cc, CcConfig, CnpDecision, CongestionControl, FlowParams, ReceiverCc};
 use crate::lb::{CsigEcho, Feedback, HostLb, HostLbConfig};
 use crate::packet::{Advice, IntStack, NackReason, Packet, PacketKind, Signals, F_AR, F_CE, F_DONE, F_ECT, F_RTX, F_TRIMMED, F_TRIMMED_LAST_HOP, NO_TAG, SACK_BITS};
-use super::config::{Delivery, Timeout, TransportConfig};
+use super::config::{Delivery, PacingUpdate, Timeout, TransportConfig};
 use crate::signal::csig::{CsigSetup, Reflect};
 use crate::signal::stamp::StampSetup;
 use crate::signal::CsigSample;
@@ -190,6 +190,9 @@ pub struct Flow {
     pub timeouts: u64,
     pub nacks: u64,
     pub trims: u64,
+    /// `pacing_update = "on_rate_change"`: wire bytes of the last data
+    /// packet sent, whose gap a rate change stretches or shrinks.
+    last_wire: u32,
     pub base_rtt_ps: u64,
     pub start_ps: u64,
     tag_rng: Stream,
@@ -371,6 +374,7 @@ impl Flow {
             timeouts: 0,
             nacks: 0,
             trims: 0,
+            last_wire: 0,
             ce_marks: 0,
             credits: b.credits.is_some(),
             credit: b.credits.map(|c| Box::new(super::rccc::FlowCredit::new(&c, p.line_rate_bps, p.base_rtt_ps))),
@@ -545,6 +549,36 @@ impl Flow {
         SendCheck::Send(psn, rtx)
     }
 
+    /// The rate the sender paces at: its controller's, under the flow's cap.
+    #[inline(always)]
+    fn pacing_rate(&self) -> u64 {
+        self.cc.rate().min(self.rate_cap)
+    }
+
+    /// `pacing_update = "on_rate_change"`: the pacing rate before a hook
+    /// that may change it (None in the other mode: nothing to compare).
+    #[inline(always)]
+    fn rate_before(&self, sh: &FlowShared) -> Option<u64> {
+        (sh.t.pacing_update == PacingUpdate::OnRateChange).then(|| self.pacing_rate())
+    }
+
+    /// After a hook that may have changed the rate from `before`: the next
+    /// send moves by the last packet's serialization at the new rate minus
+    /// at the old one (ns-3's `RdmaHw::ChangeRate`), even when that time
+    /// has passed, as there. Returns true when it moved earlier.
+    #[inline]
+    fn repace(&mut self, before: Option<u64>) -> bool {
+        let Some(old) = before else { return false };
+        let new = self.pacing_rate();
+        if new == old || self.last_wire == 0 {
+            return false;
+        }
+        let w = self.last_wire as u64;
+        let (at_old, at_new) = (tx_time_ps(w, old), tx_time_ps(w, new));
+        self.next_send_ps = (self.next_send_ps + at_new).saturating_sub(at_old);
+        at_new < at_old
+    }
+
     /// Builds data packet `psn` (a resend from the queue if `rtx`) leaving a
     /// NIC of `line_rate` at `now`. Inlined, as `check_send` is: one call
     /// site, once per packet sent.
@@ -589,8 +623,13 @@ impl Flow {
             && (resend || no_credit || psn + 1 == self.npkts || self.inflight_bytes() + self.window_bytes(psn) >= self.cc.cwnd());
         self.bytes_sent += wire as u64;
         self.cc.on_send(now, psn, wire);
-        let rate = self.cc.rate().min(self.rate_cap);
-        if rate < line_rate {
+        let rate = self.pacing_rate();
+        if t.pacing_update == PacingUpdate::OnRateChange {
+            // ns-3's next-available time, set at every send (at the line
+            // rate too), which a rate change then moves.
+            self.last_wire = wire;
+            self.next_send_ps = now + tx_time_ps(wire as u64, rate.min(line_rate));
+        } else if rate < line_rate {
             self.next_send_ps = now + tx_time_ps(wire as u64, rate);
         }
         if self.rto_at == u64::MAX {
@@ -1098,7 +1137,9 @@ impl Flow {
             stamps,
             int,
         };
+        let rate = self.rate_before(sh);
         self.cc.on_ack(&sample);
+        self.repace(rate);
         let wants_timer = self.cc.next_timer().is_some();
         let seen = AckView { sample, csig, stamps };
         if self.snd_una >= self.npkts || p.flags & F_DONE != 0 {
@@ -1155,7 +1196,9 @@ impl Flow {
             }
         }
         let nxt = self.snd_nxt.max(self.high_sent);
+        let rate = self.rate_before(sh);
         self.cc.on_nack(now, nxt, p.reason);
+        self.repace(rate);
         let timer = self.cc.next_timer().is_some();
         if self.snd_una > before && !self.per_packet_timer() {
             // The NACK acknowledged everything before the hole: that is progress.
@@ -1166,14 +1209,16 @@ impl Flow {
     }
 
     /// A CNP for this flow arrived at the sender at `now`. Returns None when
-    /// the sender had finished.
-    pub fn on_cnp(&mut self, now: u64, p: &Packet) -> Option<()> {
+    /// the sender had finished, else whether its next send moved earlier
+    /// (a rate that rose, with `pacing_update = "on_rate_change"`).
+    pub fn on_cnp(&mut self, now: u64, p: &Packet, sh: &FlowShared) -> Option<bool> {
         if self.sender_done_ps.is_some() {
             return None;
         }
         let cnp = crate::cc::CnpSample { now_ps: now, fair_share_bps: p.advice.share_bps(), drain: p.advice.drain() };
+        let rate = self.rate_before(sh);
         self.cc.on_cnp(&cnp);
-        Some(())
+        Some(self.repace(rate))
     }
 
     /// When a `CcTimer` event should be armed for the controller's next timer
@@ -1187,13 +1232,15 @@ impl Flow {
     }
 
     /// The controller's timer event at `now`. Returns false when the sender had finished.
-    pub fn on_cc_timer(&mut self, now: u64) -> bool {
+    pub fn on_cc_timer(&mut self, now: u64, sh: &FlowShared) -> bool {
         self.cc_timer_at = u64::MAX;
         if self.sender_done_ps.is_some() {
             return false;
         }
         if self.cc.next_timer().is_some_and(|t| t <= now) {
+            let rate = self.rate_before(sh);
             self.cc.on_timer(now);
+            self.repace(rate);
         }
         true
     }
@@ -1209,7 +1256,7 @@ impl Flow {
             return RtoOutcome::Rearm(self.rto_at);
         }
         if self.per_packet_timer() {
-            return self.on_packet_timeout(now, sh.t.rto.0);
+            return self.on_packet_timeout(now, sh);
         }
         // Timeout: nothing acknowledged for a whole RTO.
         self.timeouts += 1;
@@ -1217,7 +1264,9 @@ impl Flow {
             lb.on_timeout(now);
         }
         self.rto_backoff = (self.rto_backoff * 2).min(64);
+        let rate = self.rate_before(sh);
         self.cc.on_timeout(now);
+        self.repace(rate);
         if let Some(c) = self.credit_mut() {
             c.tx.stop_speculating();
         }
@@ -1244,7 +1293,8 @@ impl Flow {
     /// oldest packet in flight's send plus `rto`, as send times only grow):
     /// the oldest packet in flight times out if its `rto` has passed, alone,
     /// and the timer runs to the next oldest's.
-    fn on_packet_timeout(&mut self, now: u64, rto: u64) -> RtoOutcome {
+    fn on_packet_timeout(&mut self, now: u64, sh: &FlowShared) -> RtoOutcome {
+        let rto = sh.t.rto.0;
         let Some((sent, psn)) = self.oldest_in_flight() else {
             self.rto_at = u64::MAX;
             return RtoOutcome::Idle;
@@ -1259,7 +1309,9 @@ impl Flow {
         if let Some(lb) = &mut self.host_lb {
             lb.on_timeout(now);
         }
+        let rate = self.rate_before(sh);
         self.cc.on_timeout(now);
+        self.repace(rate);
         if let Some(c) = self.credit_mut() {
             c.tx.stop_speculating();
         }
@@ -1925,6 +1977,77 @@ mod tests {
         f.on_ack(30 + 2 * RTO, &all, &Signals::default(), None, &sh);
         assert!(f.sender_done_ps.is_some());
         assert_eq!(f.on_rto_timer(21 + 2 * RTO, &sh), RtoOutcome::Idle);
+    }
+
+    /// A DCQCN flow that cuts its rate at each CNP and takes a recovery
+    /// step `inc` ps after a cut, under `sh`.
+    fn dcqcn_flow(inc: u64, sh: &FlowShared) -> Flow {
+        use crate::cc::dcqcn::DcqcnConfig;
+        let p = FlowParams { line_rate_bps: 100_000_000_000, base_rtt_ps: 10_000_000, mss: MSS, packet_bytes: MSS + 64, hops: 2 };
+        let spec = FlowInit { src: HostId(0), dst: HostId(1), size: 100 * MSS as u64, start_ps: 0, rate_cap: u64::MAX, name: "f" };
+        let c = DcqcnConfig { decrease_timer: Some(crate::units::Time(0)), increase_timer: Some(crate::units::Time(inc)), ..Default::default() };
+        let b = FlowBuild { cc: CcConfig::Dcqcn(c), lb: None, packet_bytes: MSS + 64, seed: 1, credits: None };
+        Flow::new(FlowId(0), &spec, &sh.t, &b, &p, 7)
+    }
+
+    #[test]
+    fn a_rate_change_re_paces_the_waiting_packet_as_ns3_does() {
+        const LINE: u64 = 100_000_000_000;
+        let tx = |w: u32, r: u64| tx_time_ps(w as u64, r);
+        let cnp = Packet { kind: PacketKind::Cnp, ..Default::default() };
+        for update in [PacingUpdate::OnSend, PacingUpdate::OnRateChange] {
+            let mut sh = shared(Retransmit::GoBackN, 1);
+            sh.t.pacing_update = update;
+            let repace = update == PacingUpdate::OnRateChange;
+            let mut f = dcqcn_flow(100_000, &sh);
+            f.start(0);
+            // A CNP before the first packet cuts the rate to R1: no packet
+            // was sent, nothing moves.
+            assert_eq!(f.on_cnp(0, &cnp, &sh), Some(false));
+            let r1 = f.cc.rate();
+            assert!(r1 < LINE, "{r1}");
+            assert_eq!(f.next_send_ps, 0);
+            // Packet 0 leaves at s: the next waits one serialization at R1.
+            let s = 1_000;
+            let w = data(&mut f, s, &sh).wire;
+            let t = s + tx(w, r1);
+            assert_eq!(f.check_send(s + 1), SendCheck::Paced(t));
+            // The recovery step at t0 < t raises the rate to R2.
+            let t0 = f.cc.next_timer().expect("the increase timer");
+            assert!(s < t0 && t0 < t, "{t0}");
+            assert!(f.on_cc_timer(t0, &sh));
+            let r2 = f.cc.rate();
+            assert!(r2 > r1, "{r2}");
+            if repace {
+                // The waiting packet moves earlier by tx(w, R1) - tx(w, R2):
+                // it leaves at R2 from packet 0.
+                assert_eq!(f.next_send_ps, t - (tx(w, r1) - tx(w, r2)));
+                assert_eq!(f.next_send_ps, s + tx(w, r2));
+            } else {
+                assert_eq!(f.next_send_ps, t, "the rate applies from the next packet");
+            }
+            // A CNP at t1 cuts to R3: the packet moves later by tx(w, R3) - tx(w, R2).
+            let (before, t1) = (f.next_send_ps, t0 + 1);
+            assert_eq!(f.on_cnp(t1, &cnp, &sh), Some(false));
+            let r3 = f.cc.rate();
+            assert!(r3 < r2, "{r3}");
+            let moved = if repace { tx(w, r3) - tx(w, r2) } else { 0 };
+            assert_eq!(f.next_send_ps, before + moved);
+            assert_eq!(f.check_send(t1), SendCheck::Paced(before + moved));
+            // A send resets the gap at the rate of the moment, in both modes.
+            let u = f.next_send_ps;
+            let w = data(&mut f, u, &sh).wire;
+            assert_eq!(f.next_send_ps, u + tx(w, f.cc.rate()));
+        }
+    }
+
+    #[test]
+    fn pacing_update_reads_its_two_values_and_refuses_others() {
+        let t: TransportConfig = toml::from_str("pacing_update = \"on_rate_change\"\n").unwrap();
+        assert_eq!(t.pacing_update, PacingUpdate::OnRateChange);
+        assert_eq!(TransportConfig::default().pacing_update, PacingUpdate::OnSend);
+        let e = toml::from_str::<TransportConfig>("pacing_update = \"always\"\n").unwrap_err().to_string();
+        assert!(e.contains("on_send") && e.contains("on_rate_change"), "{e}");
     }
 
     #[test]

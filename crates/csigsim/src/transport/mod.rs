@@ -382,8 +382,13 @@ impl Transport {
                 self.activate(ctx, obs, hp, p.flow);
             }
             PacketKind::Cnp => {
-                if self.flows[p.flow].on_cnp(now, &p).is_some() {
+                if let Some(earlier) = self.flows[p.flow].on_cnp(now, &p, &self.shared) {
                     self.arm_cc_timer(ctx, p.flow);
+                    // A rate that rose re-paced the waiting packet earlier:
+                    // the NIC must wake for it then.
+                    if earlier {
+                        self.activate(ctx, obs, hp, p.flow);
+                    }
                 }
                 self.retire_if_over(ctx, p.flow);
             }
@@ -464,7 +469,7 @@ impl Transport {
     /// The controller's timer: run it, re-arm, and let the sender use a
     /// window or rate that may have grown.
     pub(crate) fn on_cc_timer(&mut self, ctx: &mut Ctx, obs: &mut Observers, hp: &mut HostPort, flow: FlowId) {
-        if !self.flows[flow].on_cc_timer(ctx.now) {
+        if !self.flows[flow].on_cc_timer(ctx.now, &self.shared) {
             self.retire_if_over(ctx, flow);
             return;
         }
@@ -585,6 +590,72 @@ mod tests {
         let mut port = Port::new(crate::id::NodeId(0), RATE, 1_000);
         let order = serve(&mut tr, &mut ctx, &mut port, 11);
         assert_eq!(order, vec![0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0]);
+    }
+
+    #[test]
+    fn a_rate_that_rises_wakes_the_nic_for_the_re_paced_packet() {
+        use crate::cc::{dcqcn::DcqcnConfig, CcConfig, CcKind};
+        use config::PacingUpdate;
+        // One DCQCN flow, cut by a CNP before it starts to R1, and raised
+        // to R2 by its recovery step 100 ns later, while its second packet
+        // waits and the NIC sleeps until that packet's time at R1.
+        let dcqcn = DcqcnConfig { decrease_timer: Some(crate::units::Time(0)), increase_timer: Some(crate::units::Time(100_000)), ..Default::default() };
+        for update in [PacingUpdate::OnSend, PacingUpdate::OnRateChange] {
+            let mut t = config::TransportConfig { mtu: 1000, cc: CcKind::Dcqcn, pacing_update: update, ..Default::default() };
+            t.cc_sections.insert(CcConfig::Dcqcn(dcqcn));
+            let spec = FlowInit { src: HostId(0), dst: HostId(1), size: 10_000, start_ps: 0, rate_cap: u64::MAX, name: "" };
+            let flows = vec![FlowRecord::new(FlowId(0), &spec, t.mtu, 0, 10_000_000, RATE, 2)];
+            let build = FlowBuild::new(&t, 1064, 1);
+            let mut tr = Transport::new(2, FlowStore::new(flows, build), FlowShared { t, csig: None, stamp: None, tag_bytes: 0, int_bytes: 0 });
+            let mut ctx = Ctx::new(PacketArena::new());
+            let mut port = Port::new(crate::id::NodeId(0), RATE, 1_000);
+            let mut obs = Observers::default();
+            let f0 = FlowId(0);
+            let cnp = Packet { kind: PacketKind::Cnp, ..Default::default() };
+            assert_eq!(tr.flows.state(f0, &tr.shared).on_cnp(0, &cnp, &tr.shared), Some(false));
+            tr.arm_cc_timer(&mut ctx, f0);
+            let r1 = tr.flows[f0].cc.rate();
+            tr.on_flow_start(&mut ctx, &mut obs, &mut HostPort { id: PortId(0), port: &mut port }, f0);
+            let mut sends = Vec::new();
+            let (mut wake_after_step, mut r2) = (0, 0);
+            while sends.len() < 2 {
+                let (now, ev) = ctx.q.pop().expect("an event");
+                ctx.now = now;
+                let hp = &mut HostPort { id: PortId(0), port: &mut port };
+                match ev.event() {
+                    Event::Arrive { pkt, .. } => {
+                        let p = ctx.pkts.get(pkt);
+                        sends.push((p.psn, p.sent_ps, p.wire));
+                        ctx.consume(pkt);
+                    }
+                    Event::TxDone { .. } => {
+                        hp.port.txdone = crate::net::port::TXDONE_NONE;
+                        tr.transmit(&mut ctx, &mut obs, hp, HostId(0));
+                    }
+                    Event::NicWake { host } => tr.on_nic_wake(&mut ctx, &mut obs, hp, host),
+                    Event::CcTimer { flow } if !tr.is_stale(now, ev.event()) => {
+                        tr.on_cc_timer(&mut ctx, &mut obs, hp, flow);
+                        if r2 == 0 {
+                            r2 = tr.flows[f0].cc.rate();
+                            wake_after_step = tr.nics[0].wake_at;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            assert!(r1 < RATE && r2 > r1, "{r1} {r2}");
+            let (w, step) = (sends[0].2 as u64, 100_000);
+            assert_eq!((sends[0].0, sends[0].1, sends[1].0), (0, 0, 1));
+            assert!(crate::units::tx_time_ps(w, RATE) < step && step < crate::units::tx_time_ps(w, r1), "the step comes while packet 1 waits");
+            if update == PacingUpdate::OnRateChange {
+                // Packet 1 moved to R2's time, and the NIC's wake-up with it.
+                let at = crate::units::tx_time_ps(w, r2);
+                assert_eq!((wake_after_step, sends[1].1), (at, at));
+            } else {
+                let at = crate::units::tx_time_ps(w, r1);
+                assert_eq!((wake_after_step, sends[1].1), (at, at), "R2 applies from packet 2");
+            }
+        }
     }
 
     #[test]
