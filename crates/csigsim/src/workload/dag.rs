@@ -573,6 +573,48 @@ mod tests {
         assert_eq!(drive(&d, 10), vec![(0, 100), (500, 510)]);
     }
 
+    /// Flows of two different starts: each begins no earlier than its own.
+    #[test]
+    fn flows_of_different_starts_each_begin_at_their_own() {
+        let (mut a, mut b) = (flow(0, 1), flow(1, 0));
+        a.start = Time(300);
+        b.start = Time(700);
+        let ops = vec![Op::Compute { stream: 0, duration: Time(500) }, Op::Flow(0), Op::Flow(1)];
+        let d = Dag::new(vec![a, b], ops, vec![(1, 0), (2, 0)]).unwrap();
+        assert_eq!(drive(&d, 10), vec![(0, 500), (500, 510), (700, 710)]);
+    }
+
+    /// A graph holds a flow in 32 bytes and each name once, and gives each
+    /// flow back as written; the run shares the graph's operations.
+    #[test]
+    fn a_graphs_flows_are_held_compactly_and_read_back_as_written() {
+        assert_eq!(std::mem::size_of::<DagFlow>(), 32);
+        let mut specs = Vec::new();
+        for i in 0..3000u32 {
+            let mut f = flow(i % 7, 7 + i % 5);
+            f.size = 1000 + i as u64;
+            f.start = Time(i as u64 / 1000);
+            f.name = format!("w.g{}", i / 1000);
+            f.channel = i % 2;
+            if i == 1234 {
+                f.rate_cap = 5_000_000_000;
+            }
+            specs.push(f);
+        }
+        let ops = (0..3000).map(Op::Flow).collect();
+        let d = Dag::new(specs.clone(), ops, vec![]).unwrap();
+        assert_eq!(d.specs.names, vec!["w.g0", "w.g1", "w.g2"]);
+        let mut f = flow(0, 0);
+        for (i, s) in specs.iter().enumerate() {
+            d.specs.spec_into(i as u32, &mut f);
+            assert_eq!(&f, s);
+            assert_eq!(d.specs.name(i as u32), s.name);
+        }
+        let run = DagRun::new(&d);
+        assert!(Arc::ptr_eq(&run.ops, &d.ops));
+        assert_eq!(run.flow_start.len(), 3000, "starts differ: one per flow");
+    }
+
     #[test]
     fn bad_graphs_are_refused_naming_the_operation() {
         let e = Dag::new(vec![], vec![Op::Join, Op::Join, Op::Join], vec![(0, 2), (1, 0), (2, 1)]).unwrap_err();
