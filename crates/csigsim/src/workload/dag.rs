@@ -230,7 +230,9 @@ impl Dag {
     /// The graph of `ops` over the flows `specs`, where `edges` holds
     /// (operation, an operation it waits for) pairs in any order.
     pub fn new(specs: impl Into<DagFlows>, ops: Vec<Op>, mut edges: Vec<(u32, u32)>) -> Result<Dag, DagError> {
-        let specs = specs.into();
+        let mut specs: DagFlows = specs.into();
+        // Held for the whole run: no room left over from growing.
+        specs.flows.shrink_to_fit();
         let n = ops.len();
         let mut owner = vec![u32::MAX; specs.len()];
         let mut streams = 0;
@@ -267,6 +269,8 @@ impl Dag {
         edges.sort_unstable();
         edges.dedup();
         let (first, after) = adjacency(n, edges.iter().copied());
+        // Gone before the operations are copied into their shared slice.
+        drop(edges);
         for (i, op) in ops.iter().enumerate() {
             if let Op::Sent(_) = op {
                 if first[i + 1] > first[i] {

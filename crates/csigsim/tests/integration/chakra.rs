@@ -305,6 +305,31 @@ pub fn long_trace(tag: &str, ranks: u32, group: u32, iterations: u32) -> PathBuf
     dir
 }
 
+/// The long trace on 16 ranks (two groups of 8) at 2 and at 8
+/// iterations: the flows' transport states held at once are bounded by
+/// the flows in flight (a ring step's, at most two a rank), whatever the
+/// trace's length; the flows' records are the trace's every flow (the
+/// part of the memory that still grows with it, docs/workloads.md).
+#[test]
+fn a_long_traces_flow_states_are_bounded_by_the_flows_in_flight() {
+    use csigsim::{sim::RunState, World};
+    for iterations in [2u32, 8] {
+        let dir = long_trace(&format!("bounded{iterations}"), 16, 8, iterations);
+        let toml = format!("{}[[workload]]\nkind = \"chakra\"\npath = \".\"\n", star(16));
+        let sc = csigsim::scenario::load_str(&toml, "t.toml", &dir, &[], None).unwrap_or_else(|e| panic!("{e}"));
+        let mut w = World::new(sc);
+        while w.run(1 << 20) == RunState::Paused {}
+        w.finish();
+        let s = w.flow_store();
+        // Per group and iteration 2 (8 - 1) steps of 8 flows.
+        assert_eq!(s.len() as u32, 2 * iterations * 14 * 8);
+        assert!(w.flows().iter().all(|f| f.finish_ps.is_some()));
+        assert!(s.peak_live() <= 2 * 16, "{iterations} iterations: {} states held at once", s.peak_live());
+        assert!(s.retired() >= s.len() - 16, "{} retired", s.retired());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
 /// Writes the long trace for a measurement by hand:
 /// `CSIGSIM_LONG_TRACE=ITERATIONS cargo test --release -p csigsim --test integration write_long_trace -- --ignored --nocapture`
 /// prints the directory (1,024 ranks on a k = 16 fat tree).

@@ -567,6 +567,7 @@ fn build(c: &ChakraConfig, ctx: &Ctx, ranks: &[RankTrace], hosts: &[u32], groups
     // ops.csv's rows: rank by rank, each rank's nodes in file order.
     let mut trace = Trace { name, hosts: hosts[..ranks.len()].to_vec(), ..Default::default() };
     let mut index = HashMap::new();
+    trace.steps.reserve_exact(ranks.iter().map(|t| t.nodes.len()).sum());
     for t in ranks {
         let r = t.rank as usize;
         // The rank's first node, where it recurs, begins its next iteration.
