@@ -254,7 +254,11 @@ struct FlowFigures {
 }
 
 impl FlowFigures {
-    fn new(collectives: Vec<String>) -> FlowFigures {
+    fn new(mut collectives: Vec<String>) -> FlowFigures {
+        // A name per row of collectives.csv: each distinct name once, or
+        // every flow would be compared with every row.
+        collectives.sort_unstable();
+        collectives.dedup();
         FlowFigures { per_bucket: vec![Vec::new(); BUCKETS.len() + 1], fct_us: Vec::new(), slow: Vec::new(), groups: Vec::new(), collectives }
     }
 

@@ -17,7 +17,9 @@
 //!   on while the data is still in the network).
 
 use super::FlowSpec;
+use crate::id::HostId;
 use crate::units::Time;
+use std::sync::Arc;
 
 /// One operation of a [`Dag`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,8 +38,9 @@ pub enum Op {
 /// waits for itself through others.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Dag {
-    pub specs: Vec<FlowSpec>,
-    pub ops: Vec<Op>,
+    pub specs: DagFlows,
+    /// Shared with the run ([`DagRun`]), which reads them as it goes.
+    pub ops: Arc<[Op]>,
     /// Operation `i` waits for `after[first[i]..first[i + 1]]`.
     first: Vec<u32>,
     after: Vec<u32>,
@@ -46,6 +49,89 @@ pub struct Dag {
     /// The trace's operations as written, for ops.csv (empty for a graph
     /// built by hand).
     pub trace: Trace,
+}
+
+/// A graph's flows, 32 bytes each: a trace of millions of flows repeats
+/// a few names (a collective's flows share its name), held once here.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DagFlows {
+    flows: Vec<DagFlow>,
+    names: Vec<String>,
+    /// The flows with a rate cap and their caps (none in a trace).
+    caps: Vec<(u32, u64)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct DagFlow {
+    src: HostId,
+    dst: HostId,
+    size: u64,
+    start: Time,
+    /// Its name's index in [`DagFlows::names`].
+    name: u32,
+    channel: u32,
+}
+
+impl DagFlows {
+    /// Adds flow `f` (the next id).
+    pub fn push(&mut self, f: &FlowSpec) -> u32 {
+        let i = self.flows.len() as u32;
+        // Flows of one name come together: the last flow's is nearly always it.
+        let last = self.flows.last().map(|d| d.name as usize).filter(|&k| self.names[k] == f.name);
+        let name = match last.or_else(|| self.names.iter().rposition(|n| *n == f.name)) {
+            Some(k) => k as u32,
+            None => {
+                self.names.push(f.name.clone());
+                self.names.len() as u32 - 1
+            }
+        };
+        if f.rate_cap != u64::MAX {
+            self.caps.push((i, f.rate_cap));
+        }
+        self.flows.push(DagFlow { src: f.src, dst: f.dst, size: f.size, start: f.start, name, channel: f.channel });
+        i
+    }
+
+    pub fn len(&self) -> usize {
+        self.flows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.flows.is_empty()
+    }
+
+    /// Flow `i` written into `f` (its name's buffer reused).
+    pub fn spec_into(&self, i: u32, f: &mut FlowSpec) {
+        let d = &self.flows[i as usize];
+        f.src = d.src;
+        f.dst = d.dst;
+        f.size = d.size;
+        f.start = d.start;
+        f.name.clear();
+        f.name.push_str(&self.names[d.name as usize]);
+        f.rate_cap = self.caps.binary_search_by_key(&i, |c| c.0).map_or(u64::MAX, |k| self.caps[k].1);
+        f.channel = d.channel;
+    }
+
+    pub fn name(&self, i: u32) -> &str {
+        &self.names[self.flows[i as usize].name as usize]
+    }
+
+    /// Flow `i`'s scheduled start.
+    pub fn start(&self, i: u32) -> Time {
+        self.flows[i as usize].start
+    }
+}
+
+impl From<Vec<FlowSpec>> for DagFlows {
+    fn from(specs: Vec<FlowSpec>) -> DagFlows {
+        let mut d = DagFlows::default();
+        d.flows.reserve_exact(specs.len());
+        for f in &specs {
+            d.push(f);
+        }
+        d
+    }
 }
 
 /// What an operation of a trace is, as ops.csv names it.
@@ -143,7 +229,10 @@ pub struct DagError {
 impl Dag {
     /// The graph of `ops` over the flows `specs`, where `edges` holds
     /// (operation, an operation it waits for) pairs in any order.
-    pub fn new(specs: Vec<FlowSpec>, ops: Vec<Op>, mut edges: Vec<(u32, u32)>) -> Result<Dag, DagError> {
+    pub fn new(specs: impl Into<DagFlows>, ops: Vec<Op>, mut edges: Vec<(u32, u32)>) -> Result<Dag, DagError> {
+        let mut specs: DagFlows = specs.into();
+        // Held for the whole run: no room left over from growing.
+        specs.flows.shrink_to_fit();
         let n = ops.len();
         let mut owner = vec![u32::MAX; specs.len()];
         let mut streams = 0;
@@ -180,6 +269,8 @@ impl Dag {
         edges.sort_unstable();
         edges.dedup();
         let (first, after) = adjacency(n, edges.iter().copied());
+        // Gone before the operations are copied into their shared slice.
+        drop(edges);
         for (i, op) in ops.iter().enumerate() {
             if let Op::Sent(_) = op {
                 if first[i + 1] > first[i] {
@@ -187,7 +278,7 @@ impl Dag {
                 }
             }
         }
-        let dag = Dag { specs, ops, first, after, streams, trace: Trace::default() };
+        let dag = Dag { specs, ops: ops.into(), first, after, streams, trace: Trace::default() };
         if let Some(op) = dag.cycle() {
             return Err(DagError { op, message: "waits for itself through the operations it waits for: none of them could begin".into() });
         }
@@ -253,15 +344,17 @@ impl Dag {
 /// streams, and when each operation began and was complete.
 #[derive(Debug)]
 pub(super) struct DagRun {
-    ops: Vec<Op>,
+    ops: Arc<[Op]>,
     dependents: Vec<u32>,
     at: Vec<u32>,
     waiting: Vec<u32>,
     /// Per flow: its operation, and its "sent" operation (`u32::MAX`: none).
     flow_op: Vec<u32>,
     flow_sent: Vec<u32>,
-    /// Per flow: its scheduled start.
+    /// Per flow: its scheduled start; empty when every flow's is
+    /// `start` (a trace's are).
     flow_start: Vec<u64>,
+    start: u64,
     /// Per stream: busy, and the delays ready for it in order.
     busy: Vec<bool>,
     queued: Vec<std::collections::VecDeque<u32>>,
@@ -292,14 +385,17 @@ impl DagRun {
                 _ => {}
             }
         }
+        let start = if d.specs.is_empty() { 0 } else { d.specs.start(0).0 };
+        let uniform = (0..d.specs.len() as u32).all(|f| d.specs.start(f).0 == start);
         DagRun {
-            ops: d.ops.clone(),
+            ops: Arc::clone(&d.ops),
             dependents,
             at,
             waiting,
             flow_op,
             flow_sent,
-            flow_start: d.specs.iter().map(|f| f.start.0).collect(),
+            flow_start: if uniform { Vec::new() } else { (0..d.specs.len() as u32).map(|f| d.specs.start(f).0).collect() },
+            start,
             busy: vec![false; d.streams as usize],
             queued: vec![Default::default(); d.streams as usize],
             begun: vec![u64::MAX; d.ops.len()],
@@ -323,7 +419,7 @@ impl DagRun {
     fn ready(&mut self, op: u32, now: u64, out: &mut impl FnMut(Start)) {
         match self.ops[op as usize] {
             Op::Flow(f) => {
-                let at = now.max(self.flow_start[f as usize]);
+                let at = now.max(self.flow_start(f));
                 self.begun[op as usize] = at;
                 out(Start::Flow(f, at));
             }
@@ -343,6 +439,10 @@ impl DagRun {
             }
             Op::Sent(_) => unreachable!("a flow's sent waits for nothing"),
         }
+    }
+
+    fn flow_start(&self, f: u32) -> u64 {
+        self.flow_start.get(f as usize).copied().unwrap_or(self.start)
     }
 
     /// Does any flow have a "sent" operation?
@@ -379,7 +479,7 @@ impl DagRun {
         let op = self.flow_op[f as usize];
         if self.begun[op as usize] == u64::MAX {
             // A flow that waited for nothing started at its scheduled start.
-            self.begun[op as usize] = self.flow_start[f as usize];
+            self.begun[op as usize] = self.flow_start(f);
         }
         self.ended[op as usize] = now;
         self.stack.push(op);
@@ -425,7 +525,7 @@ mod tests {
         // Flows that wait for nothing start at their scheduled start.
         for (f, w) in d.flows_waiting().iter().enumerate() {
             if !w {
-                out(Start::Flow(f as u32, d.specs[f].start.0));
+                out(Start::Flow(f as u32, d.specs.start(f as u32).0));
             }
         }
         run.start(0, &mut out);
@@ -475,6 +575,48 @@ mod tests {
         f.start = Time(500);
         let d = Dag::new(vec![f], vec![Op::Compute { stream: 0, duration: Time(100) }, Op::Flow(0)], vec![(1, 0)]).unwrap();
         assert_eq!(drive(&d, 10), vec![(0, 100), (500, 510)]);
+    }
+
+    /// Flows of two different starts: each begins no earlier than its own.
+    #[test]
+    fn flows_of_different_starts_each_begin_at_their_own() {
+        let (mut a, mut b) = (flow(0, 1), flow(1, 0));
+        a.start = Time(300);
+        b.start = Time(700);
+        let ops = vec![Op::Compute { stream: 0, duration: Time(500) }, Op::Flow(0), Op::Flow(1)];
+        let d = Dag::new(vec![a, b], ops, vec![(1, 0), (2, 0)]).unwrap();
+        assert_eq!(drive(&d, 10), vec![(0, 500), (500, 510), (700, 710)]);
+    }
+
+    /// A graph holds a flow in 32 bytes and each name once, and gives each
+    /// flow back as written; the run shares the graph's operations.
+    #[test]
+    fn a_graphs_flows_are_held_compactly_and_read_back_as_written() {
+        assert_eq!(std::mem::size_of::<DagFlow>(), 32);
+        let mut specs = Vec::new();
+        for i in 0..3000u32 {
+            let mut f = flow(i % 7, 7 + i % 5);
+            f.size = 1000 + i as u64;
+            f.start = Time(i as u64 / 1000);
+            f.name = format!("w.g{}", i / 1000);
+            f.channel = i % 2;
+            if i == 1234 {
+                f.rate_cap = 5_000_000_000;
+            }
+            specs.push(f);
+        }
+        let ops = (0..3000).map(Op::Flow).collect();
+        let d = Dag::new(specs.clone(), ops, vec![]).unwrap();
+        assert_eq!(d.specs.names, vec!["w.g0", "w.g1", "w.g2"]);
+        let mut f = flow(0, 0);
+        for (i, s) in specs.iter().enumerate() {
+            d.specs.spec_into(i as u32, &mut f);
+            assert_eq!(&f, s);
+            assert_eq!(d.specs.name(i as u32), s.name);
+        }
+        let run = DagRun::new(&d);
+        assert!(Arc::ptr_eq(&run.ops, &d.ops));
+        assert_eq!(run.flow_start.len(), 3000, "starts differ: one per flow");
     }
 
     #[test]

@@ -180,8 +180,10 @@ impl Workload {
                 }
             }
             Flows::Dag(d) => {
-                for ((i, f), waits) in d.specs.iter().enumerate().zip(d.flows_waiting()) {
-                    each(id(i as u32), f, waits);
+                let mut f = FlowSpec { src: crate::id::HostId(0), dst: crate::id::HostId(0), size: 0, start: crate::units::Time(0), name: String::new(), rate_cap: u64::MAX, channel: 0 };
+                for (i, waits) in d.flows_waiting().into_iter().enumerate() {
+                    d.specs.spec_into(i as u32, &mut f);
+                    each(id(i as u32), &f, waits);
                 }
             }
             Flows::Ring(p) => {
@@ -225,7 +227,7 @@ impl Workload {
         match &self.flows {
             Flows::Listed { specs, .. } => &specs[i as usize].name,
             Flows::Ring(p) => p.name(i),
-            Flows::Dag(d) => &d.specs[i as usize].name,
+            Flows::Dag(d) => d.specs.name(i),
         }
     }
 }

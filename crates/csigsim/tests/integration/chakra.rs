@@ -276,3 +276,67 @@ fn intra_server_transfers_cross_the_fabric_or_take_no_time() {
     assert!(last_arrival(&instant) < last_arrival(&network));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The long trace of docs/workloads.md's memory figures: 1,024 ranks in
+/// 128 groups of 8, each iteration 100 us of compute and then a 1 MiB
+/// all-reduce per group. `ranks`, `group`, `iterations` as given.
+pub fn long_trace(tag: &str, ranks: u32, group: u32, iterations: u32) -> PathBuf {
+    let coll = |id: u64, g: u32| {
+        node(id, node_type::COMM_COLL, &[id - 1], vec![
+            attr("comm_type", Value::Int64Val(et::comm_type::ALL_REDUCE)),
+            attr("comm_size", Value::Uint64Val(1 << 20)),
+            attr("pg_name", Value::StringVal(format!("g{g}"))),
+        ])
+    };
+    let per_rank: Vec<Vec<Node>> = (0..ranks)
+        .map(|r| {
+            let mut nodes = Vec::new();
+            for i in 0..iterations as u64 {
+                let deps: Vec<u64> = if i == 0 { vec![] } else { vec![2 * i] };
+                nodes.push(Node { name: "forward".into(), ..comp(2 * i + 1, 100, &deps) });
+                nodes.push(Node { name: "all_reduce".into(), ..coll(2 * i + 2, r / group) });
+            }
+            nodes
+        })
+        .collect();
+    let dir = write_traces(tag, &per_rank);
+    let groups: Vec<String> = (0..ranks / group).map(|g| format!("\"g{g}\": [{}]", (g * group..(g + 1) * group).map(|r| r.to_string()).collect::<Vec<_>>().join(", "))).collect();
+    std::fs::write(dir.join("comm_group.json"), format!("{{{}}}", groups.join(", "))).unwrap();
+    dir
+}
+
+/// The long trace on 16 ranks (two groups of 8) at 2 and at 8
+/// iterations: the flows' transport states held at once are bounded by
+/// the flows in flight (a ring step's, at most two a rank), whatever the
+/// trace's length; the flows' records are the trace's every flow (the
+/// part of the memory that still grows with it, docs/workloads.md).
+#[test]
+fn a_long_traces_flow_states_are_bounded_by_the_flows_in_flight() {
+    use csigsim::{sim::RunState, World};
+    for iterations in [2u32, 8] {
+        let dir = long_trace(&format!("bounded{iterations}"), 16, 8, iterations);
+        let toml = format!("{}[[workload]]\nkind = \"chakra\"\npath = \".\"\n", star(16));
+        let sc = csigsim::scenario::load_str(&toml, "t.toml", &dir, &[], None).unwrap_or_else(|e| panic!("{e}"));
+        let mut w = World::new(sc);
+        while w.run(1 << 20) == RunState::Paused {}
+        w.finish();
+        let s = w.flow_store();
+        // Per group and iteration 2 (8 - 1) steps of 8 flows.
+        assert_eq!(s.len() as u32, 2 * iterations * 14 * 8);
+        assert!(w.flows().iter().all(|f| f.finish_ps.is_some()));
+        assert!(s.peak_live() <= 2 * 16, "{iterations} iterations: {} states held at once", s.peak_live());
+        assert!(s.retired() >= s.len() - 16, "{} retired", s.retired());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+/// Writes the long trace for a measurement by hand:
+/// `CSIGSIM_LONG_TRACE=ITERATIONS cargo test --release -p csigsim --test integration write_long_trace -- --ignored --nocapture`
+/// prints the directory (1,024 ranks on a k = 16 fat tree).
+#[test]
+#[ignore = "writes a trace for a measurement by hand"]
+fn write_long_trace() {
+    let iterations = std::env::var("CSIGSIM_LONG_TRACE").ok().and_then(|s| s.parse().ok()).unwrap_or(10);
+    let dir = long_trace(&format!("long{iterations}"), 1024, 8, iterations);
+    println!("{}", dir.display());
+}

@@ -21,7 +21,7 @@
 pub mod et;
 
 use super::collective::{self, Algorithm, CollectiveConfig, CollectiveOp};
-use super::dag::{Dag, Op, Step, StepKind, Trace};
+use super::dag::{Dag, DagFlows, Op, Step, StepKind, Trace};
 use super::goal::SendDone;
 use super::{label, relative_to, size_error, Ctx, Extras, FlowSpec};
 use crate::de::InputError;
@@ -447,7 +447,7 @@ fn build(c: &ChakraConfig, ctx: &Ctx, ranks: &[RankTrace], hosts: &[u32], groups
         }
     }
     let instant = |a: u32, b: u32| c.intra_server == IntraServer::Instant && server[a as usize] == server[b as usize];
-    let mut g = Graph { specs: Vec::new(), ops: Vec::new(), edges: Vec::new(), op_node: Vec::new() };
+    let mut g = Graph { specs: DagFlows::default(), ops: Vec::new(), edges: Vec::new(), op_node: Vec::new() };
     // Per rank, per node (in file order): its kind, the operation that
     // begins it and the one complete when it is.
     let mut kinds: Vec<Vec<Kind>> = Vec::with_capacity(ranks.len());
@@ -567,6 +567,7 @@ fn build(c: &ChakraConfig, ctx: &Ctx, ranks: &[RankTrace], hosts: &[u32], groups
     // ops.csv's rows: rank by rank, each rank's nodes in file order.
     let mut trace = Trace { name, hosts: hosts[..ranks.len()].to_vec(), ..Default::default() };
     let mut index = HashMap::new();
+    trace.steps.reserve_exact(ranks.iter().map(|t| t.nodes.len()).sum());
     for t in ranks {
         let r = t.rank as usize;
         // The rank's first node, where it recurs, begins its next iteration.
@@ -594,7 +595,7 @@ fn build(c: &ChakraConfig, ctx: &Ctx, ranks: &[RankTrace], hosts: &[u32], groups
 
 /// The graph under construction, and the node each operation is of.
 struct Graph {
-    specs: Vec<FlowSpec>,
+    specs: DagFlows,
     ops: Vec<Op>,
     edges: Vec<(u32, u32)>,
     op_node: Vec<(u32, u32)>,
@@ -619,8 +620,7 @@ impl Graph {
         if let Some(m) = size_error(size, ctx.mtu) {
             return Err(with(m));
         }
-        self.specs.push(FlowSpec { src: HostId(src), dst: HostId(dst), size, start, name: name.to_string(), rate_cap: u64::MAX, channel: 0 });
-        Ok(self.specs.len() as u32 - 1)
+        Ok(self.specs.push(&FlowSpec { src: HostId(src), dst: HostId(dst), size, start, name: name.to_string(), rate_cap: u64::MAX, channel: 0 }))
     }
 }
 
@@ -758,8 +758,8 @@ fn collectives(
                 let o = if instant(src, dst) {
                     g.op(Op::Join, at)
                 } else {
-                    g.specs.push(f);
-                    g.op(Op::Flow(g.specs.len() as u32 - 1), at)
+                    let i = g.specs.push(&f);
+                    g.op(Op::Flow(i), at)
                 };
                 // A rank sends once it has reached the collective; its part
                 // is complete when all it sends and receives has arrived.
