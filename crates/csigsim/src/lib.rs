@@ -157,7 +157,8 @@ pub fn run_with(sc: Scenario, opts: &RunOptions, mut progress: impl FnMut(&Progr
     // likely be cut (a refusal of the scenario, or a capture of a run with
     // link failures, keeps it on one thread; a fabric that does not cut is
     // found only later).
-    let one_thread = engine::parallel::Split::scenario_refusal(&sc).is_some() || (opts.capture.is_some() && !sc.failures.is_empty());
+    use engine::parallel::Split;
+    let one_thread = Split::scenario_refusal(&sc).is_some() || (opts.capture.is_some() && Split::capture_refusal(&sc).is_some());
     let (mut w, others) = if parts > 1 && !one_thread {
         engine::parallel::build_worlds(sc, parts, opts.threads.max(1))
     } else {

@@ -216,6 +216,13 @@ impl Split {
             None
         }
     }
+
+    /// Why a capture of `sc` cannot run in partitions, if it cannot: a link
+    /// change is handled by every partition under one owner, so its frames
+    /// would have no single place in the run's order.
+    pub fn capture_refusal(sc: &crate::scenario::Scenario) -> Option<&'static str> {
+        (!sc.failures.is_empty()).then_some("a packet capture of a run with link failures runs on one thread")
+    }
 }
 
 /// Which partition each event belongs to: its port's node, or its flow's
@@ -503,8 +510,8 @@ impl Parallel {
         if let Some(why) = Split::refusal(&w) {
             return Err(Box::new((w, why.to_string())));
         }
-        if w.c.obs.capturing() && !w.sc.failures.is_empty() {
-            return Err(Box::new((w, "a packet capture of a run with link failures runs on one thread".to_string())));
+        if let Some(why) = w.c.obs.capturing().then(|| Split::capture_refusal(&w.sc)).flatten() {
+            return Err(Box::new((w, why.to_string())));
         }
         let split = match Split::new(&w.c.net, parts) {
             Ok(s) => s,
@@ -600,7 +607,8 @@ impl Parallel {
     /// (between two stretches of the run, when every partition has handled
     /// every event before the end of the stretch): each partition's
     /// monitors are swapped into partition 0's observers, flushed there, and
-    /// swapped back. Without a sink, nothing.
+    /// swapped back. The capture's frames go to its files first
+    /// ([`Parallel::flush_capture`]). Without a sink or a capture, nothing.
     pub fn flush_monitors(&mut self) {
         self.flush_capture();
         if !self.shares[0].w.c.obs.streamed() {

@@ -214,9 +214,14 @@ impl Connections {
     /// whose sender is there: their splits, their connections' next QP and
     /// CAST state), and adds its counts.
     pub(crate) fn take_part(&mut self, other: &Connections, theirs: impl Fn(usize) -> bool) {
+        // A connection's state once, from the first of its messages there.
+        let mut taken = vec![false; self.qp_index.len()];
         for m in (0..self.decided.len()).filter(|&m| theirs(m)) {
             self.decided[m] = other.decided[m];
             let c = self.conn_of(m);
+            if std::mem::replace(&mut taken[c], true) {
+                continue;
+            }
             self.qp_index[c] = other.qp_index[c];
             if let (Some(mine), Some(o)) = (self.cast.get_mut(c), other.cast.get(c)) {
                 mine.clone_from(o);
