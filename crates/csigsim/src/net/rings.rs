@@ -127,8 +127,11 @@ impl Rings {
             return None;
         }
         let pkt = self.slots[r.slot(0)];
-        r.head = (r.head + 1) & ((1 << r.cap_log2) - 1);
         r.len -= 1;
+        // A ring left empty starts again at its region's start: its next
+        // packets go to the lines it wrote last, not on around the region
+        // to lines that have left the cache since they were written.
+        r.head = if r.len == 0 { 0 } else { (r.head + 1) & ((1 << r.cap_log2) - 1) };
         Some(pkt)
     }
 
