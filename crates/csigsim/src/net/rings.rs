@@ -209,7 +209,7 @@ mod tests {
     /// A slot of ring `n`: the packet's id and, to tell slots apart in
     /// every field, the rest drawn from it.
     fn q(n: u32) -> Queued {
-        Queued::new(PktId(n), PortId(n * 7), n * 13 % 9000, n % 3 == 0, n % 5 < 2)
+        Queued::new(PktId(n), PortId(n * 7), n * 13 % 9000, n.is_multiple_of(3), n % 5 < 2)
     }
 
     #[test]

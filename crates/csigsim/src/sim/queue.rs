@@ -1197,7 +1197,7 @@ mod tests {
                     x ^= x << 13;
                     x ^= x >> 7;
                     x ^= x << 17;
-                    (x % times << OWNER_BITS | (x >> 24) % owners, ev(i))
+                    (((x % times) << OWNER_BITS) | ((x >> 24) % owners), ev(i))
                 })
                 .collect();
             let mut want = v.clone();
