@@ -5,7 +5,7 @@
 //! stamps, INT stack) lives in slots parallel to the packets', only when a run
 //! uses signals. This module is a leaf: every layer of the engine uses it.
 
-use crate::id::{FlowId, HostId, PktId};
+use crate::id::{FlowId, HostId, PktId, PortId};
 
 /// What a packet is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -115,6 +115,8 @@ pub struct Packet {
     pub sent_ps: u64,
     /// When the packet entered its current egress queue.
     pub enq_ps: u64,
+    /// Ingress port at the current switch, for buffer accounting.
+    pub in_port: PortId,
     /// Data: the lowest rate advice of the congestion roots that marked the
     /// packet (the enhanced congestion point). CNP: the advice the
     /// notification point reports.

@@ -164,15 +164,11 @@ impl Handler for Components {
                         None => self.prefetch_nic_port(port, 2),
                     },
                     _ => match self.net.rings.front(&p.q) {
-                        // The slot holds what the departure reads of the
-                        // packet; its line is read only by the signals,
-                        // the capture and the jobs' counters.
-                        Some(q) if pkts.has_signals() || self.obs.reads_packet_on_tx() => {
-                            crate::sim::prefetch(pkts.get(q.pkt));
+                        Some(&pkt) => {
+                            crate::sim::prefetch(pkts.get(pkt));
                             // The egress functions read and write its signals.
-                            crate::sim::prefetch_signals(pkts, q.pkt);
+                            crate::sim::prefetch_signals(pkts, pkt);
                         }
-                        Some(_) => {}
                         None => self.prefetch_nic_port(port, 1),
                     },
                 }

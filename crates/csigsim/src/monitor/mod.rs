@@ -367,21 +367,11 @@ impl Observers {
         self.held = 0;
     }
 
-    /// Whether [`Observers::on_tx`] reads the packet (the capture, the
-    /// jobs' counters): its line is asked for ahead of a departure then.
+    /// `pkt` starts on the wire of `port` over [start, end), decided at `now`.
     #[inline(always)]
-    pub fn reads_packet_on_tx(&self) -> bool {
-        self.capture.is_some() || self.job_ports.is_some()
-    }
-
-    /// `pkt` (`wire` bytes) starts on the wire of `port` over [start,
-    /// end), decided at `now`. Only the capture and the jobs' counters read
-    /// the packet.
-    #[allow(clippy::too_many_arguments)]
-    #[inline(always)]
-    pub fn on_tx(&mut self, now: u64, port: PortId, pkts: &PacketArena, pkt: PktId, wire: u64, start: u64, end: u64) {
+    pub fn on_tx(&mut self, now: u64, port: PortId, pkts: &PacketArena, pkt: PktId, start: u64, end: u64) {
         if let Some(l) = &mut self.links {
-            l[port.ix()].on_tx(now, start, end, wire, self.window_ps, &mut self.held);
+            l[port.ix()].on_tx(now, start, end, pkts.get(pkt).wire as u64, self.window_ps, &mut self.held);
             self.check_held(now);
         }
         if let Some(c) = &mut self.capture {

@@ -252,9 +252,9 @@ impl Network {
     /// Drops every data packet queued at `port` (its link went down).
     fn flush(&mut self, ctx: &mut Ctx, obs: &mut Observers, port: PortId) {
         let Some(sw) = self.switch_of(self.ports[port].node) else { return };
-        while let Some(q) = self.rings.pop_front(&mut self.ports[port].q) {
-            self.release(ctx, obs, sw, port, q);
-            self.drop_into_down_link(ctx, obs, port, q.pkt);
+        while let Some(pkt) = self.rings.pop_front(&mut self.ports[port].q) {
+            self.release(ctx, obs, sw, port, pkt);
+            self.drop_into_down_link(ctx, obs, port, pkt);
         }
         obs.on_queue(ctx.now, port, self.ports[port].data_bytes);
     }

@@ -186,16 +186,6 @@ impl Port {
     #[inline(always)]
     pub(crate) fn start_tx(&mut self, id: PortId, ctx: &mut Ctx, obs: &mut Observers, pkt: PktId, start: u64) -> u64 {
         let wire = ctx.pkts.get(pkt).wire as u64;
-        self.start_tx_of(id, ctx, obs, pkt, wire, true, start)
-    }
-
-    /// [`Port::start_tx`] of a packet of `wire` bytes whose hop is counted
-    /// here if `count_hop`: a switch counts the hop of a packet it queues
-    /// as the packet joins (its line is written then anyway), so that the
-    /// departure need not read it.
-    #[allow(clippy::too_many_arguments)]
-    #[inline(always)]
-    pub(crate) fn start_tx_of(&mut self, id: PortId, ctx: &mut Ctx, obs: &mut Observers, pkt: PktId, wire: u64, count_hop: bool, start: u64) -> u64 {
         let end = start + tx_time_ps(wire, self.rate_bps);
         if self.txdone != TXDONE_NONE && self.txdone != TXDONE_LAGS {
             // Committed behind the packet on the wire (a control packet, or
@@ -204,10 +194,8 @@ impl Port {
             self.txdone = ctx.reschedule(self.busy_until, end, Event::TxDone { port: id }, self.txdone).unwrap_or(TXDONE_LAGS);
         }
         self.busy_until = end;
-        obs.on_tx(ctx.now, id, &ctx.pkts, pkt, wire, start, end);
-        if count_hop {
-            ctx.pkts.get_mut(pkt).hops += 1;
-        }
+        obs.on_tx(ctx.now, id, &ctx.pkts, pkt, start, end);
+        ctx.pkts.get_mut(pkt).hops += 1;
         ctx.stats.link_hops += 1;
         ctx.push(end + self.delay_ps, Event::Arrive { pkt, port: self.peer });
         end

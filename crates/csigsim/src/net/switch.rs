@@ -21,7 +21,6 @@
 
 use super::port::{AT_DEQUEUE, NO_MARKING};
 use super::Network;
-use super::rings::Queued;
 use crate::monitor::Observers;
 use crate::packet::{Advice, Packet, PacketKind, F_CE, F_ECT, F_TRIMMED, F_TRIMMED_LAST_HOP, F_XOFF};
 use super::config::{ControlQueue, EcnConfig, EcnMode, SwitchConfig, TrimVictim};
@@ -208,13 +207,10 @@ impl Network {
         s.used += wire;
         s.max_used = s.max_used.max(s.used);
         let p = ctx.pkts.get_mut(pkt);
+        p.in_port = in_port;
         p.enq_ps = now;
-        // The hop out of this switch is counted now, while the packet's line
-        // is in cache and written anyway; its departure reads the slot only.
-        p.hops += 1;
-        let q = Queued::new(pkt, in_port, p.wire, !ctrl, p.flags & F_ECT != 0);
         let port = &mut self.ports[out];
-        self.rings.push_back(&mut port.q, q);
+        self.rings.push_back(&mut port.q, pkt);
         port.data_bytes += wire;
         obs.on_queue(now, out, port.data_bytes);
         if !port.paused {
@@ -234,14 +230,12 @@ impl Network {
             TrimVictim::Either => self.victim_rng.get_mut(out.ix()).is_some_and(|r| r.unit() < 0.5),
         };
         let Some(&tail) = self.rings.back(&self.ports[out].q).filter(|_| take_tail) else { return false };
-        if !tail.is_data() || !super::mode::trim::admits_after(&self.switches[sw], &self.ports, out, tail.wire(), wire) {
+        let t = ctx.pkts.get(tail);
+        if t.kind != PacketKind::Data || !super::mode::trim::admits_after(&self.switches[sw], &self.ports, out, t.wire as u64, wire) {
             return false;
         }
         self.rings.pop_back(&mut self.ports[out].q);
         self.release(ctx, obs, sw, out, tail);
-        // Its hop was counted as it joined, and is again as it leaves trimmed.
-        let tail = tail.pkt;
-        ctx.pkts.get_mut(tail).hops -= 1;
         let s = &mut self.switches[sw];
         let admitted = s.mode.admit(s, &mut self.ports, in_port, out, wire);
         debug_assert_eq!(admitted, Admission::Admitted { send_xoff: false });
@@ -299,11 +293,14 @@ impl Network {
         }
     }
 
-    /// `ecn_at = "dequeue"`: RED on the bytes a departing ECN-capable data
-    /// packet leaves behind it in the queue of `port` (ns-3 and htsim mark
-    /// as the packet leaves, after taking it off the queue).
+    /// `ecn_at = "dequeue"`: RED on the bytes a departing data packet leaves
+    /// behind it in the queue of `port` (ns-3 and htsim mark as the packet
+    /// leaves, after taking it off the queue).
     #[inline]
     fn mark_on_dequeue(&mut self, ctx: &mut Ctx, obs: &mut Observers, sw: SwitchId, port: PortId, pkt: PktId) {
+        if ctx.pkts.get(pkt).flags & F_ECT == 0 {
+            return;
+        }
         let ecn = self.markings[(self.ports[port].marking & !AT_DEQUEUE) as usize];
         if self.switches[sw].red(&ecn, self.ports[port].data_bytes) {
             ctx.pkts.get_mut(pkt).flags |= F_CE;
@@ -340,38 +337,33 @@ impl Network {
     fn send_data(&mut self, ctx: &mut Ctx, obs: &mut Observers, port: PortId, start: u64) -> Option<u64> {
         let now = ctx.now;
         let p = &mut self.ports[port];
-        let q = self.rings.pop_front(&mut p.q)?;
-        let pkt = q.pkt;
+        let pkt = self.rings.pop_front(&mut p.q)?;
         p.trim_run = 0;
         let sw = self.switch_of(self.port_node[port.ix()]).expect("a switch port");
-        self.release(ctx, obs, sw, port, q);
+        self.release(ctx, obs, sw, port, pkt);
         obs.on_queue(now, port, self.ports[port].data_bytes);
         // Control packets share this queue only with `control_queue = "shared"`.
-        let data = q.is_data();
-        if data && q.ect() && self.ports[port].marking & AT_DEQUEUE != 0 {
+        let data = ctx.pkts.get(pkt).kind == PacketKind::Data;
+        if data && self.ports[port].marking & AT_DEQUEUE != 0 {
             self.mark_on_dequeue(ctx, obs, sw, port, pkt);
         }
-        let mut wire = q.wire();
         if self.sig.on && data {
             let p = &self.ports[port];
             // The bytes sent sit on the port's second line: read only for INT.
             let tx_total = if self.sig.int_on { p.tx_total } else { 0 };
             let e = crate::signal::egress::Egress { port, rate_bps: p.rate_bps, queue_bytes: p.data_bytes, tx_total };
             crate::signal::egress::on_depart(&self.signals, &mut self.sig, ctx, e, pkt);
-            // The signals may strip a tag.
-            wire = ctx.pkts.get(pkt).wire as u64;
         }
-        Some(self.start_tx(ctx, obs, port, pkt, wire, false, start))
+        Some(self.start_tx(ctx, obs, port, pkt, start))
     }
 
-    /// A switch port puts `pkt` (`wire` bytes) on the wire (and its ABW
-    /// meter sees it); `count_hop` as [`super::Port::start_tx_of`].
-    #[allow(clippy::too_many_arguments)]
+    /// A switch port puts `pkt` on the wire (and its ABW meter sees it).
     #[inline(always)]
-    fn start_tx(&mut self, ctx: &mut Ctx, obs: &mut Observers, port: PortId, pkt: PktId, wire: u64, count_hop: bool, start: u64) -> u64 {
+    fn start_tx(&mut self, ctx: &mut Ctx, obs: &mut Observers, port: PortId, pkt: PktId, start: u64) -> u64 {
         // Only INT reads the bytes sent (its txBytes), kept on the port's
         // second line, and only CSIG's ABW types meter the port.
         if self.sig.on {
+            let wire = ctx.pkts.get(pkt).wire as u64;
             if self.sig.int_on {
                 self.ports[port].tx_total += wire;
             }
@@ -380,7 +372,7 @@ impl Network {
                 crate::signal::egress::on_tx(&self.signals, &mut self.sig, port, ctx.now, start, end);
             }
         }
-        self.ports[port].start_tx_of(port, ctx, obs, pkt, wire, count_hop, start)
+        self.ports[port].start_tx(port, ctx, obs, pkt, start)
     }
 
     /// Sends a control packet on switch port `port`. Control has strict
@@ -409,7 +401,7 @@ impl Network {
                 let sw = self.switch_of(self.port_node[port.ix()]).expect("a switch port");
                 let allowance = self.switches[sw].cfg.header_allowance();
                 if let Some(w) = allowance.filter(|_| !p.paused) {
-                    if p.trim_run as u64 + wire > w.saturating_mul(head.wire()) {
+                    if p.trim_run as u64 + wire > w.saturating_mul(ctx.pkts.get(head).wire as u64) {
                         let start = p.busy_until.max(now);
                         self.send_data(ctx, obs, port, start);
                     }
@@ -436,7 +428,7 @@ impl Network {
             // Saturating: past 2^32 - 1 bytes the run exceeds any packet anyway.
             p.trim_run = if p.q.is_empty() { 0 } else { p.trim_run.saturating_add(wire.min(u32::MAX as u64) as u32) };
         }
-        self.start_tx(ctx, obs, port, pkt, wire, true, start);
+        self.start_tx(ctx, obs, port, pkt, start);
     }
 
     /// Cuts a data packet to its headers and forwards it as control.
@@ -474,12 +466,11 @@ impl Network {
     /// `switch_transmit` is: as calls their register saves cost more than
     /// the small bodies (-1.7% instructions on the 128-host NSCC case).
     #[inline(always)]
-    pub(super) fn release(&mut self, ctx: &mut Ctx, obs: &mut Observers, sw: SwitchId, out: PortId, q: Queued) {
-        let (wire, in_port) = (q.wire(), q.in_port);
+    pub(super) fn release(&mut self, ctx: &mut Ctx, obs: &mut Observers, sw: SwitchId, out: PortId, pkt: PktId) {
+        let p = ctx.pkts.get(pkt);
+        let (wire, flow, in_port) = (p.wire as u64, p.flow, p.in_port);
         let marking = self.ports[out].marking;
-        if marking != NO_MARKING && self.markings[(marking & !AT_DEQUEUE) as usize].mode == EcnMode::Ecp && q.is_data() {
-            // Only ECP's occupancy reads the packet's flow.
-            let flow = ctx.pkts.get(q.pkt).flow;
+        if marking != NO_MARKING && self.markings[(marking & !AT_DEQUEUE) as usize].mode == EcnMode::Ecp && p.kind == PacketKind::Data {
             self.ports[out].occupancy.remove(flow, wire);
         }
         let s = &mut self.switches[sw];
