@@ -1186,6 +1186,28 @@ mod tests {
         }
     }
 
+    /// Parts of parts (counting passes two and three deep), parts of one
+    /// key, and heavy ties: each stable.
+    #[test]
+    fn parts_of_parts_sort_stably() {
+        for (n, times, owners) in [(3000, 4, 5000), (3000, 2, 40), (500, 1, 3), (1500, 7, 1 << 30)] {
+            let mut x = 0x2545_f491_4f6c_dd1du64;
+            let mut v: Vec<(u64, Event)> = (0..n as u64)
+                .map(|i| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (((x % times) << OWNER_BITS) | ((x >> 24) % owners), ev(i))
+                })
+                .collect();
+            let mut want = v.clone();
+            want.sort_by_key(|&(k, _)| k);
+            let mut scratch = Vec::new();
+            sort_by_time(&mut v, &mut scratch);
+            assert_eq!(v, want, "{n} events, {times} times, {owners} owners");
+        }
+    }
+
     /// Far events pop by (time, insertion) whether they went to the run
     /// (times that never decreased) or to the heap, ties included.
     #[test]
