@@ -20,13 +20,28 @@
 //! sender's partition with its receiver's counters from its receiver's
 //! (`FlowStore::joined`).
 //!
-//! What the mode refuses ([`Split::refusal`], [`Split::flow_refusal`]),
-//! and runs on one thread instead: flows that wait for flows ending in
-//! another partition (a pipeline across pods: a flow ending at one host
-//! starts another at another host in the same picosecond; a ring's steps
-//! stay in their partitions), a packet capture of a run with link failures
-//! (the changes' copies in every partition have one owner), and fabrics whose links between partitions are shorter than a
-//! block of the event wheel (1,024 ps).
+//! What the mode refuses ([`Split::refusal`], [`Split::flow_refusal`],
+//! [`Split::graph_refusal`]), and runs on one thread instead: flows that
+//! wait for flows ending in another partition (a pipeline across pods: a
+//! flow ending at one host starts another at another host in the same
+//! picosecond; a ring's steps stay in their partitions), workload graphs
+//! whose operations wait for one complete in another partition (a send
+//! complete when delivered across the cut, a collective across it), a
+//! packet capture of a run with link failures (the changes' copies in
+//! every partition have one owner), and fabrics whose links between
+//! partitions are shorter than a block of the event wheel (1,024 ps).
+//!
+//! Workload graphs (`chakra`, `goal`) run partitioned when every operation
+//! waits only for operations complete in its own partition: each operation
+//! runs at a host the graph keeps (a compute delay and a join at its
+//! rank's, a flow and its sent at its sender's), and its timer
+//! ([`Event::AppTimer`]) is that host's partition's. Every partition's
+//! world starts the whole graph alike; an operation's events reach only
+//! its own partition, so a partition's graph moves only by its own
+//! operations. At the join each operation's times are taken from where
+//! they happened: its begin from where it began (a flow that waited for
+//! nothing: where it is complete, which writes its scheduled start), its
+//! completion from where it was complete (a flow's: its receiver's).
 //!
 //! Link failures run partitioned: every partition makes each change to its
 //! own copy of the routes and rates (only a port's own partition drops what

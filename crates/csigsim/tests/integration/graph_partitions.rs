@@ -26,7 +26,10 @@ fn run(base: &Path, toml: &str, partitions: usize, threads: usize) -> Run {
     let sc = csigsim::scenario::load_str(toml, "graph.toml", base, &[], None).unwrap_or_else(|e| panic!("{e}"));
     let opts = csigsim::RunOptions { partitions, threads, ..Default::default() };
     let out = csigsim::run_with(sc, &opts, |_| true).unwrap();
-    let dir = std::env::temp_dir().join(format!("csigsim-graph-parts-{}-{partitions}-{threads}", std::process::id()));
+    // One directory a run: the tests run side by side in one process.
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("csigsim-graph-parts-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     out.write_dir(&dir).unwrap();
     let mut files = BTreeMap::new();
@@ -63,6 +66,10 @@ fn same_on_partitions(what: &str, base: &Path, toml: &str) -> (Vec<(u32, Option<
     }
     (used, one.files)
 }
+
+/// Per run of [`same_on_partitions`] (2, 3, 4 and 2 partitions), the last
+/// rank (host) of partition 0 on the k = 4 fat tree.
+const LAST_RANK_BEFORE_CUT: [u32; 4] = [7, 3, 3, 7];
 
 fn scenarios() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios")
@@ -148,12 +155,13 @@ fn a_pipeline_runs_cut_unless_a_rank_waits_for_a_delivery_across_the_cut() {
     assert!(files.contains_key("ops.csv"));
     let delivered = format!("{toml}send_done = \"delivered\"\n");
     let (used, _) = same_on_partitions("pipeline, delivered", &dir, &delivered);
-    for (parts, why) in used {
+    // The last rank of the first partition (7 of 2 partitions' pods 0
+    // and 1, 3 of 3 and 4 partitions' pod 0) sends across the cut; its
+    // node 4 computes once node 3's message has arrived.
+    for ((parts, why), last) in used.into_iter().zip(LAST_RANK_BEFORE_CUT) {
         let why = why.expect("refused");
         assert_eq!(parts, 1);
-        // Rank 3 (host 3, pod 0) sends to rank 4 (pod 1); its node 4
-        // computes once node 3's message has arrived.
-        assert!(why.contains("rank 3's compute 4 (n4) waits for rank 3's send 3 (n3)") && why.contains("another partition"), "{why}");
+        assert!(why.contains(&format!("rank {last}'s compute 4 (n4) waits for rank {last}'s send 3 (n3)")) && why.contains("another partition"), "{why}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -182,13 +190,14 @@ fn a_goal_ring_with_compute_runs_cut() {
     let (used, files) = same_on_partitions("goal ring", &dir, &toml);
     assert_eq!(used, vec![(2, None), (3, None), (4, None), (2, None)]);
     assert!(files.contains_key("ops.csv"));
-    // Rank 3's last computation waits for its last send to arrive at rank 4.
-    std::fs::write(dir.join("ring.goal"), goal.replacen(&format!("d requires r{}\n}}\n", 2 * n - 3), &format!("d requires s{}\n}}\n", 2 * n - 3), 4)).unwrap();
+    // Ranks 0 to 7 compute last once their last send has arrived: across
+    // the cut at the first partition's last rank.
+    std::fs::write(dir.join("ring.goal"), goal.replacen(&format!("d requires r{}\n}}\n", 2 * n - 3), &format!("d requires s{}\n}}\n", 2 * n - 3), 8)).unwrap();
     let (used, _) = same_on_partitions("goal ring, waiting for a delivery", &dir, &toml);
-    for (parts, why) in used {
+    for ((parts, why), last) in used.into_iter().zip(LAST_RANK_BEFORE_CUT) {
         let why = why.expect("refused");
         assert_eq!(parts, 1);
-        assert!(why.contains("rank 3's compute") && why.contains("waits for rank 3's send") && why.contains("another partition"), "{why}");
+        assert!(why.contains(&format!("rank {last}'s compute")) && why.contains(&format!("(d) waits for rank {last}'s send")) && why.contains("another partition"), "{why}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
