@@ -49,10 +49,13 @@ fn run(base: &Path, toml: &str, partitions: usize, threads: usize) -> Run {
     Run { partitions: out.threads.partitions, refused: out.threads.refused.clone(), files }
 }
 
+/// How a run used partitions: how many, and why not more.
+type Used = (u32, Option<String>);
+
 /// Runs `toml` on one thread and on 2, 3 and 4 partitions; every output
 /// file is the same byte for byte. Answers each run's (partitions used,
 /// refusal) and the sequential run's files.
-fn same_on_partitions(what: &str, base: &Path, toml: &str) -> (Vec<(u32, Option<String>)>, BTreeMap<String, Vec<u8>>) {
+fn same_on_partitions(what: &str, base: &Path, toml: &str) -> (Vec<Used>, BTreeMap<String, Vec<u8>>) {
     let one = run(base, toml, 1, 1);
     assert_eq!(one.files.get("flows.csv").map(|f| f.is_empty()), Some(false), "{what}: flows.csv");
     let mut used = Vec::new();
