@@ -20,13 +20,28 @@
 //! sender's partition with its receiver's counters from its receiver's
 //! (`FlowStore::joined`).
 //!
-//! What the mode refuses ([`Split::refusal`], [`Split::flow_refusal`]),
-//! and runs on one thread instead: flows that wait for flows ending in
-//! another partition (a pipeline across pods: a flow ending at one host
-//! starts another at another host in the same picosecond; a ring's steps
-//! stay in their partitions), a packet capture of a run with link failures
-//! (the changes' copies in every partition have one owner), and fabrics whose links between partitions are shorter than a
-//! block of the event wheel (1,024 ps).
+//! What the mode refuses ([`Split::refusal`], [`Split::flow_refusal`],
+//! [`Split::graph_refusal`]), and runs on one thread instead: flows that
+//! wait for flows ending in another partition (a pipeline across pods: a
+//! flow ending at one host starts another at another host in the same
+//! picosecond; a ring's steps stay in their partitions), workload graphs
+//! whose operations wait for one complete in another partition (a send
+//! complete when delivered across the cut, a collective across it), a
+//! packet capture of a run with link failures (the changes' copies in
+//! every partition have one owner), and fabrics whose links between
+//! partitions are shorter than a block of the event wheel (1,024 ps).
+//!
+//! Workload graphs (`chakra`, `goal`) run partitioned when every operation
+//! waits only for operations complete in its own partition: each operation
+//! runs at a host the graph keeps (a compute delay and a join at its
+//! rank's, a flow and its sent at its sender's), and its timer
+//! ([`Event::AppTimer`]) is that host's partition's. Every partition's
+//! world starts the whole graph alike; an operation's events reach only
+//! its own partition, so a partition's graph moves only by its own
+//! operations. At the join each operation's times are taken from where
+//! they happened: its begin from where it began (a flow that waited for
+//! nothing: where it is complete, which writes its scheduled start), its
+//! completion from where it was complete (a flow's: its receiver's).
 //!
 //! Link failures run partitioned: every partition makes each change to its
 //! own copy of the routes and rates (only a port's own partition drops what
@@ -208,13 +223,59 @@ impl Split {
         Self::scenario_refusal(&w.sc)
     }
 
-    /// [`Split::refusal`] from the scenario alone, before its worlds are built.
+    /// [`Split::refusal`] from the scenario alone, before its worlds are
+    /// built: a workload graph that does not say where its operations run
+    /// (one built by hand) cannot be cut.
     pub fn scenario_refusal(sc: &crate::scenario::Scenario) -> Option<&'static str> {
-        if sc.workloads.iter().any(|w| matches!(w.flows, crate::workload::Flows::Dag(_))) {
-            Some("workload graphs with compute delays run on one thread")
+        if sc.workloads.iter().any(|w| matches!(&w.flows, crate::workload::Flows::Dag(d) if !d.has_hosts())) {
+            Some("a workload graph without its operations' hosts runs on one thread")
         } else {
             None
         }
+    }
+
+    /// Where each operation of graph `d` (workload flows from `first`)
+    /// begins and where it is complete, by partition: a compute delay, a
+    /// join and a flow's sent at their host, a flow begins at its sender
+    /// and is complete at its receiver (at its sender if it has no
+    /// packets: whole as it starts).
+    fn graph_places(&self, d: &crate::workload::dag::Dag, first: u32, store: &crate::transport::FlowStore) -> (Vec<u32>, Vec<u32>) {
+        use crate::workload::dag::Op;
+        let n = d.ops.len() as u32;
+        let begins: Vec<u32> = (0..n).map(|op| self.node_part[d.host(op).expect("a host an operation").ix()]).collect();
+        let ends = (0..n)
+            .map(|op| match d.ops[op as usize] {
+                Op::Flow(f) if store.spec(FlowId(first + f)).npkts > 0 => self.node_part[d.flow_ends(f).1.ix()],
+                _ => begins[op as usize],
+            })
+            .collect();
+        (begins, ends)
+    }
+
+    /// Why the workload graphs of `w` cannot run on this cut, if they
+    /// cannot. An operation begins, in the same picosecond as the last it
+    /// waits for is complete, in the partition where that one is complete:
+    /// so each operation it waits for must be complete in the partition
+    /// where it begins (a flow's arrival at its receiver's, a flow's sent,
+    /// a compute delay or a join at its host's). A partition's graph then
+    /// moves only by what happens in it.
+    pub fn graph_refusal(&self, w: &World) -> Option<String> {
+        let store = w.flow_store();
+        for wl in &w.sc.workloads {
+            let crate::workload::Flows::Dag(d) = &wl.flows else { continue };
+            let (begins, ends) = self.graph_places(d, wl.first, store);
+            for b in 0..d.ops.len() as u32 {
+                if let Some(&a) = d.after(b).iter().find(|&&a| ends[a as usize] != begins[b as usize]) {
+                    return Some(format!(
+                        "{}: {} waits for {}, which is complete in another partition (operations that wait for others across partitions run on one thread)",
+                        d.trace.name,
+                        graph_op_name(d, b),
+                        graph_op_name(d, a)
+                    ));
+                }
+            }
+        }
+        None
     }
 
     /// Why a capture of `sc` cannot run in partitions, if it cannot: a link
@@ -225,13 +286,36 @@ impl Split {
     }
 }
 
+/// Operation `op` of graph `d` as a refusal names it: the step of the
+/// trace it begins or completes, else its rank and what it is.
+fn graph_op_name(d: &crate::workload::dag::Dag, op: u32) -> String {
+    use crate::workload::dag::Op;
+    let host = d.host(op).map_or(u32::MAX, |h| h.0);
+    let at = match d.trace.hosts.iter().position(|&h| h == host) {
+        Some(r) => format!("rank {r}'s"),
+        None => format!("host {host}'s"),
+    };
+    if let Some(st) = d.trace.steps.iter().find(|st| st.done == op).or_else(|| d.trace.steps.iter().find(|st| st.begin == op)) {
+        return format!("rank {}'s {} {} ({})", st.rank, st.kind.name(), st.id, d.trace.names[st.name as usize]);
+    }
+    match d.ops[op as usize] {
+        Op::Flow(f) => format!("{at} flow {} to host {}", d.specs.name(f), d.flow_ends(f).1 .0),
+        Op::Sent(f) => format!("{at} flow {} to host {} leaving its NIC", d.specs.name(f), d.flow_ends(f).1 .0),
+        Op::Compute { .. } => format!("{at} compute delay (operation {op})"),
+        Op::Join => format!("{at} operation {op}"),
+    }
+}
+
 /// Which partition each event belongs to: its port's node, or its flow's
-/// sender (the delayed ACK: its receiver).
+/// sender (the delayed ACK: its receiver), or its graph operation's host.
 struct Owners {
     port: Vec<u32>,
     host: Vec<u32>,
     flow_src: Vec<u32>,
     flow_dst: Vec<u32>,
+    /// Per graph operation of the run (the ids of [`Event::AppTimer`]):
+    /// the partition where it begins.
+    op: Vec<u32>,
 }
 
 impl Owners {
@@ -243,7 +327,7 @@ impl Owners {
             Event::FlowStart { flow } | Event::FlowTimer { flow } | Event::CcTimer { flow } => self.flow_src[flow.ix()],
             Event::AckTimer { flow } => self.flow_dst[flow.ix()],
             Event::LinkChange { .. } => unreachable!("a link change is every partition's, scheduled before the run"),
-            Event::AppTimer { .. } => unreachable!("workload graphs with compute run on one thread"),
+            Event::AppTimer { op } => self.op[op as usize],
         }
     }
 }
@@ -517,7 +601,7 @@ impl Parallel {
             Ok(s) => s,
             Err(e) => return Err(Box::new((w, e))),
         };
-        if let Some(why) = split.flow_refusal(&w) {
+        if let Some(why) = split.flow_refusal(&w).or_else(|| split.graph_refusal(&w)) {
             return Err(Box::new((w, why)));
         }
         let net = &w.c.net;
@@ -527,6 +611,11 @@ impl Parallel {
             host: split.node_part[..net.num_hosts() as usize].to_vec(),
             flow_src: w.flow_store().records().map(|f| split.node_part[f.src.ix()]).collect(),
             flow_dst: w.flow_store().records().map(|f| split.node_part[f.dst.ix()]).collect(),
+            // In workload order, as the applications number them.
+            op: w.sc.workloads.iter().flat_map(|wl| match &wl.flows {
+                crate::workload::Flows::Dag(d) => split.graph_places(d, wl.first, w.flow_store()).0,
+                _ => Vec::new(),
+            }).collect(),
         });
         let mut sched = Scheduler::new(parts as usize, split.lookahead);
         // As the world's own queue would on this fabric.
@@ -751,6 +840,23 @@ impl Parallel {
                 b.take_part(o, |m| owners.flow_src[m * n] == k);
             }
         }
+        // Graph operations: each time from the partition where it happened.
+        // A flow that waited for nothing began at its scheduled start, which
+        // the partition where it is complete writes.
+        let mut apps = std::mem::take(&mut base.c.transport.apps);
+        for (k, wl) in base.sc.workloads.iter().enumerate() {
+            let crate::workload::Flows::Dag(d) = &wl.flows else { continue };
+            let (begins, ends) = split.graph_places(d, wl.first, &base.c.transport.flows);
+            let begun_at = |op: u32| match d.ops[op as usize] {
+                crate::workload::dag::Op::Flow(_) if d.after(op).is_empty() => ends[op as usize],
+                _ => begins[op as usize],
+            };
+            for (j, other) in rest.iter().enumerate() {
+                let j = j as u32 + 1;
+                apps.take_op_times(&other.c.transport.apps, k, |op| begun_at(op) == j, |op| ends[op as usize] == j);
+            }
+        }
+        base.c.transport.apps = apps;
         // Flows: the sender's half from its host's partition, the
         // receiver's from its host's.
         let joined = {

@@ -203,6 +203,21 @@ impl Apps {
         }
     }
 
+    /// Takes the times of workload `k`'s graph operations from `other`
+    /// (the applications of a partition of the run): when each began where
+    /// `begun_there` says so, when it was complete where `ended_there` does.
+    pub fn take_op_times(&mut self, other: &Apps, k: usize, begun_there: impl Fn(u32) -> bool, ended_there: impl Fn(u32) -> bool) {
+        let (App::Dag(run), Some(App::Dag(theirs))) = (&mut self.apps[k], other.apps.get(k)) else { return };
+        for op in 0..run.begun.len() {
+            if begun_there(op as u32) {
+                run.begun[op] = theirs.begun[op];
+            }
+            if ended_there(op as u32) {
+                run.ended[op] = theirs.ended[op];
+            }
+        }
+    }
+
     /// Graph operation `op` (an [`Event::AppTimer`]'s) is over.
     pub fn timer(&mut self, ctx: &mut Ctx, op: u32) {
         let k = self.first_op.partition_point(|&f| f <= op) - 1;

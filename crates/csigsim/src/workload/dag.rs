@@ -49,6 +49,10 @@ pub struct Dag {
     /// The trace's operations as written, for ops.csv (empty for a graph
     /// built by hand).
     pub trace: Trace,
+    /// Per operation: the host it runs at (a compute delay's rank's, a
+    /// flow's sender, a join's rank's), which the parallel mode cuts by;
+    /// empty for a graph built by hand ([`Dag::set_hosts`]).
+    hosts: Vec<u32>,
 }
 
 /// A graph's flows, 32 bytes each: a trace of millions of flows repeats
@@ -278,11 +282,39 @@ impl Dag {
                 }
             }
         }
-        let dag = Dag { specs, ops: ops.into(), first, after, streams, trace: Trace::default() };
+        let dag = Dag { specs, ops: ops.into(), first, after, streams, trace: Trace::default(), hosts: Vec::new() };
         if let Some(op) = dag.cycle() {
             return Err(DagError { op, message: "waits for itself through the operations it waits for: none of them could begin".into() });
         }
         Ok(dag)
+    }
+
+    /// Sets each operation's host (one a operation; a flow's and its
+    /// sent's are its sender, whatever `hosts` says).
+    pub fn set_hosts(&mut self, mut hosts: Vec<u32>) {
+        assert_eq!(hosts.len(), self.ops.len(), "one host an operation");
+        for (h, op) in hosts.iter_mut().zip(self.ops.iter()) {
+            if let Op::Flow(f) | Op::Sent(f) = *op {
+                *h = self.specs.flows[f as usize].src.0;
+            }
+        }
+        self.hosts = hosts;
+    }
+
+    /// The host operation `op` runs at, if the graph knows its hosts.
+    pub fn host(&self, op: u32) -> Option<HostId> {
+        self.hosts.get(op as usize).map(|&h| HostId(h))
+    }
+
+    /// Does the graph know where each operation runs?
+    pub fn has_hosts(&self) -> bool {
+        self.hosts.len() == self.ops.len()
+    }
+
+    /// Flow `i`'s sender and receiver.
+    pub fn flow_ends(&self, f: u32) -> (HostId, HostId) {
+        let d = &self.specs.flows[f as usize];
+        (d.src, d.dst)
     }
 
     /// What operation `op` waits for.

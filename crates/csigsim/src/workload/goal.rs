@@ -493,6 +493,8 @@ fn build(s: &Schedule, c: &GoalConfig, ctx: &Ctx, hosts: &[u32], file: &str) -> 
         let line = op_item.get(e.op as usize).map_or(1, |&i| s.items[i as usize].line);
         err(line, format!("the schedule's dependencies {}", e.message))
     })?;
+    // Each operation runs at its item's rank's host (a flow at its sender's).
+    dag.set_hosts(op_item.iter().map(|&i| hosts[s.items[i as usize].rank as usize]).collect());
     // ops.csv's rows: rank by rank, each rank's operations as written.
     // Labels as step names, each once; an unlabelled operation's is "".
     let mut trace = Trace { name, steps: Vec::with_capacity(s.items.len()), names: vec![String::new()], hosts: hosts[..s.ranks as usize].to_vec() };

@@ -97,23 +97,23 @@ fn a_collective_native_from_chakra_and_from_goal_completes_at_the_same_time() {
     }
 }
 
-fn attr(name: &str, v: Value) -> AttributeProto {
+pub(crate) fn attr(name: &str, v: Value) -> AttributeProto {
     AttributeProto { name: name.into(), doc_string: String::new(), value: Some(v) }
 }
 
-fn node(id: u64, ty: i32, deps: &[u64], attrs: Vec<AttributeProto>) -> Node {
+pub(crate) fn node(id: u64, ty: i32, deps: &[u64], attrs: Vec<AttributeProto>) -> Node {
     Node { id, name: format!("n{id}"), r#type: ty, data_deps: deps.to_vec(), attr: attrs, ..Default::default() }
 }
 
-fn comp(id: u64, micros: u64, deps: &[u64]) -> Node {
+pub(crate) fn comp(id: u64, micros: u64, deps: &[u64]) -> Node {
     Node { duration_micros: micros, ..node(id, node_type::COMP, deps, vec![attr("is_cpu_op", Value::BoolVal(false))]) }
 }
 
-fn send(id: u64, dst: i64, size: Value, deps: &[u64]) -> Node {
+pub(crate) fn send(id: u64, dst: i64, size: Value, deps: &[u64]) -> Node {
     node(id, node_type::COMM_SEND, deps, vec![attr("comm_dst", Value::Int64Val(dst)), attr("comm_size", size), attr("comm_tag", Value::Int64Val(1))])
 }
 
-fn recv(id: u64, src: i64, size: i64, deps: &[u64]) -> Node {
+pub(crate) fn recv(id: u64, src: i64, size: i64, deps: &[u64]) -> Node {
     node(id, node_type::COMM_RECV, deps, vec![attr("comm_src", Value::Int64Val(src)), attr("comm_size", Value::Int64Val(size)), attr("comm_tag", Value::Int64Val(1))])
 }
 

@@ -127,9 +127,8 @@ fn recorded() -> BTreeMap<String, String> {
 
 /// The parallel mode writes the recorded outputs of every case it takes,
 /// cut into two, three and four partitions, on one to four threads; the cases
-/// it refuses are those with flows that wait for flows ending in another
-/// partition, a capture, workload graphs with compute delays, or no top
-/// tier to cut.
+/// it refuses are those with flows or graph operations that wait for
+/// others ending in another partition, a capture, or no top tier to cut.
 #[test]
 fn every_output_is_the_same_on_partitions_and_threads() {
     let root = std::env::temp_dir().join(format!("csigsim-golden-parallel-{}", std::process::id()));
@@ -167,12 +166,13 @@ fn every_output_is_the_same_on_partitions_and_threads() {
     }
     refused.dedup();
     for r in &refused {
-        assert!(["wait for others", "capture", "compute delays", "top tier"].iter().any(|w| r.contains(w)), "refused: {r}");
+        assert!(["wait for others", "capture", "top tier"].iter().any(|w| r.contains(w)), "refused: {r}");
     }
     eprintln!("{cut} runs cut; refused:\n{}", refused.join("\n"));
-    // 78 runs cut today; the benchmark cases' runs are checked in
+    // 84 runs cut today (78 before workload graphs ran partitioned:
+    // goal_ring_allreduce is cut now); the benchmark cases' runs are checked in
     // csigsim-experiments, which holds them.
-    assert!(cut >= 72, "{cut} runs cut; refused: {refused:#?}");
+    assert!(cut >= 84, "{cut} runs cut; refused: {refused:#?}");
     let _ = std::fs::remove_dir_all(&root);
 }
 

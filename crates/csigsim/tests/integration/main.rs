@@ -17,6 +17,7 @@ mod fct;
 mod flow_level;
 mod flow_states;
 mod golden;
+mod graph_partitions;
 mod graphs;
 mod host_entropy;
 mod host_lb;

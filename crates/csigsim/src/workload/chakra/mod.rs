@@ -564,6 +564,9 @@ fn build(c: &ChakraConfig, ctx: &Ctx, ranks: &[RankTrace], hosts: &[u32], groups
         }
         None => (ctx.err)("path", format!("the trace's dependencies: {}", e.message)),
     })?;
+    // Each operation runs at its rank's host (a flow at its sender's).
+    dag.set_hosts(op_node.iter().map(|&(r, _)| hosts[r as usize]).collect());
+    drop(op_node);
     // ops.csv's rows: rank by rank, each rank's nodes in file order.
     let mut trace = Trace { name, hosts: hosts[..ranks.len()].to_vec(), ..Default::default() };
     let mut index = HashMap::new();
