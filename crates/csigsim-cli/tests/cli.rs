@@ -3,6 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+use common::TmpPath;
+
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_csigsim"))
 }
@@ -11,10 +14,8 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("csigsim-cli-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+fn tmp(name: &str) -> TmpPath {
+    TmpPath::new(&format!("cli-test-{name}"))
 }
 
 #[test]
@@ -729,15 +730,22 @@ fn out_a_locked_run_directory_is_refused_naming_the_holder() {
     std::io::Write::write_all(&mut lock, format!("{}\n", std::process::id()).as_bytes()).unwrap();
     // SAFETY: flock on a file this test owns.
     assert_eq!(unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) }, 0);
-    let started = std::time::Instant::now();
+    // A run that waited for the lock, rather than refusing, would get it
+    // when this thread lets go (after a minute at most) and exit 0: the
+    // status below tells, where a time limit would depend on the load.
+    let (done, wait) = std::sync::mpsc::channel::<()>();
+    let holder = std::thread::spawn(move || {
+        let _ = wait.recv_timeout(std::time::Duration::from_secs(60));
+        drop(lock);
+    });
     let r = bin().arg("run").arg(repo().join("scenarios/two_hosts.toml")).arg("--quiet").arg("--out").arg(&out).output().unwrap();
     let err = String::from_utf8_lossy(&r.stderr);
-    assert_eq!(r.status.code(), Some(2), "{err}");
+    assert_eq!(r.status.code(), Some(2), "refused while the lock is held, not waited for: {err}");
     assert!(err.contains(&format!("another csigsim run (process {}) is writing the run directory {}", std::process::id(), out.display())), "{err}");
-    assert!(started.elapsed() < std::time::Duration::from_secs(5), "does not wait");
     assert!(!out.exists());
     assert_eq!(listing(&root), [".run.lock"], "no staging directory left");
-    drop(lock);
+    done.send(()).unwrap();
+    holder.join().unwrap();
     let r = bin().arg("run").arg(repo().join("scenarios/two_hosts.toml")).arg("--quiet").arg("--out").arg(&out).output().unwrap();
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     std::fs::remove_dir_all(&root).unwrap();

@@ -9,6 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::TmpPath;
+
 const MEMORY: u64 = 2_000_000_000;
 const TIME: Duration = Duration::from_secs(10);
 
@@ -16,10 +19,8 @@ fn corpus(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../csigsim/tests/fuzz_corpus/scenario").join(name)
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("csigsim-resources-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+fn tmp(name: &str) -> TmpPath {
+    TmpPath::new(&format!("resources-{name}"))
 }
 
 /// What a bounded command did.
