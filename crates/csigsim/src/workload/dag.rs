@@ -61,6 +61,9 @@ pub struct Dag {
 pub struct DagFlows {
     flows: Vec<DagFlow>,
     names: Vec<String>,
+    /// Each name's index in `names`, so that a trace of many names that
+    /// interleave loads in linear time.
+    name_index: std::collections::HashMap<String, u32>,
     /// The flows with a rate cap and their caps (none in a trace).
     caps: Vec<(u32, u64)>,
 }
@@ -81,12 +84,14 @@ impl DagFlows {
     pub fn push(&mut self, f: &FlowSpec) -> u32 {
         let i = self.flows.len() as u32;
         // Flows of one name come together: the last flow's is nearly always it.
-        let last = self.flows.last().map(|d| d.name as usize).filter(|&k| self.names[k] == f.name);
-        let name = match last.or_else(|| self.names.iter().rposition(|n| *n == f.name)) {
-            Some(k) => k as u32,
+        let last = self.flows.last().map(|d| d.name).filter(|&k| self.names[k as usize] == f.name);
+        let name = match last.or_else(|| self.name_index.get(&f.name).copied()) {
+            Some(k) => k,
             None => {
+                let k = self.names.len() as u32;
                 self.names.push(f.name.clone());
-                self.names.len() as u32 - 1
+                self.name_index.insert(f.name.clone(), k);
+                k
             }
         };
         if f.rate_cap != u64::MAX {
@@ -649,6 +654,23 @@ mod tests {
         let run = DagRun::new(&d);
         assert!(Arc::ptr_eq(&run.ops, &d.ops));
         assert_eq!(run.flow_start.len(), 3000, "starts differ: one per flow");
+    }
+
+    /// Names that interleave (each rank's point-to-point flows between
+    /// collectives) are each held once and read back as written.
+    #[test]
+    fn interleaved_names_are_held_once() {
+        let mut d = DagFlows::default();
+        let names: Vec<String> = (0..2000).map(|i| format!("r{}", i % 1000)).collect();
+        for n in &names {
+            let mut f = flow(0, 1);
+            f.name = n.clone();
+            d.push(&f);
+        }
+        assert_eq!(d.names.len(), 1000);
+        for (i, n) in names.iter().enumerate() {
+            assert_eq!(d.name(i as u32), n);
+        }
     }
 
     #[test]
