@@ -122,6 +122,8 @@ pub fn plan(w: &WorkloadEntry, ctx: &Ctx, plans: bool, coarse_rings: bool) -> Re
 }
 
 /// The flows of one workload, as the scenario holds them.
+// One a workload: the graph's size beside the other forms costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum Flows {
     /// Every flow, and the dependencies between them (flow ids of the
