@@ -252,6 +252,18 @@ impl Split {
         (begins, ends)
     }
 
+    /// [`Split::graph_places`] of each workload graph of `w`, in workload
+    /// order.
+    fn graphs_places(&self, w: &World) -> Vec<(Vec<u32>, Vec<u32>)> {
+        w.sc.workloads
+            .iter()
+            .filter_map(|wl| match &wl.flows {
+                crate::workload::Flows::Dag(d) => Some(self.graph_places(d, wl.first, w.flow_store())),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Why the workload graphs of `w` cannot run on this cut, if they
     /// cannot. An operation begins, in the same picosecond as the last it
     /// waits for is complete, in the partition where that one is complete:
@@ -259,11 +271,14 @@ impl Split {
     /// where it begins (a flow's arrival at its receiver's, a flow's sent,
     /// a compute delay or a join at its host's). A partition's graph then
     /// moves only by what happens in it.
-    pub fn graph_refusal(&self, w: &World) -> Option<String> {
-        let store = w.flow_store();
-        for wl in &w.sc.workloads {
-            let crate::workload::Flows::Dag(d) = &wl.flows else { continue };
-            let (begins, ends) = self.graph_places(d, wl.first, store);
+    /// `places` are the graphs' [`Split::graph_places`], workload by
+    /// workload ([`Split::graphs_places`]).
+    pub fn graph_refusal(&self, w: &World, places: &[(Vec<u32>, Vec<u32>)]) -> Option<String> {
+        let graphs = w.sc.workloads.iter().filter_map(|wl| match &wl.flows {
+            crate::workload::Flows::Dag(d) => Some(d),
+            _ => None,
+        });
+        for (d, (begins, ends)) in graphs.zip(places) {
             for b in 0..d.ops.len() as u32 {
                 if let Some(&a) = d.after(b).iter().find(|&&a| ends[a as usize] != begins[b as usize]) {
                     return Some(format!(
@@ -601,7 +616,8 @@ impl Parallel {
             Ok(s) => s,
             Err(e) => return Err(Box::new((w, e))),
         };
-        if let Some(why) = split.flow_refusal(&w).or_else(|| split.graph_refusal(&w)) {
+        let places = split.graphs_places(&w);
+        if let Some(why) = split.flow_refusal(&w).or_else(|| split.graph_refusal(&w, &places)) {
             return Err(Box::new((w, why)));
         }
         let net = &w.c.net;
@@ -612,10 +628,7 @@ impl Parallel {
             flow_src: w.flow_store().records().map(|f| split.node_part[f.src.ix()]).collect(),
             flow_dst: w.flow_store().records().map(|f| split.node_part[f.dst.ix()]).collect(),
             // In workload order, as the applications number them.
-            op: w.sc.workloads.iter().flat_map(|wl| match &wl.flows {
-                crate::workload::Flows::Dag(d) => split.graph_places(d, wl.first, w.flow_store()).0,
-                _ => Vec::new(),
-            }).collect(),
+            op: places.into_iter().flat_map(|(begins, _)| begins).collect(),
         });
         let mut sched = Scheduler::new(parts as usize, split.lookahead);
         // As the world's own queue would on this fabric.
@@ -842,7 +855,8 @@ impl Parallel {
         }
         // Graph operations: each time from the partition where it happened.
         // A flow that waited for nothing began at its scheduled start, which
-        // the partition where it is complete writes.
+        // the partition where it is complete writes. (The places are found
+        // again here rather than kept through the run: 8 bytes an operation.)
         let mut apps = std::mem::take(&mut base.c.transport.apps);
         for (k, wl) in base.sc.workloads.iter().enumerate() {
             let crate::workload::Flows::Dag(d) = &wl.flows else { continue };
