@@ -1163,26 +1163,32 @@ mod tests {
         assert_eq!(got[popped..], rest[..]);
     }
 
+    /// The next of a xorshift sequence: keys for the sort tests.
+    fn xorshift(x: &mut u64) -> u64 {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        *x
+    }
+
+    /// `sort_by_time` on events of `keys` gives the stable sort by key.
+    fn sorts_stably(keys: impl Iterator<Item = u64>, what: &str) {
+        let mut v: Vec<(u64, Event)> = keys.enumerate().map(|(i, k)| (k, ev(i as u64))).collect();
+        let mut want = v.clone();
+        want.sort_by_key(|&(k, _)| k);
+        let mut scratch = Vec::new();
+        sort_by_time(&mut v, &mut scratch);
+        assert_eq!(v, want, "{what}");
+    }
+
     /// Blocks large enough for the counting pass, with ties across and
     /// within sub-blocks: the result is the stable sort by time.
     #[test]
     fn large_blocks_sort_stably() {
         for n in [COUNTING_MIN - 1, COUNTING_MIN, 100, 700] {
             let mut x = 0x9e37_79b9_7f4a_7c15u64;
-            let mut v: Vec<(u64, Event)> = (0..n as u64)
-                .map(|i| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    // A few distinct times per sub-block, so ties are common.
-                    ((5 << BLOCK_BITS) + x % 300 * 3, ev(i))
-                })
-                .collect();
-            let mut want = v.clone();
-            want.sort_by_key(|&(t, _)| t);
-            let mut scratch = Vec::new();
-            sort_by_time(&mut v, &mut scratch);
-            assert_eq!(v, want, "{n} events");
+            // A few distinct times per sub-block, so ties are common.
+            sorts_stably((0..n).map(|_| (5 << BLOCK_BITS) + xorshift(&mut x) % 300 * 3), &format!("{n} events"));
         }
     }
 
@@ -1192,19 +1198,11 @@ mod tests {
     fn parts_of_parts_sort_stably() {
         for (n, times, owners) in [(3000, 4, 5000), (3000, 2, 40), (500, 1, 3), (1500, 7, 1 << 30)] {
             let mut x = 0x2545_f491_4f6c_dd1du64;
-            let mut v: Vec<(u64, Event)> = (0..n as u64)
-                .map(|i| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    (((x % times) << OWNER_BITS) | ((x >> 24) % owners), ev(i))
-                })
-                .collect();
-            let mut want = v.clone();
-            want.sort_by_key(|&(k, _)| k);
-            let mut scratch = Vec::new();
-            sort_by_time(&mut v, &mut scratch);
-            assert_eq!(v, want, "{n} events, {times} times, {owners} owners");
+            let keys = (0..n).map(|_| {
+                let x = xorshift(&mut x);
+                ((x % times) << OWNER_BITS) | ((x >> 24) % owners)
+            });
+            sorts_stably(keys, &format!("{n} events, {times} times, {owners} owners"));
         }
     }
 
